@@ -1,0 +1,69 @@
+#include "algorithms/compressed_exchange.h"
+
+#include <ATen/ATen.h>
+
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+
+at::Tensor combine_average(const std::vector<at::Tensor>& decoded) {
+  at::Tensor sum = decoded[0].clone();
+  for (size_t i = 1; i < decoded.size(); ++i) sum.add_(decoded[i]);
+  return sum.div_(static_cast<double>(decoded.size()));
+}
+
+ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
+                                   ErrorFeedback* memory, at::Generator& gen,
+                                   const Combine& combine) {
+  const size_t n_entries = bucket.entries.size();
+  bool fixed = true;
+  for (const auto& e : bucket.entries) fixed = fixed && compressor.payload_bytes(e.grad.numel()) >= 0;
+
+  std::vector<at::Tensor> parts;
+  std::vector<int64_t> lengths;
+  for (auto& e : bucket.entries) {
+    at::Tensor g = e.grad.reshape({-1});
+    at::Tensor payload = memory ? memory->compress(e.name, g, compressor, gen)
+                                : compressor.compress(g, gen);
+    lengths.push_back(payload.numel());
+    parts.push_back(payload);
+  }
+  if (!fixed) {
+    at::Tensor header = at::tensor(lengths, at::kLong);
+    parts.insert(parts.begin(), as_bytes(header));
+  }
+  at::Tensor mine = at::cat(parts);
+
+  // Every rank's encoding of this bucket.
+  std::vector<at::Tensor> per_rank;
+  if (fixed) {
+    at::Tensor all = comm.allgather(mine);
+    for (int r = 0; r < comm.size(); ++r) per_rank.push_back(all.narrow(0, r * mine.numel(), mine.numel()));
+  } else {
+    per_rank = comm.allgatherv(mine);
+  }
+
+  // Decode: per rank, split into per-tensor payloads.
+  const int64_t header_bytes = fixed ? 0 : static_cast<int64_t>(8 * n_entries);
+  std::vector<std::vector<at::Tensor>> decoded(n_entries);
+  for (const at::Tensor& buf : per_rank) {
+    std::vector<int64_t> len = lengths;
+    if (!fixed) {
+      at::Tensor h = from_bytes(buf.narrow(0, 0, header_bytes), at::kLong);
+      for (size_t i = 0; i < n_entries; ++i) len[i] = h[static_cast<int64_t>(i)].item<int64_t>();
+    }
+    int64_t off = header_bytes;
+    for (size_t i = 0; i < n_entries; ++i) {
+      decoded[i].push_back(
+          compressor.decompress(buf.narrow(0, off, len[i]), bucket.entries[i].grad.numel()));
+      off += len[i];
+    }
+  }
+  for (size_t i = 0; i < n_entries; ++i) {
+    auto& e = bucket.entries[i];
+    e.grad.copy_(combine(decoded[i]).view(e.grad.sizes()));
+  }
+  return {mine.numel()};
+}
+
+}  // namespace cedar

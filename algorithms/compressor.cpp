@@ -1,0 +1,38 @@
+#include "algorithms/compressor.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cstring>
+
+namespace cedar {
+
+at::Tensor as_bytes(const at::Tensor& t) {
+  at::Tensor c = t.contiguous().cpu();
+  int64_t n = c.numel() * static_cast<int64_t>(c.element_size());
+  at::Tensor out = at::empty({n}, at::kByte);
+  if (n) std::memcpy(out.data_ptr(), c.data_ptr(), n);
+  return out;
+}
+
+at::Tensor from_bytes(const at::Tensor& bytes, at::ScalarType type) {
+  int64_t esize = static_cast<int64_t>(c10::elementSize(type));
+  at::Tensor c = bytes.contiguous();
+  at::Tensor out = at::empty({c.numel() / esize}, at::TensorOptions().dtype(type));
+  if (out.numel()) std::memcpy(out.data_ptr(), c.data_ptr(), out.numel() * esize);
+  return out;
+}
+
+at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t stream) {
+  // SplitMix64 over the four inputs: distinct, well-mixed seeds per (seed, rank, step, stream).
+  auto mix = [](uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  uint64_t s = mix(mix(mix(mix(seed) ^ static_cast<uint64_t>(rank)) ^ static_cast<uint64_t>(step)) ^ stream);
+  return at::make_generator<at::CPUGeneratorImpl>(s);
+}
+
+}  // namespace cedar

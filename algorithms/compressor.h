@@ -1,0 +1,31 @@
+#pragma once
+// Compressors in the GRACE vocabulary: a Compressor only encodes and decodes; communication is the
+// exchange's job (compressed_exchange.h) and error feedback a decorator (error_feedback.h).
+// Payloads are uint8 tensors so that every encoding is exchanged and counted as the bytes it is.
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace cedar {
+
+class Compressor {
+ public:
+  virtual ~Compressor() = default;
+  // Encodes a 1-D contiguous fp32 tensor into bytes. `gen` is the explicitly seeded generator of
+  // stochastic compressors.
+  virtual at::Tensor compress(const at::Tensor& x, at::Generator& gen) = 0;
+  // Decodes one payload back to a dense fp32 tensor of `numel` elements.
+  virtual at::Tensor decompress(const at::Tensor& payload, int64_t numel) = 0;
+  // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
+  virtual int64_t payload_bytes(int64_t numel) const { return -1; }
+};
+
+// Stores a tensor's raw bytes in a uint8 tensor and back (helpers for encoders).
+at::Tensor as_bytes(const at::Tensor& t);
+at::Tensor from_bytes(const at::Tensor& bytes, at::ScalarType type);
+
+// Seeded generator for (run seed, rank, step, stream): reproducible from (config, seed, world size).
+at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t stream = 0);
+
+}  // namespace cedar

@@ -1,0 +1,34 @@
+// Dense synchronous SGD (S-SGD / bulk-synchronous data parallelism): the baseline every other
+// algorithm is compared with. Each step the workers' gradients are summed with one allreduce per
+// bucket and divided by the number of workers.
+#include <ATen/ATen.h>
+
+#include "algorithms/algorithm.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+namespace {
+
+struct DenseParams {
+  template <class V>
+  void visit(V&) {}
+};
+
+class DenseSgd final : public Algorithm {
+ public:
+  explicit DenseSgd(const DenseParams&) {}
+  void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext&) override {
+    comm.allreduce_sum(bucket.flat);
+    if (comm.size() > 1) bucket.flat.div_(comm.size());
+  }
+};
+
+}  // namespace
+
+AlgorithmInfo dense_sgd_algorithm() {
+  return algorithm_info<DenseSgd, DenseParams>(
+      "dense", "dense synchronous SGD: allreduce-average of every gradient (the baseline)",
+      "bulk-synchronous data-parallel SGD");
+}
+
+}  // namespace cedar

@@ -1,0 +1,23 @@
+#include "algorithms/error_feedback.h"
+
+#include <ATen/ATen.h>
+
+namespace cedar {
+
+at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, Compressor& c,
+                                   at::Generator& gen) {
+  at::Tensor& e = memory_[key];
+  if (!e.defined()) e = at::zeros_like(g);
+  at::Tensor p = g + e;
+  at::Tensor payload = c.compress(p, gen);
+  e = p - c.decompress(payload, p.numel());
+  return payload;
+}
+
+const at::Tensor& ErrorFeedback::memory(const std::string& key) const {
+  static const at::Tensor undefined;
+  auto it = memory_.find(key);
+  return it == memory_.end() ? undefined : it->second;
+}
+
+}  // namespace cedar

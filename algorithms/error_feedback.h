@@ -1,0 +1,23 @@
+#pragma once
+// Error feedback ("memory") as a decorator around any compressor (Stich, Cordonnier, Jaggi 2018;
+// Karimireddy et al. 2019): compress p = g + e, then keep e <- p - D(C(p)).
+#include <map>
+#include <string>
+
+#include "algorithms/compressor.h"
+
+namespace cedar {
+
+class ErrorFeedback {
+ public:
+  // Encodes g + e for the tensor named `key` and updates that tensor's memory.
+  at::Tensor compress(const std::string& key, const at::Tensor& g, Compressor& c, at::Generator& gen);
+  // The memory of `key` (undefined before the first compress).
+  const at::Tensor& memory(const std::string& key) const;
+  std::map<std::string, at::Tensor>& memories() { return memory_; }
+
+ private:
+  std::map<std::string, at::Tensor> memory_;
+};
+
+}  // namespace cedar

@@ -1,0 +1,1 @@
+# lowrank_local algorithms: target_sources(cedar_algorithms PRIVATE ...)

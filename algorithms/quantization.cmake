@@ -1,0 +1,1 @@
+# quantization algorithms: target_sources(cedar_algorithms PRIVATE ...)

@@ -1,0 +1,1 @@
+# sparsification algorithms: target_sources(cedar_algorithms PRIVATE ...)

@@ -1,0 +1,51 @@
+# Helpers shared by every folder's CMakeLists.
+
+# Warnings on for Cedar's own code (third-party headers are included as SYSTEM).
+function(cedar_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+endfunction()
+
+# One precompiled <torch/torch.h> built once (in cedar_torch_pch) and reused by every target
+# that compiles LibTorch code with the same flags.
+function(cedar_torch_pch target)
+  if(TARGET cedar_torch_pch)
+    target_precompile_headers(${target} REUSE_FROM cedar_torch_pch)
+  endif()
+endfunction()
+
+# cedar_add_test(NAME sources... LIBS libs...): a GoogleTest executable registered with ctest.
+function(cedar_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  cedar_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    LABELS "unit;${T_LABELS}")
+  if(T_TIMEOUT)
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  endif()
+endfunction()
+
+# cedar_add_mpi_test(NAME exe NP n [TIMEOUT s]): runs an existing executable on n MPI ranks.
+function(cedar_add_mpi_test name)
+  cmake_parse_arguments(T "" "EXE;NP;TIMEOUT" "ARGS" ${ARGN})
+  add_test(NAME ${name}
+    COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
+            ${MPIEXEC_NUMPROC_FLAG} ${T_NP} $<TARGET_FILE:${T_EXE}> ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR};OMPI_MCA_rmaps_base_oversubscribe=1"
+    LABELS "mpi" PROCESSORS ${T_NP})
+  if(T_TIMEOUT)
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  endif()
+endfunction()
+
+# The precompiled LibTorch header, built once from an empty translation unit.
+function(cedar_define_torch_pch)
+  add_library(cedar_torch_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
+  target_link_libraries(cedar_torch_pch PUBLIC torch)
+  target_precompile_headers(cedar_torch_pch PRIVATE <torch/torch.h>)
+  cedar_warnings(cedar_torch_pch)
+endfunction()

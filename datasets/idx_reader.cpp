@@ -1,0 +1,170 @@
+// IDX reader for MNIST and Fashion-MNIST (http://yann.lecun.com/exdb/mnist/). Each file is a
+// big-endian header followed by unsigned bytes: images 0x00000803, count, rows, cols; labels
+// 0x00000801, count. Files may be gzipped (detected by the gzip magic 1f 8b) or raw.
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "datasets/readers.h"
+
+namespace cedar {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kImagesMagic = 0x00000803;  // unsigned byte, 3 dimensions
+constexpr uint32_t kLabelsMagic = 0x00000801;  // unsigned byte, 1 dimension
+constexpr int64_t kMnistClasses = 10;
+
+std::string hex32(uint32_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string out = "0x";
+  for (int shift = 28; shift >= 0; shift -= 4) out += digits[(v >> shift) & 0xf];
+  return out;
+}
+
+bool is_gzip(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+std::vector<uint8_t> read_gzip(const std::string& path) {
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (gz == nullptr) throw DataError("IDX: cannot open " + path);
+  gzbuffer(gz, 1 << 20);
+  std::vector<uint8_t> data;
+  constexpr size_t kChunk = 1 << 22;
+  for (;;) {
+    const size_t used = data.size();
+    data.resize(used + kChunk);
+    const int got = gzread(gz, data.data() + used, static_cast<unsigned>(kChunk));
+    if (got < 0) {
+      int code = 0;
+      const std::string message = gzerror(gz, &code);
+      gzclose(gz);
+      throw DataError("IDX: corrupt gzip data in " + path + ": " + message);
+    }
+    data.resize(used + static_cast<size_t>(got));
+    if (got == 0) break;
+  }
+  gzclose(gz);
+  return data;
+}
+
+std::vector<uint8_t> read_raw(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (!in || ec) throw DataError("IDX: cannot open " + path);
+  std::vector<uint8_t> data(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (in.gcount() != static_cast<std::streamsize>(data.size())) {
+    throw DataError("IDX: short read from " + path);
+  }
+  return data;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw DataError("IDX: missing file " + path);
+  return is_gzip(path) ? read_gzip(path) : read_raw(path);
+}
+
+uint32_t be32(const std::vector<uint8_t>& d, size_t at) {
+  return (uint32_t{d[at]} << 24) | (uint32_t{d[at + 1]} << 16) | (uint32_t{d[at + 2]} << 8) |
+         uint32_t{d[at + 3]};
+}
+
+// Checks the header (magic, then `dims` sizes) and that the payload is exactly the product.
+std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::string& path,
+                                  uint32_t magic, int dims, const char* what) {
+  const size_t header = 4 * static_cast<size_t>(1 + dims);
+  if (d.size() < header) {
+    throw DataError("IDX: " + path + " is truncated: " + std::to_string(d.size()) +
+                    " bytes, shorter than the " + std::to_string(header) + "-byte " + what +
+                    " header");
+  }
+  if (be32(d, 0) != magic) {
+    throw DataError("IDX: " + path + " has magic " + hex32(be32(d, 0)) + ", expected " +
+                    hex32(magic) + " (IDX " + what + " file)");
+  }
+  std::vector<int64_t> sizes;
+  uint64_t payload = 1;
+  for (int i = 0; i < dims; ++i) {
+    sizes.push_back(be32(d, 4 * static_cast<size_t>(1 + i)));
+    payload *= static_cast<uint64_t>(sizes.back());
+  }
+  const uint64_t have = d.size() - header;
+  if (have != payload) {
+    throw DataError("IDX: " + path + (have < payload ? " is truncated" : " has trailing data") +
+                    ": expected " + std::to_string(payload) + " " + what + " bytes after the " +
+                    "header, found " + std::to_string(have));
+  }
+  return sizes;
+}
+
+}  // namespace
+
+ImageSet read_idx(const std::string& images_path, const std::string& labels_path, int64_t limit) {
+  if (limit < 0) throw std::invalid_argument("read_idx: limit must be >= 0");
+  const std::vector<uint8_t> images = read_file(images_path);
+  const std::vector<int64_t> dims = parse_header(images, images_path, kImagesMagic, 3, "image");
+  const std::vector<uint8_t> labels = read_file(labels_path);
+  const int64_t label_count = parse_header(labels, labels_path, kLabelsMagic, 1, "label")[0];
+  if (label_count != dims[0]) {
+    throw DataError("IDX: count mismatch: " + images_path + " holds " + std::to_string(dims[0]) +
+                    " images but " + labels_path + " holds " + std::to_string(label_count) +
+                    " labels");
+  }
+
+  ImageSet set;
+  set.name = fs::path(images_path).filename().string();
+  set.count = limit > 0 && limit < dims[0] ? limit : dims[0];
+  set.channels = 1;
+  set.height = dims[1];
+  set.width = dims[2];
+  set.num_classes = kMnistClasses;
+  const size_t pixel_bytes = static_cast<size_t>(set.count * set.image_bytes());
+  set.pixels.assign(images.begin() + 16, images.begin() + 16 + static_cast<ptrdiff_t>(pixel_bytes));
+  set.labels.resize(static_cast<size_t>(set.count));
+  for (int64_t i = 0; i < set.count; ++i) {
+    const int64_t label = labels[8 + static_cast<size_t>(i)];
+    if (label >= kMnistClasses) {
+      throw DataError("IDX: " + labels_path + " label " + std::to_string(i) + " is " +
+                      std::to_string(label) + ", expected < " + std::to_string(kMnistClasses));
+    }
+    set.labels[static_cast<size_t>(i)] = label;
+  }
+  return set;
+}
+
+ImageSet read_mnist_dir(const std::string& root, bool train, int64_t limit) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw DataError("IDX: missing dataset folder " + root);
+  const std::string prefix = train ? "train" : "t10k";
+  // root/<prefix>-<kind>-ubyte, else the gzipped form.
+  auto find = [&](const std::string& kind) {
+    const fs::path raw = fs::path(root) / (prefix + "-" + kind + "-ubyte");
+    fs::path gz = raw;
+    gz += ".gz";
+    if (fs::is_regular_file(raw, ec)) return raw.string();
+    if (fs::is_regular_file(gz, ec)) return gz.string();
+    throw DataError("IDX: missing file " + raw.string() + "[.gz]");
+  };
+  const std::string images = find("images-idx3");
+  const std::string labels = find("labels-idx1");
+  ImageSet set = read_idx(images, labels, limit);
+  fs::path dir(root);
+  if (!dir.has_filename()) dir = dir.parent_path();  // "root/" names the same folder
+  set.name = dir.filename().string() + (train ? "/train" : "/test");
+  return set;
+}
+
+}  // namespace cedar

@@ -1,0 +1,254 @@
+// ImageFolder reader for ImageNet subsets: root/<split>/<wnid>/*.JPEG. Classes and files are taken
+// in sorted order; each JPEG is decoded with TurboJPEG (using its DCT scaling to the smallest
+// size still at least image_size on the shorter side), resized so the shorter side is image_size
+// with an antialiased bilinear (triangle) filter, centre-cropped and stored channel-planar.
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "datasets/readers.h"
+
+namespace cedar {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_jpeg_name(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".jpeg" || ext == ".jpg";
+}
+
+std::vector<fs::path> sorted_entries(const fs::path& dir, bool want_dirs) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::error_code ec;
+    if (want_dirs ? entry.is_directory(ec) : (entry.is_regular_file(ec) && is_jpeg_name(entry)))
+      out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<uint8_t> read_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (!in || ec) throw DataError("ImageFolder: cannot read " + file.string());
+  std::vector<uint8_t> data(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (in.gcount() != static_cast<std::streamsize>(data.size()))
+    throw DataError("ImageFolder: short read from " + file.string());
+  return data;
+}
+
+struct Rgb {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> pixels;  // interleaved RGB, row-major
+};
+
+// One TurboJPEG decompressor, reused for every file.
+class JpegDecoder {
+ public:
+  JpegDecoder() : handle_(tjInitDecompress()) {
+    if (handle_ == nullptr) throw DataError("ImageFolder: cannot initialise TurboJPEG");
+  }
+  ~JpegDecoder() { tjDestroy(handle_); }
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+
+  // Decodes to RGB at the smallest DCT scale whose shorter side is still >= min_side.
+  Rgb decode(const fs::path& file, int min_side) {
+    std::vector<uint8_t> jpeg = read_bytes(file);
+    const auto size = static_cast<unsigned long>(jpeg.size());
+    int w = 0, h = 0, subsamp = 0, colorspace = 0;
+    if (tjDecompressHeader3(handle_, jpeg.data(), size, &w, &h, &subsamp, &colorspace) != 0)
+      fail(file, "not a readable JPEG");
+    tjscalingfactor best{1, 1};
+    int count = 0;
+    const tjscalingfactor* factors = tjGetScalingFactors(&count);
+    for (int i = 0; factors != nullptr && i < count; ++i) {
+      const tjscalingfactor f = factors[i];
+      if (f.num > f.denom) continue;  // never upscale in the decoder
+      if (std::min(TJSCALED(w, f), TJSCALED(h, f)) < min_side) continue;
+      if (TJSCALED(w, f) < TJSCALED(w, best)) best = f;
+    }
+    const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+    Rgb out;
+    out.width = TJSCALED(w, best);
+    out.height = TJSCALED(h, best);
+    const int channels = cmyk ? 4 : 3;
+    std::vector<uint8_t> buffer(static_cast<size_t>(out.width) * out.height * channels);
+    if (tjDecompress2(handle_, jpeg.data(), size, buffer.data(), out.width, 0, out.height,
+                      cmyk ? TJPF_CMYK : TJPF_RGB, 0) != 0) {
+      // Warnings (e.g. extraneous bytes, common in ImageNet) still give a full image; a
+      // truncated file does not, so that warning is an error like every fatal one.
+      const std::string message = tjGetErrorStr2(handle_);
+      if (tjGetErrorCode(handle_) != TJERR_WARNING ||
+          message.find("Premature end") != std::string::npos)
+        fail(file, "corrupt JPEG data");
+    }
+    if (!cmyk) {
+      out.pixels = std::move(buffer);
+      return out;
+    }
+    // Adobe CMYK JPEGs store inverted inks: R = C*K/255 etc. (approximate, no colour management).
+    out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+    for (size_t i = 0, n = out.pixels.size() / 3; i < n; ++i) {
+      const unsigned k = buffer[4 * i + 3];
+      for (size_t c = 0; c < 3; ++c)
+        out.pixels[3 * i + c] = static_cast<uint8_t>((buffer[4 * i + c] * k + 127) / 255);
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const fs::path& file, const char* what) {
+    throw DataError("ImageFolder: " + file.string() + ": " + what + " (TurboJPEG: " +
+                    tjGetErrorStr2(handle_) + ")");
+  }
+
+  tjhandle handle_;
+};
+
+// Antialiased bilinear taps for output samples [offset, offset + n) of a resize from `in` to
+// `out` samples: a triangle filter widened by the downscale factor, as PIL's BILINEAR does.
+struct Taps {
+  std::vector<int> first;
+  std::vector<std::vector<float>> weights;
+};
+
+Taps make_taps(int in, int out, int offset, int n) {
+  const double scale = static_cast<double>(in) / out;
+  const double support = std::max(scale, 1.0);
+  Taps taps;
+  for (int i = offset; i < offset + n; ++i) {
+    const double centre = (i + 0.5) * scale;
+    const int lo = std::max(0, static_cast<int>(std::floor(centre - support)));
+    const int hi = std::min(in, static_cast<int>(std::ceil(centre + support)));
+    std::vector<float> w;
+    double total = 0.0;
+    for (int j = lo; j < hi; ++j) {
+      const double v = std::max(0.0, 1.0 - std::abs(j + 0.5 - centre) / support);
+      w.push_back(static_cast<float>(v));
+      total += v;
+    }
+    if (total <= 0.0) {  // cannot happen for in >= 1, kept for safety
+      w.assign(1, 1.0f);
+      taps.first.push_back(std::min(std::max(0, static_cast<int>(centre)), in - 1));
+    } else {
+      for (auto& v : w) v = static_cast<float>(v / total);
+      taps.first.push_back(lo);
+    }
+    taps.weights.push_back(std::move(w));
+  }
+  return taps;
+}
+
+// Shorter side to `size`, centre crop size x size, written channel-planar into `dst`.
+void resize_crop(const Rgb& src, int size, uint8_t* dst) {
+  int rw = size, rh = size;
+  if (src.width < src.height)
+    rh = std::max(size, static_cast<int>(std::lround(static_cast<double>(src.height) * size / src.width)));
+  else
+    rw = std::max(size, static_cast<int>(std::lround(static_cast<double>(src.width) * size / src.height)));
+  const Taps tx = make_taps(src.width, rw, (rw - size) / 2, size);
+  const Taps ty = make_taps(src.height, rh, (rh - size) / 2, size);
+
+  // Horizontal pass over every source row, then the vertical pass.
+  const size_t row = static_cast<size_t>(size) * 3;
+  std::vector<float> tmp(static_cast<size_t>(src.height) * row);
+  for (int y = 0; y < src.height; ++y) {
+    const uint8_t* in = src.pixels.data() + static_cast<size_t>(y) * src.width * 3;
+    float* o = tmp.data() + static_cast<size_t>(y) * row;
+    for (int x = 0; x < size; ++x) {
+      float acc[3] = {0.f, 0.f, 0.f};
+      const auto& w = tx.weights[static_cast<size_t>(x)];
+      const uint8_t* p = in + static_cast<size_t>(tx.first[static_cast<size_t>(x)]) * 3;
+      for (size_t k = 0; k < w.size(); ++k, p += 3)
+        for (int c = 0; c < 3; ++c) acc[c] += w[k] * p[c];
+      for (int c = 0; c < 3; ++c) o[3 * x + c] = acc[c];
+    }
+  }
+  const size_t plane = static_cast<size_t>(size) * size;
+  for (int y = 0; y < size; ++y) {
+    const auto& w = ty.weights[static_cast<size_t>(y)];
+    const float* base = tmp.data() + static_cast<size_t>(ty.first[static_cast<size_t>(y)]) * row;
+    for (int x = 0; x < size; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        float acc = 0.f;
+        for (size_t k = 0; k < w.size(); ++k) acc += w[k] * base[k * row + 3 * x + c];
+        const float v = std::min(255.f, std::max(0.f, std::round(acc)));
+        dst[c * plane + static_cast<size_t>(y) * size + x] = static_cast<uint8_t>(v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ImageSet read_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
+                           int64_t per_class, int64_t image_size) {
+  if (image_size <= 0 || image_size > 4096)
+    throw std::invalid_argument("read_image_folder: image_size must be in [1, 4096], got " +
+                                std::to_string(image_size));
+  if (num_classes < 0 || per_class < 0)
+    throw std::invalid_argument("read_image_folder: num_classes and per_class must be >= 0");
+  const fs::path dir = fs::path(root) / split;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw DataError("ImageFolder: missing split folder " + dir.string() +
+                    " (expected <root>/<split>/<wnid>/*.JPEG)");
+  std::vector<fs::path> classes = sorted_entries(dir, true);
+  if (classes.empty()) throw DataError("ImageFolder: no class folders in " + dir.string());
+  if (num_classes > static_cast<int64_t>(classes.size()))
+    throw DataError("ImageFolder: " + dir.string() + " has " + std::to_string(classes.size()) +
+                    " class folders, fewer than the " + std::to_string(num_classes) + " asked for");
+  if (num_classes > 0) classes.resize(static_cast<size_t>(num_classes));
+
+  // List every file first so an empty class fails fast, before any decoding.
+  std::vector<std::vector<fs::path>> files;
+  int64_t total = 0;
+  for (const auto& cls : classes) {
+    std::vector<fs::path> list = sorted_entries(cls, false);
+    if (list.empty())
+      throw DataError("ImageFolder: class folder " + cls.string() + " holds no .JPEG/.jpg files");
+    if (per_class > 0 && static_cast<int64_t>(list.size()) > per_class)
+      list.resize(static_cast<size_t>(per_class));
+    total += static_cast<int64_t>(list.size());
+    files.push_back(std::move(list));
+  }
+
+  ImageSet set;
+  set.name = "image_folder/" + split;
+  set.count = total;
+  set.channels = 3;
+  set.height = image_size;
+  set.width = image_size;
+  set.num_classes = static_cast<int64_t>(classes.size());
+  set.pixels.resize(static_cast<size_t>(total * set.image_bytes()));
+  set.labels.reserve(static_cast<size_t>(total));
+  JpegDecoder decoder;
+  const int side = static_cast<int>(image_size);
+  for (size_t c = 0; c < classes.size(); ++c) {
+    set.class_names.push_back(classes[c].filename().string());
+    for (const auto& file : files[c]) {
+      const Rgb rgb = decoder.decode(file, side);
+      const auto index = static_cast<int64_t>(set.labels.size());
+      resize_crop(rgb, side, set.pixels.data() + index * set.image_bytes());
+      set.labels.push_back(static_cast<int64_t>(c));
+    }
+  }
+  return set;
+}
+
+}  // namespace cedar

@@ -1,0 +1,82 @@
+-- Cedar results store. One database holds many runs (of one or several suites).
+-- Bytes are what a rank sends: payload = what it contributes to a collective, bus = what it pushes
+-- through its link under a bandwidth-optimal algorithm (nccl-tests factors). dense_bytes is the
+-- payload a dense fp32 allreduce of all gradients would have cost for the same step.
+PRAGMA foreign_keys = ON;
+
+CREATE TABLE IF NOT EXISTS runs (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  suite         TEXT NOT NULL DEFAULT '',
+  name          TEXT NOT NULL,
+  algorithm     TEXT NOT NULL,
+  model         TEXT NOT NULL,
+  dataset       TEXT NOT NULL,
+  world_size    INTEGER NOT NULL,
+  seed          INTEGER NOT NULL,
+  config        TEXT NOT NULL,           -- the resolved configuration (YAML)
+  config_hash   TEXT NOT NULL,           -- hash of config, used by suites to skip completed runs
+  code_version  TEXT NOT NULL,
+  host          TEXT NOT NULL,
+  backend       TEXT NOT NULL,           -- mpi / nccl / inproc / local
+  threads       INTEGER NOT NULL,        -- intra-op threads per rank
+  parameters    INTEGER NOT NULL DEFAULT 0,
+  start_time    TEXT NOT NULL,           -- ISO 8601 UTC
+  end_time      TEXT,
+  status        TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'diverged')),
+  error         TEXT,
+  final_test_accuracy REAL,
+  best_test_accuracy  REAL,
+  wall_seconds        REAL,
+  total_payload_bytes INTEGER,
+  total_bus_bytes     INTEGER
+);
+
+-- One row per training step (rank 0's view, plus the sum of payload bytes over all ranks).
+CREATE TABLE IF NOT EXISTS steps (
+  run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step              INTEGER NOT NULL,
+  epoch             INTEGER NOT NULL,
+  wall_seconds      REAL NOT NULL,       -- since the start of training
+  compute_seconds   REAL NOT NULL,       -- forward + backward + optimizer this step
+  comm_seconds      REAL NOT NULL,       -- inside the communicator this step
+  payload_bytes     INTEGER NOT NULL,
+  bus_bytes         INTEGER NOT NULL,
+  payload_bytes_all INTEGER NOT NULL,    -- summed over ranks
+  cum_payload_bytes INTEGER NOT NULL,
+  cum_bus_bytes     INTEGER NOT NULL,
+  dense_bytes       INTEGER NOT NULL,
+  train_loss        REAL NOT NULL,
+  train_accuracy    REAL NOT NULL,
+  learning_rate     REAL NOT NULL,
+  PRIMARY KEY (run_id, step)
+);
+
+-- One row per evaluation on the full test set (summed over ranks).
+CREATE TABLE IF NOT EXISTS evals (
+  run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step              INTEGER NOT NULL,
+  epoch             REAL NOT NULL,       -- fractional when evaluated mid-epoch
+  wall_seconds      REAL NOT NULL,
+  cum_payload_bytes INTEGER NOT NULL,
+  cum_bus_bytes     INTEGER NOT NULL,
+  test_loss         REAL NOT NULL,
+  test_accuracy     REAL NOT NULL,
+  train_loss        REAL,                -- mean over the epoch so far
+  train_accuracy    REAL,
+  PRIMARY KEY (run_id, step)
+);
+
+-- Per rank and collective: totals over the run, from the metering layer.
+CREATE TABLE IF NOT EXISTS comm_totals (
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank          INTEGER NOT NULL,
+  op            TEXT NOT NULL,
+  calls         INTEGER NOT NULL,
+  elements      INTEGER NOT NULL,
+  payload_bytes INTEGER NOT NULL,
+  bus_bytes     INTEGER NOT NULL,
+  seconds       REAL NOT NULL,
+  PRIMARY KEY (run_id, rank, op)
+);
+
+CREATE INDEX IF NOT EXISTS runs_by_suite ON runs(suite, name);

@@ -1,0 +1,223 @@
+#include "results/store.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "results/schema_sql.h"
+
+namespace cedar {
+namespace {
+
+constexpr int kBusyTimeoutMs = 60000;
+constexpr int kRowsPerCommit = 50;
+constexpr double kSecondsPerCommit = 2.0;
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) fail("prepare");
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement& bind(int i, int64_t v) { check(sqlite3_bind_int64(stmt_, i, v)); return *this; }
+  Statement& bind(int i, double v) { check(sqlite3_bind_double(stmt_, i, v)); return *this; }
+  Statement& bind(int i, const std::string& v) {
+    check(sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  void run() {
+    if (sqlite3_step(stmt_) != SQLITE_DONE) fail("write");
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) fail("bind");
+  }
+  [[noreturn]] void fail(const char* what) {
+    throw StoreError("results database " + path_ + ": " + what + " failed: " + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  const std::string& path_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+sqlite3* open_db(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw StoreError("cannot open results database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  return db;
+}
+
+}  // namespace
+
+ResultStore::ResultStore(const std::string& path) : path_(path) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (ec) throw StoreError("cannot create folder for results database " + path + ": " + ec.message());
+  db_ = open_db(path);
+  try {
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA synchronous=NORMAL");
+    exec(kSchemaSql);
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
+}
+
+ResultStore::~ResultStore() {
+  try {
+    flush();
+  } catch (...) {
+  }
+  sqlite3_close(db_);
+}
+
+void ResultStore::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    throw StoreError("results database " + path_ + ": " + msg);
+  }
+}
+
+void ResultStore::begin() { exec("BEGIN IMMEDIATE"); }
+
+void ResultStore::commit() { exec("COMMIT"); }
+
+void ResultStore::flush() {
+  if (pending_steps_.empty()) return;
+  begin();
+  try {
+    write_pending_steps();
+    commit();
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+int64_t ResultStore::begin_run(const RunRecord& r) {
+  flush();
+  Statement st(db_, path_,
+               "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
+               "config_hash, code_version, host, backend, threads, parameters, start_time, status) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
+  st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
+  st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
+  st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
+  st.bind(14, r.parameters).bind(15, utc_now_iso());
+  st.run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void ResultStore::add_step(int64_t run_id, const StepRow& s) {
+  if (pending_steps_.empty()) oldest_pending_ = std::chrono::steady_clock::now();
+  pending_steps_.emplace_back(run_id, s);
+  double age =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - oldest_pending_).count();
+  if (static_cast<int>(pending_steps_.size()) >= kRowsPerCommit || age >= kSecondsPerCommit) flush();
+}
+
+void ResultStore::write_pending_steps() {
+  if (pending_steps_.empty()) return;
+  Statement st(db_, path_, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const auto& [run_id, s] : pending_steps_) {
+    st.reset();
+    st.bind(1, run_id).bind(2, s.step).bind(3, s.epoch).bind(4, s.wall_seconds);
+    st.bind(5, s.compute_seconds).bind(6, s.comm_seconds).bind(7, s.payload_bytes);
+    st.bind(8, s.bus_bytes).bind(9, s.payload_bytes_all).bind(10, s.cum_payload_bytes);
+    st.bind(11, s.cum_bus_bytes).bind(12, s.dense_bytes).bind(13, s.train_loss);
+    st.bind(14, s.train_accuracy).bind(15, s.learning_rate);
+    st.run();
+  }
+  pending_steps_.clear();
+}
+
+void ResultStore::add_eval(int64_t run_id, const EvalRow& e) {
+  begin();
+  write_pending_steps();
+  Statement st(db_, path_, "INSERT INTO evals VALUES (?,?,?,?,?,?,?,?,?,?)");
+  st.bind(1, run_id).bind(2, e.step).bind(3, e.epoch).bind(4, e.wall_seconds);
+  st.bind(5, e.cum_payload_bytes).bind(6, e.cum_bus_bytes).bind(7, e.test_loss);
+  st.bind(8, e.test_accuracy).bind(9, e.train_loss).bind(10, e.train_accuracy);
+  st.run();
+  commit();
+}
+
+void ResultStore::add_comm_totals(int64_t run_id, const std::vector<CommTotalRow>& rows) {
+  flush();
+  begin();
+  for (const auto& r : rows) {
+    Statement st(db_, path_, "INSERT OR REPLACE INTO comm_totals VALUES (?,?,?,?,?,?,?,?)");
+    st.bind(1, run_id).bind(2, r.rank).bind(3, r.op).bind(4, r.calls).bind(5, r.elements);
+    st.bind(6, r.payload_bytes).bind(7, r.bus_bytes).bind(8, r.seconds);
+    st.run();
+  }
+  commit();
+}
+
+void ResultStore::finish_run(int64_t run_id, const std::string& status, const std::string& error,
+                             const RunSummary& s) {
+  flush();
+  Statement st(db_, path_,
+               "UPDATE runs SET status=?, error=?, end_time=?, final_test_accuracy=?, "
+               "best_test_accuracy=?, wall_seconds=?, total_payload_bytes=?, total_bus_bytes=? "
+               "WHERE id=?");
+  st.bind(1, status).bind(2, error).bind(3, utc_now_iso()).bind(4, s.final_test_accuracy);
+  st.bind(5, s.best_test_accuracy).bind(6, s.wall_seconds).bind(7, s.total_payload_bytes);
+  st.bind(8, s.total_bus_bytes).bind(9, run_id);
+  st.run();
+}
+
+void ResultStore::mark_failed(const std::string& path, int64_t run_id, const std::string& reason) {
+  sqlite3* db = open_db(path);
+  sqlite3_stmt* stmt = nullptr;
+  const char* sql =
+      "UPDATE runs SET status='failed', error=?, end_time=? WHERE id=? AND status='running'";
+  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK) {
+    std::string now = utc_now_iso();
+    sqlite3_bind_text(stmt, 1, reason.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt, 2, now.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(stmt, 3, run_id);
+    sqlite3_step(stmt);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+std::string stable_hash(const std::string& text) {
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a 64-bit offset basis
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace cedar

@@ -1,0 +1,102 @@
+#pragma once
+// The SQLite results store (schema in results/schema.sql). Rank 0 writes; several processes may
+// write one database at once (WAL mode, busy timeout). Rows are committed in small transactions
+// so a run that dies loses at most the last few steps, never earlier rows or other runs.
+#include <cstdint>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct sqlite3;
+
+namespace cedar {
+
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunRecord {
+  std::string suite, name, algorithm, model, dataset;
+  int64_t world_size = 1;
+  int64_t seed = 0;
+  std::string config;       // resolved YAML
+  std::string config_hash;
+  std::string code_version, host, backend;
+  int64_t threads = 1;
+  int64_t parameters = 0;
+};
+
+struct StepRow {
+  int64_t step = 0, epoch = 0;
+  double wall_seconds = 0, compute_seconds = 0, comm_seconds = 0;
+  int64_t payload_bytes = 0, bus_bytes = 0, payload_bytes_all = 0;
+  int64_t cum_payload_bytes = 0, cum_bus_bytes = 0, dense_bytes = 0;
+  double train_loss = 0, train_accuracy = 0, learning_rate = 0;
+};
+
+struct EvalRow {
+  int64_t step = 0;
+  double epoch = 0, wall_seconds = 0;
+  int64_t cum_payload_bytes = 0, cum_bus_bytes = 0;
+  double test_loss = 0, test_accuracy = 0;
+  double train_loss = 0, train_accuracy = 0;
+};
+
+struct CommTotalRow {
+  int64_t rank = 0;
+  std::string op;
+  int64_t calls = 0, elements = 0, payload_bytes = 0, bus_bytes = 0;
+  double seconds = 0;
+};
+
+struct RunSummary {
+  double final_test_accuracy = 0, best_test_accuracy = 0, wall_seconds = 0;
+  int64_t total_payload_bytes = 0, total_bus_bytes = 0;
+};
+
+class ResultStore {
+ public:
+  // Opens (creating folders, file and schema as needed). Throws StoreError naming the path when
+  // the database cannot be created or written.
+  explicit ResultStore(const std::string& path);
+  ~ResultStore();
+  ResultStore(const ResultStore&) = delete;
+  ResultStore& operator=(const ResultStore&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  int64_t begin_run(const RunRecord& run);          // status 'running'
+  void add_step(int64_t run_id, const StepRow& row);  // buffered; committed every few rows
+  void add_eval(int64_t run_id, const EvalRow& row);  // committed at once, with pending steps
+  void add_comm_totals(int64_t run_id, const std::vector<CommTotalRow>& rows);
+  void flush();
+  // status: completed / failed / diverged. Flushes pending rows first.
+  void finish_run(int64_t run_id, const std::string& status, const std::string& error,
+                  const RunSummary& summary);
+
+  // Marks a run failed through a fresh connection (used when the process is going down).
+  static void mark_failed(const std::string& path, int64_t run_id, const std::string& reason);
+
+ private:
+  void exec(const std::string& sql);
+  void begin();
+  void commit();
+  void write_pending_steps();
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  // Step rows wait here and are written in one short transaction every few rows or seconds,
+  // so no write lock is held between steps.
+  std::vector<std::pair<int64_t, StepRow>> pending_steps_;
+  std::chrono::steady_clock::time_point oldest_pending_;
+};
+
+// Stable 64-bit FNV-1a hash as 16 hex digits (stable across builds and machines).
+std::string stable_hash(const std::string& text);
+// Current UTC time as ISO 8601.
+std::string utc_now_iso();
+
+}  // namespace cedar

@@ -1,0 +1,22 @@
+#pragma once
+// The subcommands behind `cedar`. No LibTorch here.
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+struct RunArgs {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::string db = "results/cedar.db";
+  bool quiet = false;
+};
+
+int command_run(const RunArgs& args);
+int command_list();
+std::string version_string();
+// Ends the process with `code`; under MPI with several ranks it aborts the whole job so that no
+// peer waits forever in a collective.
+int fail_job(int code);
+
+}  // namespace cedar

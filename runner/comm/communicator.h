@@ -1,0 +1,51 @@
+#pragma once
+// The one path through which every byte leaves a rank. Algorithms receive a Communicator (in
+// practice the MeteredCommunicator wrapping a backend) and never talk to MPI or NCCL directly.
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+class CommError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;
+
+  // In-place elementwise sum over ranks of a contiguous tensor (same shape/dtype on every rank).
+  virtual void allreduce_sum(at::Tensor& t) = 0;
+  // Every rank contributes a tensor of the same numel/dtype; returns a 1-D tensor of size()*numel
+  // with rank i's elements at [i*numel, (i+1)*numel).
+  virtual at::Tensor allgather(const at::Tensor& t) = 0;
+  // Ranks contribute 1-D tensors of any length (0 allowed); returns one tensor per rank.
+  // Costs one extra allgather of an 8-byte count per rank, which the metering layer counts.
+  virtual std::vector<at::Tensor> allgatherv(const at::Tensor& t) = 0;
+  // In-place broadcast from `root`.
+  virtual void broadcast(at::Tensor& t, int root) = 0;
+  virtual void barrier() = 0;
+};
+
+// One process, no peers: every collective is the identity.
+class LocalCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string backend() const override { return "local"; }
+  void allreduce_sum(at::Tensor&) override {}
+  at::Tensor allgather(const at::Tensor& t) override;
+  std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
+  void broadcast(at::Tensor&, int) override {}
+  void barrier() override {}
+};
+
+}  // namespace cedar

@@ -1,0 +1,32 @@
+#pragma once
+// Collectives over MPI (OpenMPI) on CPU tensors, MPI_COMM_WORLD.
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+
+// True when this process was started by an MPI launcher (mpirun, srun --mpi=pmix).
+bool launched_under_mpi();
+
+// Initialises MPI once (MPI_THREAD_FUNNELED) and finalises it at exit.
+void ensure_mpi_initialized();
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator();
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "mpi"; }
+  void allreduce_sum(at::Tensor& t) override;
+  at::Tensor allgather(const at::Tensor& t) override;
+  std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
+  void broadcast(at::Tensor& t, int root) override;
+  void barrier() override;
+
+  // Ends every rank of the job (used when one rank fails so that none hangs).
+  static void abort_job(int code);
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace cedar

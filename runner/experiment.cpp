@@ -1,0 +1,173 @@
+#include "runner/experiment.h"
+
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "algorithms/algorithm.h"
+#include "datasets/loader.h"
+#include "models/model.h"
+#include "results/store.h"
+#include "runner/comm/metered_communicator.h"
+#include "runner/comm/mpi_communicator.h"
+#include "runner/comm/nccl_communicator.h"
+#include "runner/log.h"
+#include "runner/run_guard.h"
+#include "runner/trainer.h"
+#include "runner/version.h"
+
+namespace cedar {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+torch::Device choose_device(const std::string& wanted, int local_rank) {
+  bool cuda = torch::cuda::is_available();
+  if (wanted == "cuda" && !cuda) throw ConfigError("train.device: cuda requested but no GPU is visible");
+  if (wanted == "cuda" || (wanted == "auto" && cuda))
+    return torch::Device(torch::kCUDA, local_rank % static_cast<int>(torch::cuda::device_count()));
+  return torch::Device(torch::kCPU);
+}
+
+}  // namespace
+
+int threads_per_rank(int64_t configured) {
+  if (configured > 0) return static_cast<int>(configured);
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  int local = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", env_int("SLURM_NTASKS_PER_NODE", 1));
+  return std::max(1, cores / std::max(1, local));
+}
+
+RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
+  // Communicators: MPI when launched by mpirun/srun, else a single local process.
+  std::unique_ptr<Communicator> bootstrap;
+  if (launched_under_mpi()) bootstrap = std::make_unique<MpiCommunicator>();
+  else bootstrap = std::make_unique<LocalCommunicator>();
+  const int rank = bootstrap->rank();
+  const int local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", env_int("SLURM_LOCALID", 0));
+  torch::Device device = choose_device(cfg.train.device, local_rank);
+  std::unique_ptr<Communicator> gpu_comm;
+  if (device.is_cuda()) gpu_comm = make_nccl_communicator(*bootstrap, device.index());
+  Communicator& backend = gpu_comm ? *gpu_comm : *bootstrap;
+  MeteredCommunicator metered(backend);
+
+  const int threads = threads_per_rank(cfg.train.threads);
+  torch::set_num_threads(threads);
+  torch::manual_seed(cfg.train.seed);
+
+  // Validate everything that can be validated before the record is written.
+  const AlgorithmInfo& info = find_algorithm(cfg.algorithm);
+  std::string algorithm_yaml;
+  auto algorithm = info.make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
+  DatasetSpec ds;
+  ds.name = cfg.data.name;
+  ds.root = cfg.data.root;
+  ds.train_limit = cfg.data.train_limit;
+  ds.test_limit = cfg.data.test_limit;
+  ds.augment = cfg.data.augment;
+  ds.num_classes = cfg.data.num_classes;
+  ds.per_class = cfg.data.per_class;
+  if (cfg.data.image_size > 0) ds.image_size = cfg.data.image_size;
+  ds.seed = cfg.train.seed;
+  LoadedDataset data = load_dataset(ds);
+  ModelSpec ms;
+  ms.name = cfg.model.name;
+  ms.in_channels = data.train.channels;
+  ms.num_classes = data.train.num_classes;
+  ms.image_size = data.train.height;
+  ms.small_input = cfg.model.small_input;
+  auto model = make_model(ms);
+  model->to(device);
+
+  std::unique_ptr<ResultStore> store;
+  RunOutcome outcome;
+  outcome.world_size = backend.size();
+  std::string resolved = resolved_yaml(cfg, algorithm_yaml);
+  if (rank == 0) {
+    store = std::make_unique<ResultStore>(opts.db_path);
+    RunRecord rec;
+    rec.suite = cfg.suite;
+    rec.name = cfg.name;
+    rec.algorithm = cfg.algorithm;
+    rec.model = cfg.model.name;
+    rec.dataset = cfg.data.name;
+    rec.world_size = backend.size();
+    rec.seed = static_cast<int64_t>(cfg.train.seed);
+    rec.config = resolved;
+    rec.config_hash = stable_hash(resolved + "\nworld_size: " + std::to_string(backend.size()));
+    rec.code_version = kCedarVersion;
+    rec.host = host_name();
+    rec.backend = backend.backend();
+    rec.threads = threads;
+    rec.parameters = count_parameters(*model);
+    outcome.run_id = store->begin_run(rec);
+    set_active_run(opts.db_path, outcome.run_id);
+  }
+  if (rank == 0 && !opts.quiet)
+    log_info(strprintf("run %lld '%s': %s on %s / %s, %d rank(s) x %d thread(s), backend %s",
+                       static_cast<long long>(outcome.run_id), cfg.name.c_str(), cfg.algorithm.c_str(),
+                       cfg.model.name.c_str(), cfg.data.name.c_str(), backend.size(), threads,
+                       backend.backend().c_str()));
+
+  Trainer trainer(cfg, model, data, std::move(algorithm), metered, *bootstrap, store.get(),
+                  outcome.run_id, device, opts.quiet);
+  std::string status = "completed", error;
+  RunSummary summary;
+  try {
+    summary = trainer.run();
+  } catch (const Diverged& e) {
+    status = "diverged";
+    error = e.what();
+  } catch (const std::exception& e) {
+    if (store) {
+      store->finish_run(outcome.run_id, "failed", e.what(), summary);
+      clear_active_run();
+    }
+    throw;
+  }
+  // Per-rank communication totals, gathered to rank 0 through the control channel.
+  std::vector<std::string> ops = {"allreduce", "allgather", "allgatherv", "broadcast", "barrier"};
+  auto local = torch::zeros({static_cast<int64_t>(ops.size()), 5}, torch::kDouble);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto it = metered.totals().find(ops[i]);
+    if (it == metered.totals().end()) continue;
+    const CommCounters& c = it->second;
+    local[i][0] = double(c.calls);
+    local[i][1] = double(c.elements);
+    local[i][2] = double(c.payload_bytes);
+    local[i][3] = double(c.bus_bytes);
+    local[i][4] = c.seconds;
+  }
+  auto all = bootstrap->allgather(local.reshape({-1})).view({bootstrap->size(), -1, 5});
+  if (store) {
+    std::vector<CommTotalRow> rows;
+    for (int r = 0; r < bootstrap->size(); ++r)
+      for (size_t i = 0; i < ops.size(); ++i) {
+        auto v = all[r][static_cast<int64_t>(i)];
+        if (v[0].item<double>() == 0) continue;
+        rows.push_back({r, ops[i], v[0].item<int64_t>(), v[1].item<int64_t>(),
+                        v[2].item<int64_t>(), v[3].item<int64_t>(), v[4].item<double>()});
+      }
+    store->add_comm_totals(outcome.run_id, rows);
+    store->finish_run(outcome.run_id, status, error, summary);
+    clear_active_run();
+  }
+  outcome.status = status;
+  outcome.final_test_accuracy = summary.final_test_accuracy;
+  outcome.wall_seconds = summary.wall_seconds;
+  outcome.total_payload_bytes = summary.total_payload_bytes;
+  return outcome;
+}
+
+}  // namespace cedar

@@ -1,0 +1,30 @@
+#pragma once
+// Runs one experiment end to end on this process's rank: communicator, data, model, algorithm,
+// results record (running → completed / failed / diverged).
+#include <string>
+
+#include "runner/config.h"
+
+namespace cedar {
+
+struct RunOptions {
+  std::string db_path = "results/cedar.db";
+  bool quiet = false;
+};
+
+struct RunOutcome {
+  int64_t run_id = -1;  // on rank 0
+  std::string status;
+  double final_test_accuracy = 0;
+  double wall_seconds = 0;
+  int64_t total_payload_bytes = 0;
+  int world_size = 1;
+};
+
+// Throws after recording the failure when the run fails.
+RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts);
+
+// Threads per rank: configured, else cores / ranks on this node (at least 1).
+int threads_per_rank(int64_t configured);
+
+}  // namespace cedar

@@ -1,0 +1,167 @@
+#include "runner/params.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace cedar {
+
+std::string Bound::describe() const {
+  std::ostringstream s;
+  if (!choices.empty()) {
+    for (size_t i = 0; i < choices.size(); ++i) s << (i ? "|" : "") << choices[i];
+    return s.str();
+  }
+  if (!lo && !hi) return "";
+  s << (lo ? (lo_open ? "(" : "[") : "(") << (lo ? std::to_string(*lo) : "-inf") << ", "
+    << (hi ? std::to_string(*hi) : "inf") << (hi ? (hi_open ? ")" : "]") : ")");
+  std::string r = s.str();
+  // Trim trailing zeros of std::to_string for readability.
+  std::string out;
+  for (size_t i = 0; i < r.size(); ++i) {
+    out += r[i];
+    if (r[i] == '.') {
+      size_t j = i + 1;
+      while (j < r.size() && std::isdigit(static_cast<unsigned char>(r[j]))) ++j;
+      std::string digits = r.substr(i + 1, j - i - 1);
+      while (!digits.empty() && digits.back() == '0') digits.pop_back();
+      if (digits.empty()) out.pop_back(); else out += digits;
+      i = j - 1;
+    }
+  }
+  return out;
+}
+
+bool Bound::admits(double v) const {
+  if (std::isnan(v)) return false;
+  if (lo && (lo_open ? !(v > *lo) : !(v >= *lo))) return false;
+  if (hi && (hi_open ? !(v < *hi) : !(v <= *hi))) return false;
+  return true;
+}
+
+Bound at_least(double lo) { Bound b; b.lo = lo; return b; }
+Bound greater_than(double lo) { Bound b; b.lo = lo; b.lo_open = true; return b; }
+Bound in_range(double lo, double hi, bool hi_open) {
+  Bound b; b.lo = lo; b.hi = hi; b.hi_open = hi_open; return b;
+}
+Bound one_of(std::vector<std::string> choices) { Bound b; b.choices = std::move(choices); return b; }
+
+std::string where(const Source& src, const std::string& key_path, const YAML::Node& node) {
+  if (src.overridden.count(key_path)) return "--set " + key_path;
+  std::string file = src.file.empty() ? "<config>" : src.file;
+  if (node.IsDefined() && node.Mark().line >= 0)
+    return file + ":" + std::to_string(node.Mark().line + 1) + ":" +
+           std::to_string(node.Mark().column + 1);
+  return file;
+}
+
+YamlLoader::YamlLoader(const YAML::Node& node, const Source& src, std::string path,
+                       std::set<std::string> ignored)
+    : node_(node), src_(src), path_(std::move(path)), seen_(std::move(ignored)) {
+  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap())
+    throw ConfigError(where(src_, path_, node_) + ": " + (path_.empty() ? "document" : path_) +
+                      ": expected a mapping of keys to values");
+}
+
+namespace {
+
+template <class T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  else if constexpr (std::is_integral_v<T>) return "an integer";
+  else if constexpr (std::is_floating_point_v<T>) return "a number";
+  else if constexpr (std::is_same_v<T, std::string>) return "a string";
+  else return "a list of numbers";
+}
+
+template <class T>
+T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& key) {
+  if (!n.IsScalar())
+    throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got a " +
+                      (n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null value"));
+  T v{};
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // yaml-cpp accepts "1.5" for integers by truncation on some versions: check strictly.
+    const std::string& s = n.Scalar();
+    size_t pos = 0;
+    bool ok = !s.empty();
+    try {
+      long long parsed = std::stoll(s, &pos, 0);
+      ok = ok && pos == s.size() && (std::is_signed_v<T> || parsed >= 0);
+      v = static_cast<T>(parsed);
+    } catch (...) {
+      ok = false;
+    }
+    if (!ok) throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + s + "'");
+    return v;
+  } else {
+    if (!YAML::convert<T>::decode(n, v))
+      throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + n.Scalar() + "'");
+    return v;
+  }
+}
+
+template <class T>
+void check_bound(const T& v, const Bound& b, const std::string& at, const std::string& key) {
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if (!b.admits(static_cast<double>(v))) {
+      std::ostringstream shown;
+      shown << v;
+      throw ConfigError(at + ": " + key + ": value " + shown.str() + " is out of range " + b.describe());
+    }
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (b.choices.empty()) return;
+    for (const auto& c : b.choices)
+      if (c == v) return;
+    throw ConfigError(at + ": " + key + ": '" + v + "' is not one of " + b.describe());
+  }
+}
+
+}  // namespace
+
+template <class T>
+void YamlLoader::operator()(const char* key, T& value, const char* doc, const Bound& bound) {
+  seen_.insert(key);
+  if (!node_.IsDefined() || node_.IsNull()) return;
+  YAML::Node n = node_[key];
+  if (!n.IsDefined()) return;
+  std::string kp = key_path(key);
+  std::string at = where(src_, kp, n);
+  if constexpr (std::is_same_v<T, std::vector<double>> || std::is_same_v<T, std::vector<int64_t>>) {
+    if (!n.IsSequence()) throw ConfigError(at + ": " + kp + ": expected a list of numbers");
+    T out;
+    for (const auto& item : n) {
+      auto x = convert_scalar<typename T::value_type>(item, where(src_, kp, item), kp);
+      check_bound(x, bound, where(src_, kp, item), kp);
+      out.push_back(x);
+    }
+    value = out;
+  } else {
+    T v = convert_scalar<T>(n, at, kp);
+    check_bound(v, bound, at, kp);
+    value = v;
+  }
+}
+
+void YamlLoader::finish() const {
+  if (!node_.IsDefined() || !node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    std::string k = kv.first.as<std::string>();
+    if (seen_.count(k)) continue;
+    std::string known;
+    for (const auto& s : seen_) known += (known.empty() ? "" : ", ") + s;
+    throw ConfigError(where(src_, key_path(k.c_str()), kv.first) + ": unknown key '" +
+                      key_path(k.c_str()) + "' (known keys" + (path_.empty() ? "" : " of " + path_) +
+                      ": " + known + ")");
+  }
+}
+
+template void YamlLoader::operator()(const char*, bool&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, int&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, int64_t&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, uint64_t&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, double&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, std::string&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, std::vector<double>&, const char*, const Bound&);
+template void YamlLoader::operator()(const char*, std::vector<int64_t>&, const char*, const Bound&);
+
+}  // namespace cedar

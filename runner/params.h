@@ -1,0 +1,104 @@
+#pragma once
+// Typed hyper-parameters described once, read from YAML, dumped back and documented.
+// A parameter struct lists its fields in `template <class V> void visit(V& v)` as
+//   v("sparsity", sparsity, "fraction of gradient entries not sent", in_range(0, 1, false));
+// and the visitors below parse it (unknown keys and bad values are errors naming
+// file:line:column and the key), write the resolved values, or list the defaults.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Allowed range of a numeric parameter.
+struct Bound {
+  std::optional<double> lo, hi;
+  bool lo_open = false, hi_open = false;
+  std::vector<std::string> choices;  // for strings: allowed values (empty = any)
+  std::string describe() const;
+  bool admits(double v) const;
+};
+Bound at_least(double lo);
+Bound greater_than(double lo);
+Bound in_range(double lo, double hi, bool hi_open = false);
+Bound one_of(std::vector<std::string> choices);
+
+// Where a node came from, for messages: "file.yaml:12:5" or "--set train.epochs=3".
+struct Source {
+  std::string file;
+  std::set<std::string> overridden;  // dotted keys replaced by --set
+};
+std::string where(const Source& src, const std::string& key_path, const YAML::Node& node);
+
+class YamlLoader {
+ public:
+  // `node` must be a map (or null/absent: all defaults). `path` is the dotted prefix, e.g. "train".
+  YamlLoader(const YAML::Node& node, const Source& src, std::string path,
+             std::set<std::string> ignored = {});
+  template <class T>
+  void operator()(const char* key, T& value, const char* doc, const Bound& bound = {});
+  // Rejects keys no field claimed, naming the first one and the known keys.
+  void finish() const;
+
+ private:
+  std::string key_path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  YAML::Node node_;
+  const Source& src_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+class YamlDumper {
+ public:
+  explicit YamlDumper(YAML::Emitter& out) : out_(out) {}
+  template <class T>
+  void operator()(const char* key, T& value, const char* doc, const Bound& bound = {}) {
+    out_ << YAML::Key << key << YAML::Value << value;
+  }
+
+ private:
+  YAML::Emitter& out_;
+};
+
+struct ParamDoc {
+  std::string key, default_value, doc, range;
+};
+
+class DocCollector {
+ public:
+  template <class T>
+  void operator()(const char* key, T& value, const char* doc, const Bound& bound = {}) {
+    YAML::Emitter e;
+    e << YAML::Flow << value;
+    docs.push_back({key, e.c_str(), doc, bound.describe()});
+  }
+  std::vector<ParamDoc> docs;
+};
+
+template <class P>
+void load_params(P& p, const YAML::Node& node, const Source& src, const std::string& path,
+                 std::set<std::string> ignored = {}) {
+  YamlLoader loader(node, src, path, std::move(ignored));
+  p.visit(loader);
+  loader.finish();
+}
+
+template <class P>
+std::vector<ParamDoc> describe_params() {
+  P p;
+  DocCollector c;
+  p.visit(c);
+  return c.docs;
+}
+
+}  // namespace cedar

@@ -1,0 +1,216 @@
+#include "runner/trainer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "runner/buckets.h"
+#include "runner/evaluator.h"
+#include "runner/log.h"
+#include "runner/lr_schedule.h"
+#include "runner/optimizer.h"
+#include "runner/run_guard.h"
+
+namespace cedar {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+struct Trainer::StepStats {
+  double loss_sum = 0, correct = 0, count = 0;
+  double compute = 0, comm = 0;
+  int64_t steps = 0;
+};
+
+Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
+                 const LoadedDataset& data, std::unique_ptr<Algorithm> algorithm,
+                 MeteredCommunicator& comm, Communicator& control, ResultStore* store,
+                 int64_t run_id, torch::Device device, bool quiet)
+    : cfg_(cfg), model_(std::move(model)), data_(data), algorithm_(std::move(algorithm)),
+      comm_(comm), control_(control), store_(store), run_id_(run_id), device_(device),
+      quiet_(quiet) {
+  for (auto& p : model_->named_parameters()) params_.push_back({p.key(), p.value()});
+  for (auto& b : model_->named_buffers()) buffers_.push_back({b.key(), b.value()});
+  int64_t numel = 0;
+  for (auto& p : params_) numel += p.tensor.numel();
+  dense_bytes_ = comm_.size() > 1 ? numel * 4 : 0;
+  buckets_ = make_buckets(params_, static_cast<int64_t>(cfg.train.bucket_mb * 1024 * 1024));
+}
+
+void Trainer::check_interrupted() const {
+  if (int sig = stop_signal())
+    throw Interrupted(std::string("interrupted by SIG") + sigabbrev_np(sig));
+}
+
+void Trainer::broadcast_initial_state() {
+  torch::NoGradGuard no_grad;
+  for (auto& p : params_) control_.broadcast(p.tensor, 0);
+  for (auto& b : buffers_) control_.broadcast(b.tensor, 0);
+}
+
+RunSummary Trainer::run() {
+  broadcast_initial_state();
+  algorithm_->setup(params_, comm_);
+  comm_.reset_step();
+
+  std::map<std::string, at::Tensor> grad_of;
+  for (auto& b : buckets_)
+    for (auto& e : b.entries) grad_of[e.name] = e.grad;
+  std::vector<at::Tensor> grads;
+  for (auto& p : params_) grads.push_back(grad_of.at(p.name));
+  auto optimizer = make_optimizer(cfg_.optimizer, params_, grads, !algorithm_->applies_momentum());
+
+  Augmentation aug = cfg_.data.augment ? data_.train_aug : Augmentation{};
+  ShardedLoader loader(data_.train, data_.norm, aug, cfg_.train.batch_size, comm_.rank(),
+                       comm_.size(), cfg_.train.seed, /*shuffle=*/true, /*drop_last=*/true);
+  const int64_t steps_per_epoch = loader.batches_per_epoch();
+  if (steps_per_epoch == 0)
+    throw ConfigError("train.batch_size " + std::to_string(cfg_.train.batch_size) + " x " +
+                      std::to_string(comm_.size()) + " ranks exceeds the " +
+                      std::to_string(data_.train.count) + " training images");
+  const double base_lr = scaled_base_lr(cfg_.optimizer, comm_.size(), cfg_.train.batch_size);
+  const double total_epochs = static_cast<double>(cfg_.train.epochs);
+  double first_decay_epoch = -1;
+  if (cfg_.optimizer.schedule == "step" && !cfg_.optimizer.milestones.empty())
+    first_decay_epoch = *std::min_element(cfg_.optimizer.milestones.begin(), cfg_.optimizer.milestones.end());
+  start_ = now_seconds();
+  model_->train();
+
+  for (int64_t epoch = 0; epoch < cfg_.train.epochs && !reached_target_; ++epoch) {
+    loader.start_epoch(epoch);
+    StepStats es;
+    Batch batch;
+    double epoch_reached = epoch + 1.0;
+    double images_start = now_seconds();
+    for (int64_t i = 0; loader.next(batch); ++i) {
+      check_interrupted();
+      StepContext ctx;
+      ctx.step = step_;
+      ctx.epoch = epoch;
+      ctx.steps_per_epoch = steps_per_epoch;
+      ctx.seed = cfg_.train.seed;
+      ctx.base_lr = base_lr;
+      ctx.first_decay_epoch = first_decay_epoch;
+      ctx.momentum_buffers = &optimizer->momentum_buffers();
+      double epoch_f = epoch + double(i) / steps_per_epoch;
+      ctx.lr = learning_rate(cfg_.optimizer, base_lr, epoch_f, total_epochs);
+
+      double t0 = now_seconds();
+      comm_.reset_step();
+      auto x = batch.images.to(device_);
+      auto y = batch.labels.to(device_);
+      model_->zero_grad();
+      auto out = model_->forward(x);
+      auto loss = torch::nn::functional::cross_entropy(out, y);
+      loss.backward();
+      gather_gradients(buckets_);
+      for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+      optimizer->step(ctx.lr);
+      algorithm_->after_step(params_, buffers_, comm_, ctx);
+      const CommCounters step_comm = comm_.step();
+      double step_time = now_seconds() - t0;
+
+      // Harness bookkeeping (unmetered): loss, correct, count and payload summed over ranks.
+      double loss_v = loss.item<double>();
+      double correct_v = out.argmax(1).eq(y).sum().item<double>();
+      auto sums = torch::tensor({loss_v * y.size(0), correct_v, double(y.size(0)),
+                                 double(step_comm.payload_bytes)},
+                                torch::kDouble);
+      control_.allreduce_sum(sums);
+      auto s = sums.accessor<double, 1>();
+      if (!std::isfinite(s[0])) {
+        throw Diverged("training loss is " + std::to_string(s[0]) +
+                                 " at step " + std::to_string(step_));
+      }
+      es.loss_sum += s[0];
+      es.correct += s[1];
+      es.count += s[2];
+      es.comm += step_comm.seconds;
+      es.compute += step_time - step_comm.seconds;
+      ++es.steps;
+      cum_payload_ += step_comm.payload_bytes;
+      cum_bus_ += step_comm.bus_bytes;
+
+      if (store_) {
+        StepRow row;
+        row.step = step_;
+        row.epoch = epoch;
+        row.wall_seconds = now_seconds() - start_;
+        row.compute_seconds = step_time - step_comm.seconds;
+        row.comm_seconds = step_comm.seconds;
+        row.payload_bytes = step_comm.payload_bytes;
+        row.bus_bytes = step_comm.bus_bytes;
+        row.payload_bytes_all = static_cast<int64_t>(s[3]);
+        row.cum_payload_bytes = cum_payload_;
+        row.cum_bus_bytes = cum_bus_;
+        row.dense_bytes = dense_bytes_;
+        row.train_loss = s[0] / s[2];
+        row.train_accuracy = s[1] / s[2];
+        row.learning_rate = ctx.lr;
+        store_->add_step(run_id_, row);
+      }
+      ++step_;
+      bool last_in_epoch = i + 1 == steps_per_epoch;
+      bool limit = cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps;
+      if (!last_in_epoch && !limit && cfg_.train.eval_every_steps > 0 &&
+          step_ % cfg_.train.eval_every_steps == 0)
+        evaluate_and_log(epoch + double(i + 1) / steps_per_epoch, es);
+      if (limit) {
+        epoch_reached = epoch + double(i + 1) / steps_per_epoch;
+        break;
+      }
+    }
+    evaluate_and_log(epoch_reached, es);
+    if (!quiet_ && comm_.rank() == 0) {
+      double secs = now_seconds() - images_start;
+      log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% | "
+                         "%.0f img/s | sent %.2f MB (dense %.2f MB)",
+                   static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
+                   static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
+                   100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
+                   es.count / std::max(1e-9, secs), cum_payload_ / 1e6,
+                   double(dense_bytes_) * step_ / 1e6));
+    }
+    if (cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps) break;
+  }
+
+  RunSummary summary;
+  summary.final_test_accuracy = last_accuracy_;
+  summary.best_test_accuracy = best_accuracy_;
+  summary.wall_seconds = now_seconds() - start_;
+  summary.total_payload_bytes = cum_payload_;
+  summary.total_bus_bytes = cum_bus_;
+  return summary;
+}
+
+void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
+  average_buffers(*model_, control_);
+  EvalResult r = evaluate(*model_, data_.test, data_.norm, std::max<int64_t>(cfg_.train.batch_size, 256),
+                          device_, control_);
+  last_accuracy_ = r.accuracy;
+  best_accuracy_ = std::max(best_accuracy_, r.accuracy);
+  if (cfg_.train.target_accuracy > 0 && r.accuracy >= cfg_.train.target_accuracy)
+    reached_target_ = true;
+  if (store_) {
+    EvalRow row;
+    row.step = step_;
+    row.epoch = epoch;
+    row.wall_seconds = now_seconds() - start_;
+    row.cum_payload_bytes = cum_payload_;
+    row.cum_bus_bytes = cum_bus_;
+    row.test_loss = r.loss;
+    row.test_accuracy = r.accuracy;
+    row.train_loss = es.loss_sum / std::max(1.0, es.count);
+    row.train_accuracy = es.correct / std::max(1.0, es.count);
+    store_->add_eval(run_id_, row);
+  }
+}
+
+}  // namespace cedar

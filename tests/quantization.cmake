@@ -1,0 +1,1 @@
+# tests of the quantization algorithms

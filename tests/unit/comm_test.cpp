@@ -1,0 +1,75 @@
+// Collectives of the in-process backend and the metering layer's exact byte counts.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "runner/comm/bus_bytes.h"
+#include "runner/comm/inprocess_communicator.h"
+#include "runner/comm/metered_communicator.h"
+
+namespace cedar {
+namespace {
+
+class Collectives : public ::testing::TestWithParam<int> {};
+
+TEST_P(Collectives, ResultsAndExactByteCounts) {
+  const int n = GetParam();
+  run_ranks(n, [n](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    const int r = comm.rank();
+    // allreduce: sum of (rank+1) * [1..10]
+    auto t = torch::arange(1, 11, torch::kFloat) * (r + 1);
+    comm.allreduce_sum(t);
+    float scale = n * (n + 1) / 2.0f;
+    EXPECT_TRUE(torch::equal(t, torch::arange(1, 11, torch::kFloat) * scale));
+    // allgather: rank i contributes [i, i, i]
+    auto g = comm.allgather(torch::full({3}, float(r)));
+    ASSERT_EQ(g.numel(), 3 * n);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(g[3 * i + 1].item<float>(), float(i));
+    // allgatherv: rank i contributes i elements (rank 0 none)
+    auto parts = comm.allgatherv(torch::full({r}, int64_t(r), torch::kLong));
+    ASSERT_EQ(static_cast<int>(parts.size()), n);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(parts[i].numel(), i);
+      if (i) {
+        EXPECT_EQ(parts[i].sum().item<int64_t>(), int64_t(i) * i);
+      }
+    }
+    // broadcast from the last rank
+    auto b = torch::full({5}, double(r), torch::kDouble);
+    comm.broadcast(b, n - 1);
+    EXPECT_TRUE(torch::equal(b, torch::full({5}, double(n - 1), torch::kDouble)));
+
+    // Exact counts: the formulas of bus_bytes.h, computed by hand here.
+    const auto& tot = comm.totals();
+    if (n == 1) {
+      EXPECT_EQ(tot.at("allreduce").payload_bytes, 0);
+      EXPECT_EQ(tot.at("allreduce").bus_bytes, 0);
+      return;
+    }
+    EXPECT_EQ(tot.at("allreduce").payload_bytes, 40);
+    EXPECT_EQ(tot.at("allreduce").bus_bytes, (2 * (n - 1) * 40 + n / 2) / n);
+    EXPECT_EQ(tot.at("allgather").payload_bytes, 12);
+    EXPECT_EQ(tot.at("allgather").bus_bytes, ((n - 1) * 12 * n + n / 2) / n);
+    EXPECT_EQ(tot.at("allgatherv").payload_bytes, 8 * r + 8);
+    int64_t gathered = 8 * (n * (n - 1) / 2) + 8 * n;
+    EXPECT_EQ(tot.at("allgatherv").bus_bytes, ((n - 1) * gathered + n / 2) / n);
+    EXPECT_EQ(tot.at("broadcast").payload_bytes, r == n - 1 ? 40 : 0);
+    EXPECT_EQ(tot.at("broadcast").bus_bytes, 40);
+    EXPECT_EQ(comm.step().calls, 4);
+    EXPECT_EQ(comm.step().payload_bytes, 40 + 12 + 8 * r + 8 + (r == n - 1 ? 40 : 0));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, ::testing::Values(1, 2, 3, 4));
+
+TEST(BusBytes, NcclTestsFactors) {
+  EXPECT_EQ(allreduce_bus_bytes(1000, 4), 1500);  // 2*3/4
+  EXPECT_EQ(allgather_bus_bytes(1000, 4), 750);   // 3/4
+  EXPECT_EQ(broadcast_bus_bytes(1000, 4), 1000);
+  EXPECT_EQ(allreduce_bus_bytes(1000, 1), 0);
+  EXPECT_DOUBLE_EQ(allreduce_busbw_factor(8), 1.75);
+  EXPECT_DOUBLE_EQ(algbw_gbps(2000000000, 2.0), 1.0);
+}
+
+}  // namespace
+}  // namespace cedar

@@ -1,0 +1,136 @@
+// Experiment configuration: defaults, overrides, and errors that name file:line:column and key.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runner/config.h"
+#include "runner/lr_schedule.h"
+
+namespace cedar {
+namespace {
+
+std::string write_yaml(const std::string& name, const std::string& text) {
+  auto path = std::filesystem::path(::testing::TempDir()) / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string error_of(const std::string& path, std::vector<std::string> overrides = {}) {
+  try {
+    load_experiment(path, overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, DefaultsAndValues) {
+  auto p = write_yaml("ok.yaml",
+                      "name: demo\nmodel: {name: resnet32}\ntrain:\n  epochs: 3\n  batch_size: 64\n"
+                      "algorithm:\n  name: dense\n");
+  ExperimentConfig c = load_experiment(p);
+  EXPECT_EQ(c.name, "demo");
+  EXPECT_EQ(c.model.name, "resnet32");
+  EXPECT_EQ(c.train.epochs, 3);
+  EXPECT_EQ(c.train.batch_size, 64);
+  EXPECT_EQ(c.algorithm, "dense");
+  EXPECT_DOUBLE_EQ(c.optimizer.momentum, 0.9);  // default
+}
+
+TEST(Config, OverridesReplaceValuesAndCreateSections) {
+  auto p = write_yaml("ov.yaml", "train: {epochs: 3}\n");
+  ExperimentConfig c = load_experiment(p, {"train.epochs=7", "algorithm.name=dense", "optimizer.lr=0.05"});
+  EXPECT_EQ(c.train.epochs, 7);
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
+}
+
+TEST(Config, UnknownKeyNamesFileLineColumnAndKey) {
+  auto p = write_yaml("typo.yaml", "train:\n  epochs: 2\n  bach_size: 64\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find(p + ":3:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("train.bach_size"), std::string::npos) << e;
+  EXPECT_NE(e.find("batch_size"), std::string::npos) << e;  // lists the known keys
+}
+
+TEST(Config, WrongTypeNamesTheKey) {
+  auto p = write_yaml("type.yaml", "train:\n  epochs: two\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find(p + ":2:11"), std::string::npos) << e;
+  EXPECT_NE(e.find("train.epochs: expected an integer, got 'two'"), std::string::npos) << e;
+}
+
+TEST(Config, FractionalIntegerIsRejected) {
+  auto p = write_yaml("frac.yaml", "train:\n  batch_size: 1.5\n");
+  EXPECT_NE(error_of(p).find("expected an integer"), std::string::npos);
+}
+
+TEST(Config, OutOfRangeValues) {
+  auto p = write_yaml("range.yaml", "optimizer:\n  lr: -0.1\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find(p + ":2:7"), std::string::npos) << e;
+  EXPECT_NE(e.find("optimizer.lr: value -0.1 is out of range (0, inf)"), std::string::npos) << e;
+  auto q = write_yaml("mom.yaml", "optimizer: {momentum: 1.0}\n");
+  EXPECT_NE(error_of(q).find("optimizer.momentum"), std::string::npos);
+}
+
+TEST(Config, BadChoiceListsAllowedValues) {
+  auto p = write_yaml("choice.yaml", "optimizer: {schedule: linear}\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find("'linear' is not one of constant|step|cosine"), std::string::npos) << e;
+}
+
+TEST(Config, StepScheduleNeedsMilestones) {
+  auto p = write_yaml("step.yaml", "optimizer: {schedule: step}\n");
+  EXPECT_NE(error_of(p).find("optimizer.milestones"), std::string::npos);
+}
+
+TEST(Config, OverrideErrorsNameTheOverride) {
+  auto p = write_yaml("base.yaml", "train: {epochs: 1}\n");
+  std::string e = error_of(p, {"train.epochs=-3"});
+  EXPECT_NE(e.find("--set train.epochs"), std::string::npos) << e;
+  EXPECT_NE(error_of(p, {"novalue"}).find("expected key=value"), std::string::npos);
+}
+
+TEST(Config, SyntaxErrorAndMissingFile) {
+  auto p = write_yaml("syntax.yaml", "train: {epochs: 1\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find(p + ":"), std::string::npos) << e;
+  EXPECT_NE(e.find("YAML syntax error"), std::string::npos) << e;
+  EXPECT_NE(error_of("/nonexistent/x.yaml").find("/nonexistent/x.yaml: cannot open"), std::string::npos);
+}
+
+TEST(Config, ResolvedYamlRoundTrips) {
+  auto p = write_yaml("rt.yaml", "name: a\ntrain: {epochs: 4}\noptimizer: {milestones: [1, 2], schedule: step}\n");
+  ExperimentConfig c = load_experiment(p);
+  std::string y = resolved_yaml(c, "{}");
+  auto q = write_yaml("rt2.yaml", y);
+  ExperimentConfig d = load_experiment(q);
+  EXPECT_EQ(d.train.epochs, 4);
+  EXPECT_EQ(d.optimizer.milestones, (std::vector<double>{1, 2}));
+  EXPECT_EQ(resolved_yaml(d, "{}"), y);
+}
+
+TEST(LrSchedule, WarmupStepCosineAndScaling) {
+  OptimizerConfig o;
+  o.lr = 0.1;
+  o.schedule = "step";
+  o.milestones = {2, 4};
+  o.gamma = 0.1;
+  EXPECT_DOUBLE_EQ(learning_rate(o, 0.1, 1.9, 6), 0.1);
+  EXPECT_NEAR(learning_rate(o, 0.1, 2.0, 6), 0.01, 1e-12);
+  EXPECT_NEAR(learning_rate(o, 0.1, 5.0, 6), 0.001, 1e-12);
+  o.schedule = "cosine";
+  EXPECT_NEAR(learning_rate(o, 0.1, 3.0, 6), 0.05, 1e-12);
+  o.warmup_epochs = 1;
+  o.warmup_start_factor = 0.1;
+  EXPECT_NEAR(learning_rate(o, 0.1, 0.5, 6), 0.1 * (0.1 + 0.9 * 0.5), 1e-12);
+  o.lr_scaling = "linear";
+  o.base_batch = 128;
+  EXPECT_NEAR(scaled_base_lr(o, 4, 128), 0.4, 1e-12);
+  o.lr_scaling = "sqrt";
+  EXPECT_NEAR(scaled_base_lr(o, 4, 128), 0.2, 1e-12);
+}
+
+}  // namespace
+}  // namespace cedar

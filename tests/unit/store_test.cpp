@@ -1,0 +1,134 @@
+// Results store: schema, step buffering, status transitions, concurrent writers.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "results/store.h"
+
+namespace cedar {
+namespace {
+
+std::string fresh_db(const std::string& name) {
+  auto p = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+double query(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  double v = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+std::string query_text(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+  std::string v;
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+RunRecord record(const std::string& name) {
+  RunRecord r;
+  r.name = name;
+  r.algorithm = "dense";
+  r.model = "resnet20";
+  r.dataset = "synthetic";
+  r.config = "name: " + name;
+  r.config_hash = stable_hash(r.config);
+  r.code_version = "test";
+  r.host = "h";
+  r.backend = "local";
+  return r;
+}
+
+TEST(Store, RunLifecycleAndRows) {
+  auto path = fresh_db("life.db");
+  {
+    ResultStore s(path);
+    int64_t id = s.begin_run(record("a"));
+    EXPECT_EQ(query_text(path, "SELECT status FROM runs"), "running");
+    for (int i = 0; i < 120; ++i) {
+      StepRow r;
+      r.step = i;
+      r.payload_bytes = 100;
+      r.cum_payload_bytes = 100 * (i + 1);
+      s.add_step(id, r);
+    }
+    EvalRow e;
+    e.step = 120;
+    e.test_accuracy = 0.5;
+    s.add_eval(id, e);  // commits pending steps too
+    EXPECT_EQ(query(path, "SELECT COUNT(*) FROM steps"), 120);
+    EXPECT_EQ(query(path, "SELECT MAX(cum_payload_bytes) FROM steps"), 12000);
+    RunSummary sum;
+    sum.final_test_accuracy = 0.5;
+    s.finish_run(id, "completed", "", sum);
+  }
+  EXPECT_EQ(query_text(path, "SELECT status FROM runs"), "completed");
+  EXPECT_EQ(query(path, "SELECT final_test_accuracy FROM runs"), 0.5);
+  EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "wal");
+}
+
+TEST(Store, MarkFailedOnlyTouchesRunningRuns) {
+  auto path = fresh_db("fail.db");
+  ResultStore s(path);
+  int64_t done = s.begin_run(record("done"));
+  s.finish_run(done, "completed", "", {});
+  int64_t live = s.begin_run(record("live"));
+  ResultStore::mark_failed(path, done, "x");
+  ResultStore::mark_failed(path, live, "interrupted by SIGTERM");
+  EXPECT_EQ(query_text(path, "SELECT status FROM runs WHERE name='done'"), "completed");
+  EXPECT_EQ(query_text(path, "SELECT status || ':' || error FROM runs WHERE name='live'"),
+            "failed:interrupted by SIGTERM");
+}
+
+TEST(Store, ConcurrentWritersLoseNothing) {
+  auto path = fresh_db("concurrent.db");
+  { ResultStore init(path); }
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 3; ++w)
+    writers.emplace_back([&, w] {
+      ResultStore s(path);
+      int64_t id = s.begin_run(record("w" + std::to_string(w)));
+      for (int i = 0; i < 200; ++i) {
+        StepRow r;
+        r.step = i;
+        s.add_step(id, r);
+      }
+      s.finish_run(id, "completed", "", {});
+    });
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(query(path, "SELECT COUNT(*) FROM steps"), 600);
+  EXPECT_EQ(query(path, "SELECT COUNT(*) FROM runs WHERE status='completed'"), 3);
+}
+
+TEST(Store, UnwritablePathIsAClearError) {
+  try {
+    ResultStore s("/proc/cedar/forbidden.db");
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("/proc/cedar/forbidden.db"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, StableHashIsFnv1a) {
+  EXPECT_EQ(stable_hash(""), "cbf29ce484222325");
+  EXPECT_EQ(stable_hash("a"), "af63dc4c8601ec8c");
+}
+
+}  // namespace
+}  // namespace cedar
