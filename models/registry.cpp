@@ -12,10 +12,11 @@
 
 namespace cedar {
 
-// Factories defined next to each architecture (resnet_cifar.cpp, resnet.cpp, vgg.cpp).
+// Factories defined next to each architecture (resnet_cifar.cpp, resnet.cpp, vgg.cpp, lenet.cpp).
 std::shared_ptr<Model> make_resnet_cifar(const ModelSpec& spec, int depth);
 std::shared_ptr<Model> make_resnet(const ModelSpec& spec, int depth);
 std::shared_ptr<Model> make_vgg(const ModelSpec& spec, int depth);
+std::shared_ptr<Model> make_lenet5(const ModelSpec& spec);
 
 namespace {
 
@@ -62,6 +63,8 @@ const std::vector<Entry>& entries() {
        vgg(16)},
       {{"vgg19", "VGG-19 with batch norm (config E), CIFAR variant, one linear classifier"},
        vgg(19)},
+      {{"lenet5", "LeNet-5 (LeCun et al. 1998) with ReLU/max-pool, 61,706 params: the fast demo model"},
+       make_lenet5},
   };
   return kEntries;
 }

@@ -200,6 +200,22 @@ void ResultStore::mark_failed(const std::string& path, int64_t run_id, const std
   sqlite3_close(db);
 }
 
+bool ResultStore::has_completed(const std::string& config_hash) {
+  flush();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM runs WHERE config_hash=? AND status='completed'",
+                         -1, &st, nullptr) != SQLITE_OK)
+    throw StoreError("results database " + path_ + ": " + sqlite3_errmsg(db_));
+  sqlite3_bind_text(st, 1, config_hash.c_str(), -1, SQLITE_TRANSIENT);
+  bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+  sqlite3_finalize(st);
+  return found;
+}
+
+std::string run_fingerprint(const std::string& resolved_config, int64_t world_size) {
+  return stable_hash(resolved_config + "\nworld_size: " + std::to_string(world_size));
+}
+
 std::string stable_hash(const std::string& text) {
   uint64_t h = 14695981039346656037ULL;  // FNV-1a 64-bit offset basis
   for (unsigned char c : text) {

@@ -77,6 +77,9 @@ class ResultStore {
   void finish_run(int64_t run_id, const std::string& status, const std::string& error,
                   const RunSummary& summary);
 
+  // True when a run with this fingerprint completed (suites skip it).
+  bool has_completed(const std::string& config_hash);
+
   // Marks a run failed through a fresh connection (used when the process is going down).
   static void mark_failed(const std::string& path, int64_t run_id, const std::string& reason);
 
@@ -96,6 +99,8 @@ class ResultStore {
 
 // Stable 64-bit FNV-1a hash as 16 hex digits (stable across builds and machines).
 std::string stable_hash(const std::string& text);
+// The fingerprint of a run: its resolved configuration and world size.
+std::string run_fingerprint(const std::string& resolved_config, int64_t world_size);
 // Current UTC time as ISO 8601.
 std::string utc_now_iso();
 

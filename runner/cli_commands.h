@@ -12,7 +12,23 @@ struct RunArgs {
   bool quiet = false;
 };
 
+struct SuiteArgs {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::string db = "results/cedar.db";
+  bool dry_run = false;
+  bool quiet = false;
+};
+
+struct ReportArgs {
+  std::string db;
+  std::string suite;
+  std::string format = "md";
+};
+
 int command_run(const RunArgs& args);
+int command_suite(const SuiteArgs& args);
+int command_report(const ReportArgs& args);
 int command_list();
 std::string version_string();
 // Ends the process with `code`; under MPI with several ranks it aborts the whole job so that no

@@ -105,7 +105,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     rec.world_size = backend.size();
     rec.seed = static_cast<int64_t>(cfg.train.seed);
     rec.config = resolved;
-    rec.config_hash = stable_hash(resolved + "\nworld_size: " + std::to_string(backend.size()));
+    rec.config_hash = run_fingerprint(resolved, backend.size());
     rec.code_version = kCedarVersion;
     rec.host = host_name();
     rec.backend = backend.backend();

@@ -1,4 +1,4 @@
-// cedar: the command-line entry point. Subcommands: run, list.
+// cedar: the command-line entry point. Subcommands: run, suite, report, list.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -20,11 +20,28 @@ int main(int argc, char** argv) {
   run->add_option("--db", run_args.db, "results database")->capture_default_str();
   run->add_flag("--quiet", run_args.quiet, "no progress lines");
 
+  cedar::SuiteArgs suite_args;
+  auto* suite = app.add_subcommand("suite", "run every combination of an experiment's grid, then print the comparison");
+  suite->add_option("experiment", suite_args.experiment, "experiment YAML file with a grid: section")->required();
+  suite->add_option("--set", suite_args.overrides, "override a key in every run (repeatable)");
+  suite->add_option("--db", suite_args.db, "results database")->capture_default_str();
+  suite->add_flag("--dry-run", suite_args.dry_run, "list the runs and their launch commands only");
+  suite->add_flag("--quiet", suite_args.quiet, "no per-epoch progress lines from the runs");
+
+  cedar::ReportArgs report_args;
+  auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");
+  report->add_option("db", report_args.db, "results database")->required();
+  report->add_option("--suite", report_args.suite, "only this suite");
+  report->add_option("--format", report_args.format, "md, csv or tex")
+      ->check(CLI::IsMember({"md", "csv", "tex"}))->capture_default_str();
+
   auto* list = app.add_subcommand("list", "print registered models, datasets and algorithms with their parameters");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) return cedar::command_run(run_args);
+    if (*suite) return cedar::command_suite(suite_args);
+    if (*report) return cedar::command_report(report_args);
     if (*list) return cedar::command_list();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cedar: error: %s\n", e.what());

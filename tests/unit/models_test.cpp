@@ -62,6 +62,12 @@ TEST(ModelsTest, CifarResNetParameterCountsMatchThePaper) {
   EXPECT_EQ(params_of(spec_for("resnet110", 3, 10, 32)), 1727962);
 }
 
+TEST(ModelsTest, LeNet5HasTheClassicCount) {
+  // conv1 156 + conv2 2,416 + fc1 48,120 + fc2 10,164 + fc3 850 = 61,706 (LeCun et al. 1998).
+  EXPECT_EQ(params_of(spec_for("lenet5", 1, 10, 28)), 61706);
+  EXPECT_EQ(params_of(spec_for("lenet5", 1, 10, 32)), 61706);
+}
+
 TEST(ModelsTest, ImageNetResNetParameterCountsMatchTorchvision) {
   EXPECT_EQ(params_of(spec_for("resnet18", 3, 1000, 224)), 11689512);
   EXPECT_EQ(params_of(spec_for("resnet34", 3, 1000, 224)), 21797672);
@@ -85,7 +91,7 @@ TEST(ModelsTest, VggClassifierFollowsImageSize) {
 
 TEST(ModelsTest, CatalogIsOrderedUniqueAndDescribed) {
   const auto& catalog = model_catalog();
-  ASSERT_EQ(catalog.size(), 12u);
+  ASSERT_EQ(catalog.size(), 13u);
   EXPECT_EQ(catalog.front().name, "resnet20");
   EXPECT_EQ(catalog.back().name, "vgg19");
   std::set<std::string> names;

@@ -1,0 +1,201 @@
+#include "reports/comparison.h"
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace cedar {
+namespace {
+
+const char* kRunsQuery = R"SQL(
+SELECT r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world_size, r.seed,
+       COALESCE(r.final_test_accuracy, 0), COALESCE(r.best_test_accuracy, 0),
+       COALESCE(r.wall_seconds, 0),
+       (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.payload_bytes_all), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id)
+FROM runs r
+WHERE (?1 = '' OR r.suite = ?1)
+  AND r.id = (SELECT MAX(r2.id) FROM runs r2
+              WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
+                AND r2.world_size = r.world_size AND r2.status <> 'running')
+ORDER BY r.id
+)SQL";
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string pct(double mean, double sd, int n) {
+  std::string s = fmt("%.2f", 100 * mean);
+  if (n > 1) s += " ± " + fmt("%.2f", 100 * sd);
+  return s;
+}
+
+}  // namespace
+
+std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open results database " + db_path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 60000);
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, kRunsQuery, -1, &st, nullptr) != SQLITE_OK) {
+    std::string msg = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    throw std::runtime_error(db_path + ": not a Cedar results database (" + msg + ")");
+  }
+  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<RunResult> out;
+  auto text = [&](int i) {
+    const unsigned char* t = sqlite3_column_text(st, i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  };
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    RunResult r;
+    r.id = sqlite3_column_int64(st, 0);
+    r.suite = text(1);
+    r.name = text(2);
+    r.algorithm = text(3);
+    r.model = text(4);
+    r.dataset = text(5);
+    r.status = text(6);
+    r.world_size = sqlite3_column_int64(st, 7);
+    r.seed = sqlite3_column_int64(st, 8);
+    r.final_accuracy = sqlite3_column_double(st, 9);
+    r.best_accuracy = sqlite3_column_double(st, 10);
+    r.wall_seconds = sqlite3_column_double(st, 11);
+    r.steps = sqlite3_column_int64(st, 12);
+    r.payload_bytes_per_rank = sqlite3_column_int64(st, 13) / std::max<int64_t>(1, r.world_size);
+    r.bus_bytes = sqlite3_column_int64(st, 14);
+    r.dense_bytes_per_rank = sqlite3_column_int64(st, 15);
+    out.push_back(r);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
+  std::vector<ComparisonRow> rows;
+  std::map<std::string, std::vector<const RunResult*>> groups;
+  std::vector<std::string> order;
+  for (const auto& r : runs) {
+    std::string key = r.name + "\x1f" + r.model + "\x1f" + r.dataset + "\x1f" + std::to_string(r.world_size);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  for (const auto& key : order) {
+    const auto& g = groups[key];
+    ComparisonRow row;
+    row.name = g[0]->name;
+    row.algorithm = g[0]->algorithm;
+    row.model = g[0]->model;
+    row.dataset = g[0]->dataset;
+    row.world_size = g[0]->world_size;
+    row.runs = static_cast<int>(g.size());
+    std::map<std::string, int> status_count;
+    double sum = 0, sum2 = 0, best = 0, wall = 0, payload = 0, bus = 0, dense = 0;
+    for (const auto* r : g) {
+      ++status_count[r->status];
+      if (r->status != "completed") continue;
+      ++row.completed;
+      sum += r->final_accuracy;
+      sum2 += r->final_accuracy * r->final_accuracy;
+      best += r->best_accuracy;
+      wall += r->wall_seconds;
+      payload += double(r->payload_bytes_per_rank);
+      bus += double(r->bus_bytes);
+      dense += double(r->dense_bytes_per_rank);
+    }
+    int n = std::max(1, row.completed);
+    row.final_mean = sum / n;
+    row.final_std = row.completed > 1
+                        ? std::sqrt(std::max(0.0, (sum2 - sum * sum / n) / (row.completed - 1)))
+                        : 0;
+    row.best_mean = best / n;
+    row.wall_mean = wall / n;
+    row.payload_mb = payload / n / 1e6;
+    row.bus_mb = bus / n / 1e6;
+    row.compression = payload > 0 ? dense / payload : 0;
+    for (const auto& [status, count] : status_count)
+      row.statuses += (row.statuses.empty() ? "" : ", ") + std::to_string(count) + " " + status;
+    rows.push_back(row);
+  }
+  for (auto& row : rows)
+    for (const auto& base : rows)
+      if (base.algorithm == "dense" && base.completed > 0 && base.model == row.model &&
+          base.dataset == row.dataset && base.world_size == row.world_size) {
+        row.has_dense = true;
+        row.gap_to_dense = row.final_mean - base.final_mean;
+        break;
+      }
+  return rows;
+}
+
+std::string render_markdown(const std::vector<ComparisonRow>& rows) {
+  std::ostringstream s;
+  s << "| run | algorithm | model | dataset | ranks | final acc % | best acc % | Δ vs dense | "
+       "wall s | sent MB/rank | bus MB/rank | compression | runs |\n";
+  s << "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& r : rows) {
+    s << "| " << r.name << " | " << r.algorithm << " | " << r.model << " | " << r.dataset << " | "
+      << r.world_size << " | " << pct(r.final_mean, r.final_std, r.completed) << " | "
+      << fmt("%.2f", 100 * r.best_mean) << " | "
+      << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "–") << " | "
+      << fmt("%.1f", r.wall_mean) << " | " << fmt("%.3f", r.payload_mb) << " | "
+      << fmt("%.3f", r.bus_mb) << " | "
+      << (r.compression > 0 ? fmt("%.1f×", r.compression) : "–") << " | " << r.statuses << " |\n";
+  }
+  return s.str();
+}
+
+std::string render_csv(const std::vector<ComparisonRow>& rows) {
+  std::ostringstream s;
+  s << "run,algorithm,model,dataset,ranks,final_acc_mean,final_acc_std,best_acc_mean,gap_to_dense,"
+       "wall_seconds,sent_mb_per_rank,bus_mb_per_rank,compression,completed,runs\n";
+  for (const auto& r : rows)
+    s << r.name << "," << r.algorithm << "," << r.model << "," << r.dataset << "," << r.world_size
+      << "," << fmt("%.6f", r.final_mean) << "," << fmt("%.6f", r.final_std) << ","
+      << fmt("%.6f", r.best_mean) << "," << (r.has_dense ? fmt("%.6f", r.gap_to_dense) : "") << ","
+      << fmt("%.3f", r.wall_mean) << "," << fmt("%.6f", r.payload_mb) << ","
+      << fmt("%.6f", r.bus_mb) << "," << fmt("%.3f", r.compression) << "," << r.completed << ","
+      << r.runs << "\n";
+  return s.str();
+}
+
+std::string render_latex(const std::vector<ComparisonRow>& rows) {
+  auto esc = [](std::string t) {
+    std::string o;
+    for (char c : t) {
+      if (c == '_' || c == '%' || c == '&' || c == '#') o += '\\';
+      o += c;
+    }
+    return o;
+  };
+  std::ostringstream s;
+  s << "\\begin{tabular}{lllrrrrrr}\n\\hline\n"
+       "Run & Model & Dataset & Ranks & Final acc.\\ (\\%) & $\\Delta$ vs dense & Wall (s) & "
+       "Sent (MB/rank) & Compression \\\\\n\\hline\n";
+  for (const auto& r : rows) {
+    std::string acc = fmt("%.2f", 100 * r.final_mean);
+    if (r.completed > 1) acc += " $\\pm$ " + fmt("%.2f", 100 * r.final_std);
+    s << esc(r.name) << " & " << esc(r.model) << " & " << esc(r.dataset) << " & " << r.world_size
+      << " & " << acc << " & " << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "--")
+      << " & " << fmt("%.1f", r.wall_mean) << " & " << fmt("%.3f", r.payload_mb) << " & "
+      << (r.compression > 0 ? fmt("%.1f$\\times$", r.compression) : "--") << " \\\\\n";
+  }
+  s << "\\hline\n\\end{tabular}\n";
+  return s.str();
+}
+
+}  // namespace cedar

@@ -1,0 +1,43 @@
+#pragma once
+// The comparison table of a suite, computed from the results database: one row per run name
+// (seeds aggregated as mean ± std), compared with the dense baseline of the same model, dataset
+// and world size. No LibTorch here.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+struct RunResult {
+  int64_t id = 0;
+  std::string suite, name, algorithm, model, dataset, status;
+  int64_t world_size = 1, seed = 0, steps = 0;
+  double final_accuracy = 0, best_accuracy = 0, wall_seconds = 0;
+  int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
+  int64_t bus_bytes = 0;               // rank 0
+  int64_t dense_bytes_per_rank = 0;    // what dense fp32 allreduce would have sent
+};
+
+struct ComparisonRow {
+  std::string name, algorithm, model, dataset;
+  int64_t world_size = 1;
+  int runs = 0, completed = 0;
+  double final_mean = 0, final_std = 0, best_mean = 0;
+  double gap_to_dense = 0;      // final_mean - dense final_mean (accuracy points / 100)
+  bool has_dense = false;
+  double wall_mean = 0;
+  double payload_mb = 0;        // per rank, mean over seeds
+  double bus_mb = 0;
+  double compression = 0;       // dense bytes / bytes sent
+  std::string statuses;         // e.g. "3 completed" or "2 completed, 1 failed"
+};
+
+// The latest run of each (name, seed) in `suite` (all suites when empty).
+std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite);
+std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs);
+
+std::string render_markdown(const std::vector<ComparisonRow>& rows);
+std::string render_csv(const std::vector<ComparisonRow>& rows);
+std::string render_latex(const std::vector<ComparisonRow>& rows);
+
+}  // namespace cedar

@@ -1,0 +1,23 @@
+// `cedar report`: tables from the results database.
+#include <cstdio>
+#include <stdexcept>
+
+#include "reports/comparison.h"
+#include "runner/cli_commands.h"
+
+namespace cedar {
+
+int command_report(const ReportArgs& args) {
+  auto rows = compare_runs(load_runs(args.db, args.suite));
+  if (rows.empty())
+    throw std::runtime_error(args.db + ": no finished runs" +
+                             (args.suite.empty() ? std::string() : " in suite '" + args.suite + "'"));
+  std::string out;
+  if (args.format == "md") out = render_markdown(rows);
+  else if (args.format == "csv") out = render_csv(rows);
+  else out = render_latex(rows);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace cedar

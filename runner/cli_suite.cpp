@@ -1,0 +1,99 @@
+// `cedar suite`: expands a suite's grid, runs what is not yet completed (skipping runs whose
+// resolved configuration and world size already completed in the database), then prints the
+// comparison table.
+#include <chrono>
+#include <cstdio>
+
+#include "algorithms/algorithm.h"
+#include "reports/comparison.h"
+#include "results/store.h"
+#include "runner/cli_commands.h"
+#include "runner/config.h"
+#include "runner/launcher.h"
+#include "runner/run_guard.h"
+#include "runner/suite.h"
+
+namespace cedar {
+namespace {
+
+std::string fingerprint(const std::string& file, const SuiteRun& run) {
+  ExperimentConfig cfg = load_experiment(file, run.overrides);
+  std::string algorithm_yaml;
+  find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
+  return run_fingerprint(resolved_yaml(cfg, algorithm_yaml), run.world_size);
+}
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(" {}[],:'\"") == std::string::npos) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+int command_suite(const SuiteArgs& args) {
+  Suite suite = expand_suite(args.experiment, args.overrides);
+  // Validate every run's algorithm parameters before anything starts.
+  std::vector<std::string> prints;
+  for (const auto& r : suite.runs) prints.push_back(fingerprint(suite.file, r));
+
+  if (args.dry_run) {
+    std::printf("suite '%s': %zu run(s)\n", suite.name.c_str(), suite.runs.size());
+    for (const auto& r : suite.runs) {
+      std::string cmd;
+      for (const auto& a : launch_command(r.world_size, {})) cmd += quote(a) + " ";
+      cmd += suite.file + " --db " + args.db;
+      for (const auto& o : r.overrides) cmd += " --set " + quote(o);
+      std::printf("  %-28s ranks %d seed %llu\n    %s\n", r.name.c_str(), r.world_size,
+                  static_cast<unsigned long long>(r.seed), cmd.c_str());
+    }
+    return 0;
+  }
+
+  int failed = 0;
+  double spent = 0;
+  int launched = 0;
+  for (size_t i = 0; i < suite.runs.size(); ++i) {
+    if (stop_signal()) break;
+    const SuiteRun& r = suite.runs[i];
+    {
+      ResultStore store(args.db);
+      if (store.has_completed(prints[i])) {
+        std::printf("[%zu/%zu] %s (seed %llu): completed earlier, skipped\n", i + 1,
+                    suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
+        continue;
+      }
+    }
+    std::string eta = "";
+    if (launched > 0) {
+      double per_run = spent / launched;
+      eta = " | ETA " + std::to_string(static_cast<int>(per_run * double(suite.runs.size() - i))) + " s";
+    }
+    std::printf("[%zu/%zu] %s on %d rank(s), seed %llu%s\n", i + 1, suite.runs.size(),
+                r.name.c_str(), r.world_size, static_cast<unsigned long long>(r.seed), eta.c_str());
+    std::fflush(stdout);
+    std::vector<std::string> run_args = {suite.file, "--db", args.db};
+    for (const auto& o : r.overrides) {
+      run_args.push_back("--set");
+      run_args.push_back(o);
+    }
+    if (args.quiet) run_args.push_back("--quiet");
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = run_process(launch_command(r.world_size, run_args));
+    spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++launched;
+    if (rc != 0) {
+      ++failed;
+      std::fprintf(stderr, "cedar suite: run '%s' exited with status %d\n", r.name.c_str(), rc);
+    }
+  }
+
+  std::printf("\n## %s\n\n%s", suite.name.c_str(),
+              render_markdown(compare_runs(load_runs(args.db, suite.name))).c_str());
+  std::fflush(stdout);
+  if (stop_signal()) return 128 + stop_signal();
+  return failed ? 3 : 0;
+}
+
+}  // namespace cedar

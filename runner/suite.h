@@ -1,0 +1,35 @@
+#pragma once
+// A suite is an experiment file with a `grid:` section. The grid expands into runs:
+//   grid:
+//     algorithm: [dense, {name: dgc, label: dgc-99.9, sparsity: 0.999}]   # names or mappings
+//     model: [resnet20, vgg16]       # optional, replaces model.name
+//     dataset: [fashion-mnist]       # optional, replaces data.name
+//     world_size: [2, 4]             # MPI ranks per run (default [1])
+//     seed: [1, 2, 3]                # optional, replaces train.seed
+//     overrides: [{optimizer.lr: 0.05}, {optimizer.lr: 0.1}]   # optional --set maps
+// Every combination is one run; its name joins the algorithm label with the model, dataset,
+// world size and override index where those vary. No LibTorch here.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+struct SuiteRun {
+  std::string name;                    // e.g. "dgc-99.9/np4"
+  std::string algorithm_label;
+  int world_size = 1;
+  uint64_t seed = 1;
+  std::vector<std::string> overrides;  // --set assignments that make this run from the file
+};
+
+struct Suite {
+  std::string file;
+  std::string name;  // the file's `suite:` (or `name:`) value
+  std::vector<SuiteRun> runs;
+};
+
+// Expands the grid of `path` (after `extra_overrides`). Throws ConfigError naming file:line:col.
+Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides = {});
+
+}  // namespace cedar

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# End to end: `cedar run` on real Fashion-MNIST data with 2 MPI ranks, the database rows it
+# writes, and the clear errors for a bad configuration and a bad data file.
+# Usage: run_test.sh CEDAR_BINARY SOURCE_DIR
+source "$(dirname "$0")/lib.sh"
+CEDAR="$1"; SRC="$2"
+WORK=$(mktemp -d /tmp/cedar-e2e-run.XXXXXX)
+DB="$WORK/e2e.db"
+trap 'rm -rf "$WORK"' EXIT
+
+cat > "$WORK/small.yaml" <<YAML
+name: e2e-small
+suite: e2e
+model: {name: lenet5}
+data: {name: fashion-mnist, train_limit: 2048, test_limit: 1000}
+train: {epochs: 1, batch_size: 32, threads: 1, seed: 7}
+optimizer: {lr: 0.05, schedule: constant, weight_decay: 0}
+algorithm: dense
+YAML
+
+out=$("${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/small.yaml" --db "$DB" --quiet 2>&1)
+rc=$?
+check "cedar run exits 0 on 2 ranks" equals "$rc" 0
+check "result line printed" contains "$out" "e2e-small"
+check "run completed with world size 2" equals "$(q "SELECT status||','||world_size||','||backend FROM runs")" "completed,2,mpi"
+# 2048 images / (2 ranks x 32) = 32 steps; LeNet-5 at 1x28x28 has 61,706 parameters.
+check "one step row per step" equals "$(q "SELECT COUNT(*) FROM steps")" 32
+check "payload per step = one fp32 allreduce of 61,706 gradients" equals "$(q "SELECT DISTINCT payload_bytes FROM steps")" $((4 * 61706))
+check "bus bytes per step = 2(n-1)/n x payload" equals "$(q "SELECT DISTINCT bus_bytes FROM steps")" $((4 * 61706))
+check "payload summed over both ranks" equals "$(q "SELECT DISTINCT payload_bytes_all FROM steps")" $((2 * 4 * 61706))
+check "cumulative bytes" equals "$(q "SELECT MAX(cum_payload_bytes) FROM steps")" $((32 * 4 * 61706))
+check "dense-equivalent bytes" equals "$(q "SELECT DISTINCT dense_bytes FROM steps")" $((4 * 61706))
+check "one evaluation on all 1000 test images" equals "$(q "SELECT COUNT(*) FROM evals")" 1
+check "accuracy well above chance (10%)" greater "$(q "SELECT final_test_accuracy FROM runs")" 0.5
+check "per-rank totals for both ranks" equals "$(q "SELECT COUNT(*)||','||SUM(payload_bytes) FROM comm_totals WHERE op='allreduce'")" "2,$((2 * 32 * 4 * 61706))"
+check "resolved config stored" contains "$(q "SELECT config FROM runs")" "batch_size: 32"
+check "wall clock increases" equals "$(q "SELECT COUNT(*) FROM steps a JOIN steps b ON b.step = a.step + 1 WHERE b.wall_seconds < a.wall_seconds")" 0
+
+# A typo'd key: one clear error naming file:line:column, non-zero exit, nothing written.
+printf 'name: bad\ntrain:\n  epochs: 1\n  bach_size: 8\n' > "$WORK/typo.yaml"
+out=$("$CEDAR" run "$WORK/typo.yaml" --db "$DB" 2>&1); rc=$?
+check "typo'd key exits non-zero" greater "$rc" 0
+check "error names file:line:column and key" contains "$out" "$WORK/typo.yaml:4:3: unknown key 'train.bach_size'"
+check "no run recorded for a bad config" equals "$(q "SELECT COUNT(*) FROM runs")" 1
+
+# A truncated IDX file: the error names the file.
+mkdir -p "$WORK/bad-mnist"
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+  zcat "/usr/share/datasets/fashion-mnist/$f.gz" | head -c 5000 > "$WORK/bad-mnist/$f"
+done
+out=$("$CEDAR" run "$WORK/small.yaml" --db "$DB" --set data.root="$WORK/bad-mnist" 2>&1); rc=$?
+check "truncated data exits non-zero" greater "$rc" 0
+check "error names the truncated file" contains "$out" "$WORK/bad-mnist/train-"
+check "earlier run intact" equals "$(q "SELECT status FROM runs WHERE id=1")" "completed"
+
+# SIGTERM mid-run: the run is marked failed with the reason, rows already written stay.
+"$CEDAR" run "$WORK/small.yaml" --db "$DB" --quiet --set train.epochs=50 > "$WORK/term.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  [ "$(q "SELECT COUNT(*) FROM steps WHERE run_id > 1")" -gt 0 ] 2>/dev/null && break
+  sleep 0.2
+done
+kill -TERM "$pid"; wait "$pid"; rc=$?
+check "interrupted run exits non-zero" greater "$rc" 0
+check "interrupted run marked failed with the signal" equals "$(q "SELECT status||':'||error FROM runs WHERE id > 1")" "failed:interrupted by SIGTERM"
+check "its committed step rows kept" greater "$(q "SELECT COUNT(*) FROM steps WHERE run_id > 1")" 0
+check "database integrity" equals "$(q "PRAGMA integrity_check")" "ok"
+
+finish
