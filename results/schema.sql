@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS runs (
   code_version  TEXT NOT NULL,
   host          TEXT NOT NULL,
   backend       TEXT NOT NULL,           -- mpi / nccl / inproc / local
+  network       TEXT NOT NULL DEFAULT '',-- network profile of the modeled times
   threads       INTEGER NOT NULL,        -- intra-op threads per rank
   parameters    INTEGER NOT NULL DEFAULT 0,
   start_time    TEXT NOT NULL,           -- ISO 8601 UTC
@@ -48,7 +49,18 @@ CREATE TABLE IF NOT EXISTS steps (
   train_loss        REAL NOT NULL,
   train_accuracy    REAL NOT NULL,
   learning_rate     REAL NOT NULL,
+  latency_steps     INTEGER NOT NULL,    -- alpha terms of the alpha-beta model this step
+  modeled_comm_seconds REAL NOT NULL,    -- alpha-beta time on the run's network profile
   PRIMARY KEY (run_id, step)
+);
+
+-- Values an algorithm reports per step (e.g. LAG's number of uploads, DGC's density).
+CREATE TABLE IF NOT EXISTS step_stats (
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step    INTEGER NOT NULL,
+  key     TEXT NOT NULL,
+  value   REAL NOT NULL,
+  PRIMARY KEY (run_id, step, key)
 );
 
 -- One row per evaluation on the full test set (summed over ranks).

@@ -115,12 +115,12 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
   flush();
   Statement st(db_, path_,
                "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
-               "config_hash, code_version, host, backend, threads, parameters, start_time, status) "
-               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
+               "config_hash, code_version, host, backend, threads, parameters, start_time, network, status) "
+               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
-  st.bind(14, r.parameters).bind(15, utc_now_iso());
+  st.bind(14, r.parameters).bind(15, utc_now_iso()).bind(16, r.network);
   st.run();
   return sqlite3_last_insert_rowid(db_);
 }
@@ -135,14 +135,21 @@ void ResultStore::add_step(int64_t run_id, const StepRow& s) {
 
 void ResultStore::write_pending_steps() {
   if (pending_steps_.empty()) return;
-  Statement st(db_, path_, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement st(db_, path_, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement stat(db_, path_, "INSERT INTO step_stats VALUES (?,?,?,?)");
   for (const auto& [run_id, s] : pending_steps_) {
+    for (const auto& [key, value] : s.stats) {
+      stat.reset();
+      stat.bind(1, run_id).bind(2, s.step).bind(3, key).bind(4, value);
+      stat.run();
+    }
     st.reset();
     st.bind(1, run_id).bind(2, s.step).bind(3, s.epoch).bind(4, s.wall_seconds);
     st.bind(5, s.compute_seconds).bind(6, s.comm_seconds).bind(7, s.payload_bytes);
     st.bind(8, s.bus_bytes).bind(9, s.payload_bytes_all).bind(10, s.cum_payload_bytes);
     st.bind(11, s.cum_bus_bytes).bind(12, s.dense_bytes).bind(13, s.train_loss);
-    st.bind(14, s.train_accuracy).bind(15, s.learning_rate);
+    st.bind(14, s.train_accuracy).bind(15, s.learning_rate).bind(16, s.latency_steps);
+    st.bind(17, s.modeled_comm_seconds);
     st.run();
   }
   pending_steps_.clear();

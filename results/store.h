@@ -24,7 +24,7 @@ struct RunRecord {
   int64_t seed = 0;
   std::string config;       // resolved YAML
   std::string config_hash;
-  std::string code_version, host, backend;
+  std::string code_version, host, backend, network;
   int64_t threads = 1;
   int64_t parameters = 0;
 };
@@ -35,6 +35,9 @@ struct StepRow {
   int64_t payload_bytes = 0, bus_bytes = 0, payload_bytes_all = 0;
   int64_t cum_payload_bytes = 0, cum_bus_bytes = 0, dense_bytes = 0;
   double train_loss = 0, train_accuracy = 0, learning_rate = 0;
+  int64_t latency_steps = 0;
+  double modeled_comm_seconds = 0;
+  std::vector<std::pair<std::string, double>> stats;  // algorithm-reported values (step_stats)
 };
 
 struct EvalRow {

@@ -68,7 +68,8 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   {
     // Top level: the sections plus name/suite; `grid` and `claims` belong to suites.
     YamlLoader top(root, c.source, "",
-                   {"model", "data", "train", "optimizer", "algorithm", "grid", "claims", "description"});
+                   {"model", "data", "train", "optimizer", "network", "algorithm", "grid", "claims",
+                    "description"});
     c.visit_top(top);
     top.finish();
   }
@@ -76,6 +77,7 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   load_params(c.data, root["data"], c.source, "data");
   load_params(c.train, root["train"], c.source, "train");
   load_params(c.optimizer, root["optimizer"], c.source, "optimizer");
+  load_params(c.network, root["network"], c.source, "network");
 
   YAML::Node alg = root["algorithm"];
   c.algorithm_params = YAML::Node(YAML::NodeType::Map);
@@ -123,6 +125,7 @@ std::string resolved_yaml(const ExperimentConfig& c0, const std::string& algorit
   emit_section(out, "data", c.data);
   emit_section(out, "train", c.train);
   emit_section(out, "optimizer", c.optimizer);
+  emit_section(out, "network", c.network);
   out << YAML::Key << "algorithm" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << c.algorithm;
   YAML::Node params = YAML::Load(algorithm_yaml);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "runner/comm/network_model.h"
 #include "runner/params.h"
 
 namespace cedar {
@@ -113,6 +114,17 @@ struct OptimizerConfig {
   }
 };
 
+struct NetworkConfig {
+  std::string profile = "10gbe";
+  bool emulate = false;
+  template <class V>
+  void visit(V& v) {
+    v("profile", profile, "network profile for modeled communication time",
+      one_of(network_profile_names()));
+    v("emulate", emulate, "sleep so that each step's communication takes the modeled time");
+  }
+};
+
 struct ExperimentConfig {
   std::string name = "run";
   std::string suite = "";
@@ -120,6 +132,7 @@ struct ExperimentConfig {
   DataConfig data;
   TrainConfig train;
   OptimizerConfig optimizer;
+  NetworkConfig network;
   std::string algorithm = "dense";
   YAML::Node algorithm_params;  // the algorithm's own keys, parsed by its plugin
   Source source;

@@ -109,6 +109,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     rec.code_version = kCedarVersion;
     rec.host = host_name();
     rec.backend = backend.backend();
+    rec.network = cfg.network.profile;
     rec.threads = threads;
     rec.parameters = count_parameters(*model);
     outcome.run_id = store->begin_run(rec);

@@ -1,6 +1,6 @@
 #pragma once
 // Learning rate as a function of (fractional) epoch: large-batch scaling of the base rate, linear
-// warm-up, then constant / step / cosine decay. No LibTorch here.
+// warm-up, then constant / step / cosine / polynomial decay. No LibTorch here.
 #include "runner/config.h"
 
 namespace cedar {

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cedar {
@@ -63,7 +64,11 @@ class YamlDumper {
   explicit YamlDumper(YAML::Emitter& out) : out_(out) {}
   template <class T>
   void operator()(const char* key, T& value, const char* doc, const Bound& bound = {}) {
-    out_ << YAML::Key << key << YAML::Value << value;
+    if constexpr (std::is_floating_point_v<T>) {
+      out_ << YAML::Key << key << YAML::Value << YAML::Precision(15) << value;
+    } else {
+      out_ << YAML::Key << key << YAML::Value << value;
+    }
   }
 
  private:
@@ -79,6 +84,7 @@ class DocCollector {
   template <class T>
   void operator()(const char* key, T& value, const char* doc, const Bound& bound = {}) {
     YAML::Emitter e;
+    if constexpr (std::is_floating_point_v<T>) e << YAML::Precision(15);
     e << YAML::Flow << value;
     docs.push_back({key, e.c_str(), doc, bound.describe()});
   }

@@ -32,7 +32,8 @@ std::vector<YAML::Node> list_of(const YAML::Node& grid, const char* key, const S
 
 struct AlgorithmChoice {
   std::string label;
-  std::string assignment;  // algorithm={...}
+  std::string assignment;         // algorithm={...}
+  std::vector<std::string> extra;  // the entry's `set:` overrides (e.g. its own learning rate)
 };
 
 AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
@@ -42,11 +43,21 @@ AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
                       ": grid.algorithm: each entry is a name or a mapping with 'name'");
   YAML::Node copy(YAML::NodeType::Map);
   std::string label = item["name"].as<std::string>();
+  std::vector<std::string> extra;
   for (const auto& kv : item) {
-    if (kv.first.as<std::string>() == "label") label = kv.second.as<std::string>();
-    else copy[kv.first] = kv.second;
+    const std::string key = kv.first.as<std::string>();
+    if (key == "label") {
+      label = kv.second.as<std::string>();
+    } else if (key == "set") {
+      if (!kv.second.IsMap())
+        throw ConfigError(where(src, "grid.algorithm.set", kv.second) +
+                          ": grid.algorithm.set: expected a mapping of dotted keys to values");
+      for (const auto& o : kv.second) extra.push_back(o.first.as<std::string>() + "=" + flow(o.second));
+    } else {
+      copy[kv.first] = kv.second;
+    }
   }
-  return {label, "algorithm=" + flow(copy)};
+  return {label, "algorithm=" + flow(copy), extra};
 }
 
 }  // namespace
@@ -133,6 +144,7 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
               if (sweeps.size() > 1) r.name += "/o" + std::to_string(o);
               r.overrides = extra_overrides;
               if (!a.assignment.empty()) r.overrides.push_back(a.assignment);
+              for (const auto& e : a.extra) r.overrides.push_back(e);
               if (!m.empty()) r.overrides.push_back("model.name=" + m);
               if (!d.empty()) r.overrides.push_back("data.name=" + d);
               for (const auto& s : sweeps[o]) r.overrides.push_back(s);

@@ -1,7 +1,8 @@
 #pragma once
 // A suite is an experiment file with a `grid:` section. The grid expands into runs:
 //   grid:
-//     algorithm: [dense, {name: dgc, label: dgc-99.9, sparsity: 0.999}]   # names or mappings
+//     algorithm: [dense, {name: dgc, label: dgc-99.9, sparsity: 0.999},   # names or mappings;
+//                 {name: signsgd, set: {optimizer.lr: 0.001}}]         # set: overrides for it alone
 //     model: [resnet20, vgg16]       # optional, replaces model.name
 //     dataset: [fashion-mnist]       # optional, replaces data.name
 //     world_size: [2, 4]             # MPI ranks per run (default [1])

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <thread>
 
 #include "runner/buckets.h"
 #include "runner/evaluator.h"
@@ -35,7 +36,8 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
                  int64_t run_id, torch::Device device, bool quiet)
     : cfg_(cfg), model_(std::move(model)), data_(data), algorithm_(std::move(algorithm)),
       comm_(comm), control_(control), store_(store), run_id_(run_id), device_(device),
-      quiet_(quiet) {
+      quiet_(quiet),
+      network_(find_network_profile(cfg.network.profile)) {
   for (auto& p : model_->named_parameters()) params_.push_back({p.key(), p.value()});
   for (auto& b : model_->named_buffers()) buffers_.push_back({b.key(), b.value()});
   int64_t numel = 0;
@@ -115,6 +117,9 @@ RunSummary Trainer::run() {
       optimizer->step(ctx.lr);
       algorithm_->after_step(params_, buffers_, comm_, ctx);
       const CommCounters step_comm = comm_.step();
+      const double modeled = network_.seconds(step_comm.latency_steps, step_comm.bus_bytes);
+      if (cfg_.network.emulate && modeled > step_comm.seconds)
+        std::this_thread::sleep_for(std::chrono::duration<double>(modeled - step_comm.seconds));
       double step_time = now_seconds() - t0;
 
       // Harness bookkeeping (unmetered): loss, correct, count and payload summed over ranks.
@@ -132,8 +137,10 @@ RunSummary Trainer::run() {
       es.loss_sum += s[0];
       es.correct += s[1];
       es.count += s[2];
-      es.comm += step_comm.seconds;
-      es.compute += step_time - step_comm.seconds;
+      const double comm_seconds = cfg_.network.emulate ? std::max(modeled, step_comm.seconds)
+                                                       : step_comm.seconds;
+      es.comm += comm_seconds;
+      es.compute += step_time - comm_seconds;
       ++es.steps;
       cum_payload_ += step_comm.payload_bytes;
       cum_bus_ += step_comm.bus_bytes;
@@ -143,8 +150,8 @@ RunSummary Trainer::run() {
         row.step = step_;
         row.epoch = epoch;
         row.wall_seconds = now_seconds() - start_;
-        row.compute_seconds = step_time - step_comm.seconds;
-        row.comm_seconds = step_comm.seconds;
+        row.compute_seconds = step_time - comm_seconds;
+        row.comm_seconds = comm_seconds;
         row.payload_bytes = step_comm.payload_bytes;
         row.bus_bytes = step_comm.bus_bytes;
         row.payload_bytes_all = static_cast<int64_t>(s[3]);
@@ -154,6 +161,9 @@ RunSummary Trainer::run() {
         row.train_loss = s[0] / s[2];
         row.train_accuracy = s[1] / s[2];
         row.learning_rate = ctx.lr;
+        row.stats.assign(ctx.stats.begin(), ctx.stats.end());
+        row.latency_steps = step_comm.latency_steps;
+        row.modeled_comm_seconds = modeled;
         store_->add_step(run_id_, row);
       }
       ++step_;

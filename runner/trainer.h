@@ -9,6 +9,7 @@
 #include "models/model.h"
 #include "results/store.h"
 #include "runner/comm/metered_communicator.h"
+#include "runner/comm/network_model.h"
 #include "runner/config.h"
 
 namespace cedar {
@@ -53,6 +54,7 @@ class Trainer {
   int64_t run_id_;
   torch::Device device_;
   bool quiet_;
+  NetworkProfile network_;
 
   std::vector<NamedTensor> params_, buffers_;
   std::vector<GradBucket> buckets_;

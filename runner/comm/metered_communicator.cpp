@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "runner/comm/bus_bytes.h"
+#include "runner/comm/network_model.h"
 
 namespace cedar {
 namespace {
@@ -20,12 +21,13 @@ void CommCounters::add(const CommCounters& o) {
   elements += o.elements;
   payload_bytes += o.payload_bytes;
   bus_bytes += o.bus_bytes;
+  latency_steps += o.latency_steps;
   seconds += o.seconds;
 }
 
 void MeteredCommunicator::record(const char* op, int64_t elements, int64_t payload, int64_t bus,
-                                 double seconds) {
-  CommCounters c{1, elements, payload, bus, seconds};
+                                 int64_t latency, double seconds) {
+  CommCounters c{1, elements, payload, bus, latency, seconds};
   step_.add(c);
   totals_[op].add(c);
 }
@@ -34,7 +36,8 @@ void MeteredCommunicator::allreduce_sum(at::Tensor& t) {
   auto t0 = Clock::now();
   inner_.allreduce_sum(t);
   int64_t b = nbytes(t);
-  record("allreduce", t.numel(), size() > 1 ? b : 0, allreduce_bus_bytes(b, size()), since(t0));
+  record("allreduce", t.numel(), size() > 1 ? b : 0, allreduce_bus_bytes(b, size()),
+         allreduce_latency_steps(size()), since(t0));
 }
 
 at::Tensor MeteredCommunicator::allgather(const at::Tensor& t) {
@@ -42,7 +45,7 @@ at::Tensor MeteredCommunicator::allgather(const at::Tensor& t) {
   at::Tensor out = inner_.allgather(t);
   int64_t b = nbytes(t);
   record("allgather", t.numel(), size() > 1 ? b : 0, allgather_bus_bytes(b * size(), size()),
-         since(t0));
+         allgather_latency_steps(size()), since(t0));
   return out;
 }
 
@@ -54,7 +57,9 @@ std::vector<at::Tensor> MeteredCommunicator::allgatherv(const at::Tensor& t) {
   // The count exchange: one int64 per rank.
   int64_t counts = 8 * static_cast<int64_t>(size());
   int64_t payload = size() > 1 ? nbytes(t) + 8 : 0;
-  record("allgatherv", t.numel(), payload, allgather_bus_bytes(total + counts, size()), since(t0));
+  // Two allgathers: the counts, then the data.
+  record("allgatherv", t.numel(), payload, allgather_bus_bytes(total + counts, size()),
+         2 * allgather_latency_steps(size()), since(t0));
   return out;
 }
 
@@ -63,13 +68,13 @@ void MeteredCommunicator::broadcast(at::Tensor& t, int root) {
   inner_.broadcast(t, root);
   int64_t b = nbytes(t);
   record("broadcast", t.numel(), (size() > 1 && rank() == root) ? b : 0,
-         broadcast_bus_bytes(b, size()), since(t0));
+         broadcast_bus_bytes(b, size()), broadcast_latency_steps(size()), since(t0));
 }
 
 void MeteredCommunicator::barrier() {
   auto t0 = Clock::now();
   inner_.barrier();
-  record("barrier", 0, 0, 0, since(t0));
+  record("barrier", 0, 0, 0, allgather_latency_steps(size()), since(t0));
 }
 
 }  // namespace cedar

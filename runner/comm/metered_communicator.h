@@ -13,6 +13,7 @@ struct CommCounters {
   int64_t elements = 0;
   int64_t payload_bytes = 0;
   int64_t bus_bytes = 0;
+  int64_t latency_steps = 0;  // alpha terms of the cost model (network_model.h)
   double seconds = 0;
   void add(const CommCounters& o);
 };
@@ -36,7 +37,8 @@ class MeteredCommunicator final : public Communicator {
   Communicator& inner() { return inner_; }
 
  private:
-  void record(const char* op, int64_t elements, int64_t payload, int64_t bus, double seconds);
+  void record(const char* op, int64_t elements, int64_t payload, int64_t bus, int64_t latency,
+              double seconds);
   Communicator& inner_;
   CommCounters step_;
   std::map<std::string, CommCounters> totals_;

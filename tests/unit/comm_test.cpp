@@ -5,6 +5,7 @@
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
+#include "runner/comm/network_model.h"
 
 namespace cedar {
 namespace {
@@ -56,11 +57,23 @@ TEST_P(Collectives, ResultsAndExactByteCounts) {
     EXPECT_EQ(tot.at("broadcast").payload_bytes, r == n - 1 ? 40 : 0);
     EXPECT_EQ(tot.at("broadcast").bus_bytes, 40);
     EXPECT_EQ(comm.step().calls, 4);
+    // alpha terms: allreduce 2(n-1), allgather n-1, allgatherv 2(n-1), broadcast ceil(log2 n)
+    int64_t log2n = n <= 1 ? 0 : n <= 2 ? 1 : 2;
+    EXPECT_EQ(comm.step().latency_steps, 2 * (n - 1) + (n - 1) + 2 * (n - 1) + log2n);
     EXPECT_EQ(comm.step().payload_bytes, 40 + 12 + 8 * r + 8 + (r == n - 1 ? 40 : 0));
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, ::testing::Values(1, 2, 3, 4));
+
+TEST(NetworkModel, AlphaBetaCostOfARingAllreduce) {
+  const NetworkProfile& gbe = find_network_profile("1gbe");
+  // 4 ranks, 1 MB: 2(P-1) = 6 latency steps and 2(P-1)/P * 1e6 = 1.5e6 bus bytes.
+  double t = gbe.seconds(allreduce_latency_steps(4), allreduce_bus_bytes(1000000, 4));
+  EXPECT_NEAR(t, 6 * 50e-6 + 1.5e6 * 8e-9, 1e-12);
+  EXPECT_LT(find_network_profile("100gbe").seconds(6, 1500000), t / 50);
+  EXPECT_THROW(find_network_profile("token-ring"), std::invalid_argument);
+}
 
 TEST(BusBytes, NcclTestsFactors) {
   EXPECT_EQ(allreduce_bus_bytes(1000, 4), 1500);  // 2*3/4

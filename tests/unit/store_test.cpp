@@ -66,6 +66,7 @@ TEST(Store, RunLifecycleAndRows) {
       r.step = i;
       r.payload_bytes = 100;
       r.cum_payload_bytes = 100 * (i + 1);
+      if (i % 2 == 0) r.stats = {{"uploads", double(i % 3)}, {"density", 0.01}};
       s.add_step(id, r);
     }
     EvalRow e;
@@ -74,6 +75,8 @@ TEST(Store, RunLifecycleAndRows) {
     s.add_eval(id, e);  // commits pending steps too
     EXPECT_EQ(query(path, "SELECT COUNT(*) FROM steps"), 120);
     EXPECT_EQ(query(path, "SELECT MAX(cum_payload_bytes) FROM steps"), 12000);
+    EXPECT_EQ(query(path, "SELECT COUNT(*) FROM step_stats WHERE key='uploads'"), 60);
+    EXPECT_EQ(query(path, "SELECT SUM(value) FROM step_stats WHERE key='uploads'"), 60);
     RunSummary sum;
     sum.final_test_accuracy = 0.5;
     s.finish_run(id, "completed", "", sum);

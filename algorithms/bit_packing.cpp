@@ -1,0 +1,122 @@
+#include "algorithms/bit_packing.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace cedar {
+namespace {
+
+void check_bits(int bits) {
+  if (bits < 1 || bits > kMaxPackedBits)
+    throw std::invalid_argument("bit packing: bits must be in [1, " +
+                                std::to_string(kMaxPackedBits) + "], got " + std::to_string(bits));
+}
+
+// Returns the OR of every code (to check the range once, outside the loop).
+template <class T>
+uint64_t pack_codes(const T* in, int64_t n, int bits, uint8_t* out) {
+  uint64_t all = 0;
+  if (8 % bits == 0) {
+    // Whole codes per byte (b = 1, 2, 4, 8): one byte per group, no carry between bytes.
+    const int per = 8 / bits;
+    const int64_t full = n / per;
+    for (int64_t j = 0; j < full; ++j) {
+      const T* g = in + j * per;
+      uint32_t byte = 0;
+      for (int k = 0; k < per; ++k) {
+        uint64_t c = static_cast<uint64_t>(g[k]);
+        all |= c;
+        byte |= static_cast<uint32_t>(c & 0xff) << (k * bits);
+      }
+      out[j] = static_cast<uint8_t>(byte);
+    }
+    if (full * per < n) {
+      uint32_t byte = 0;
+      for (int64_t i = full * per; i < n; ++i) {
+        uint64_t c = static_cast<uint64_t>(in[i]);
+        all |= c;
+        byte |= static_cast<uint32_t>(c & 0xff) << ((i - full * per) * bits);
+      }
+      out[full] = static_cast<uint8_t>(byte);
+    }
+    return all;
+  }
+  BitWriter w(out, bits);
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t c = static_cast<uint64_t>(in[i]);
+    all |= c;
+    w.put(static_cast<uint32_t>(c & mask));
+  }
+  w.finish();
+  return all;
+}
+
+template <class T>
+void unpack_codes(const uint8_t* in, int64_t n, int bits, T* out) {
+  if (8 % bits == 0) {
+    const int per = 8 / bits;
+    const uint32_t mask = (1u << bits) - 1;
+    const int64_t full = n / per;
+    for (int64_t j = 0; j < full; ++j) {
+      const uint32_t byte = in[j];
+      T* g = out + j * per;
+      for (int k = 0; k < per; ++k) g[k] = static_cast<T>((byte >> (k * bits)) & mask);
+    }
+    for (int64_t i = full * per; i < n; ++i)
+      out[i] = static_cast<T>((in[full] >> ((i - full * per) * bits)) & mask);
+    return;
+  }
+  BitReader r(in, bits);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(r.get());
+}
+
+}  // namespace
+
+at::Tensor pack_bits(const at::Tensor& codes, int bits) {
+  check_bits(bits);
+  at::Tensor c = codes.contiguous().cpu().reshape({-1});
+  const int64_t n = c.numel();
+  at::Tensor out = at::empty({packed_bytes(n, bits)}, at::kByte);
+  uint8_t* o = out.data_ptr<uint8_t>();
+  uint64_t all = 0;
+  switch (c.scalar_type()) {
+    case at::kBool: all = pack_codes(c.data_ptr<bool>(), n, bits, o); break;
+    case at::kByte: all = pack_codes(c.data_ptr<uint8_t>(), n, bits, o); break;
+    case at::kChar: all = pack_codes(c.data_ptr<int8_t>(), n, bits, o); break;
+    case at::kShort: all = pack_codes(c.data_ptr<int16_t>(), n, bits, o); break;
+    case at::kInt: all = pack_codes(c.data_ptr<int32_t>(), n, bits, o); break;
+    case at::kLong: all = pack_codes(c.data_ptr<int64_t>(), n, bits, o); break;
+    default:
+      throw std::invalid_argument(std::string("pack_bits: codes must be an integer tensor, got ") +
+                                  c10::toString(c.scalar_type()));
+  }
+  if (all >> bits)
+    throw std::invalid_argument("pack_bits: a code does not fit in " + std::to_string(bits) +
+                                " bits (codes must be in [0, 2^bits))");
+  return out;
+}
+
+at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits) {
+  check_bits(bits);
+  if (bytes.scalar_type() != at::kByte || bytes.numel() != packed_bytes(n, bits))
+    throw std::invalid_argument("unpack_bits: expected " + std::to_string(packed_bytes(n, bits)) +
+                                " uint8 bytes for " + std::to_string(n) + " codes of " +
+                                std::to_string(bits) + " bits, got " +
+                                std::to_string(bytes.numel()) + " of " +
+                                c10::toString(bytes.scalar_type()));
+  at::Tensor in = bytes.contiguous().cpu();
+  const uint8_t* p = in.data_ptr<uint8_t>();
+  if (bits <= 8) {
+    at::Tensor out = at::empty({n}, at::kByte);
+    unpack_codes(p, n, bits, out.data_ptr<uint8_t>());
+    return out;
+  }
+  at::Tensor out = at::empty({n}, at::kInt);
+  unpack_codes(p, n, bits, out.data_ptr<int32_t>());
+  return out;
+}
+
+}  // namespace cedar

@@ -1,0 +1,159 @@
+// LAG-WK: Chen, Giannakis, Sun, Yin, "LAG: Lazily Aggregated Gradient for Communication-Efficient
+// Distributed Learning", NeurIPS 2018 (the worker-side rule, LAG-WK).
+//
+// Worker m keeps its last upload g^_m = ∇_m(θ^_m). At step k it computes ∇_m(θ^k) and uploads only if
+//   ‖∇_m(θ^_m) − ∇_m(θ^k)‖² > (1/(α²M²)) · Σ_{d=1..D} ξ_d ‖θ^{k+1−d} − θ^{k−d}‖²,   ξ_d = ξ/D,
+// otherwise every rank reuses its last upload. The aggregate is updated with the uploaders' deltas
+//   ∇^k = ∇^{k−1} + Σ_{uploaders} (∇_m(θ^k) − ∇_m(θ^_m)).
+//
+// Normalisation. The paper minimises L = Σ_m L_m with θ^{k+1} = θ^k − α ∇^k (a SUM of the M
+// workers' gradients). Cedar's optimizer applies lr η to the AVERAGE, so here
+//   ∇^k = ∇^{k−1} + (1/P) Σ_{uploaders} (∇_m(θ^k) − ∇_m(θ^_m)),
+// the same iterates with α = η/P, and the paper's threshold 1/(α²M²) becomes 1/η²:
+//   upload  ⇔  ‖∇_m(θ^_m) − ∇_m(θ^k)‖² > (ξ/D) · Σ_{d=1..D} ‖θ^{k+1−d} − θ^{k−d}‖² / η².
+// (Writing 1/(η²P²) with the average would make the rule P² times stricter than the paper's.)
+// The authors' reference code uses the same form: thrd = 1/(stepsize²·M²)/D with a summed
+// aggregate.
+//
+// The rule is per worker over the WHOLE model: the gradients of every bucket are collected and the
+// decision and exchange happen once, when the step's last bucket arrives (the trainer reduces all
+// buckets before the optimizer step). θ history: ‖θ^{k+1} − θ^k‖² is measured in after_step (the
+// parameters after the optimizer step, identical on all ranks since everyone applies the same
+// aggregate); missing history (k < D) counts as zero. The first step everyone uploads.
+// Exchange: one allgatherv per step; uploaders contribute their delta (4 bytes per element),
+// non-uploaders an empty tensor, so a skipped upload costs zero gradient bytes (the allgatherv's
+// 8-byte length per rank is still metered). ctx.stats["uploads"]: uploaders this step.
+//
+// Momentum: none (applies_momentum() is true, so the optimizer takes plain SGD steps, as the
+// paper's gradient-descent iteration does).
+//
+// Hyper-parameters:
+//   history (10)  D, the number of past parameter moves in the threshold (paper: D = 10).
+//   xi (1)        ξ, with ξ_d = ξ/D (the paper's experiments: ξ_d = 1/D).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+namespace {
+
+struct LagParams {
+  int64_t history = 10;
+  double xi = 1.0;
+  template <class V>
+  void visit(V& v) {
+    v("history", history, "D: past parameter moves in the upload threshold (paper: 10)", at_least(1));
+    v("xi", xi, "xi: threshold weight, xi_d = xi/D for d = 1..D (paper: 1)", at_least(0));
+  }
+};
+
+class Lag final : public Algorithm {
+ public:
+  explicit Lag(const LagParams& p) : p_(p) {}
+
+  void setup(const std::vector<NamedTensor>& params, Communicator&) override {
+    num_params_ = params.size();
+    previous_.clear();
+    for (const auto& p : params) previous_.push_back(p.tensor.detach().clone());
+  }
+
+  void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    if (num_params_ == 0) throw std::logic_error("lag: setup() must run before reduce_gradients");
+    pending_.push_back(&bucket);
+    seen_ += bucket.entries.size();
+    if (seen_ < num_params_) return;
+    std::sort(pending_.begin(), pending_.end(),
+              [](const GradBucket* a, const GradBucket* b) { return a->index < b->index; });
+    exchange(comm, ctx);
+    pending_.clear();
+    seen_ = 0;
+  }
+
+  // LAG is defined for plain gradient steps θ^{k+1} = θ^k − α∇^k: its trigger weighs gradient
+  // changes against parameter moves, which heavy-ball momentum would inflate by up to
+  // 1/(1−m)² and so silence every upload. The optimizer therefore runs without momentum.
+  bool applies_momentum() const override { return true; }
+
+  void after_step(const std::vector<NamedTensor>& params, const std::vector<NamedTensor>&,
+                  Communicator&, StepContext&) override {
+    double moved = 0;
+    for (size_t i = 0; i < params.size() && i < previous_.size(); ++i) {
+      moved += (params[i].tensor.detach() - previous_[i]).to(at::kDouble).square().sum().item<double>();
+      previous_[i].copy_(params[i].tensor.detach());
+    }
+    moves_.push_front(moved);
+    if (static_cast<int64_t>(moves_.size()) > p_.history) moves_.pop_back();
+  }
+
+ private:
+  // (ξ/D) Σ_d ‖θ^{k+1−d} − θ^{k−d}‖² / η²; a non-positive lr gives 0 (always upload).
+  double threshold(double lr) const {
+    if (lr <= 0) return 0;
+    double sum = 0;
+    for (double m : moves_) sum += m;
+    return p_.xi / double(p_.history) * sum / (lr * lr);
+  }
+
+  void exchange(Communicator& comm, StepContext& ctx) {
+    std::vector<at::Tensor> flats;
+    for (const auto* b : pending_) flats.push_back(b->flat);
+    at::Tensor g = at::cat(flats);
+    if (!last_upload_.defined()) {
+      last_upload_ = at::zeros_like(g);
+      aggregate_ = at::zeros_like(g);
+    }
+    at::Tensor delta = g - last_upload_;
+    const double change = delta.to(at::kDouble).square().sum().item<double>();
+    const bool upload = first_ || change > threshold(ctx.lr);
+    first_ = false;
+
+    std::vector<at::Tensor> parts = comm.allgatherv(upload ? delta : at::empty({0}, g.options()));
+    at::Tensor sum = at::zeros_like(g);
+    int64_t uploads = 0;
+    for (const auto& part : parts) {
+      if (part.numel() == 0) continue;
+      sum.add_(part.to(g.device()));
+      ++uploads;
+    }
+    aggregate_.add_(sum.div_(static_cast<double>(comm.size())));
+    if (upload) last_upload_.copy_(g);
+
+    int64_t off = 0;
+    for (auto* b : pending_) {
+      b->flat.copy_(aggregate_.narrow(0, off, b->flat.numel()));
+      off += b->flat.numel();
+    }
+    ctx.stats["uploads"] = static_cast<double>(uploads);
+    ctx.stats["lag_uploaded"] = upload ? 1.0 : 0.0;
+    ctx.stats["lag_threshold"] = threshold(ctx.lr);
+    ctx.stats["lag_change"] = change;
+  }
+
+  LagParams p_;
+  size_t num_params_ = 0;
+  size_t seen_ = 0;
+  bool first_ = true;
+  std::vector<GradBucket*> pending_;
+  at::Tensor last_upload_;  // ∇_m(θ^_m), all buckets concatenated in bucket order
+  at::Tensor aggregate_;    // ∇^k (the average), same layout
+  std::vector<at::Tensor> previous_;  // θ^k, to measure the next move
+  std::deque<double> moves_;          // ‖θ^{k+1−d} − θ^{k−d}‖², d = 1 first
+};
+
+}  // namespace
+
+AlgorithmInfo lag_algorithm() {
+  return algorithm_info<Lag, LagParams>(
+      "lag",
+      "LAG-WK: a worker re-uploads its gradient only when it changed more than the recent "
+      "parameter moves allow; everyone else's last upload is reused",
+      "Chen, Giannakis, Sun, Yin, NeurIPS 2018");
+}
+
+}  // namespace cedar

@@ -1,0 +1,128 @@
+// Random-k sparsification with error feedback.
+// Paper: S. U. Stich, J.-B. Cordonnier, M. Jaggi, "Sparsified SGD with Memory", NeurIPS 2018
+// (rand_k, the random counterpart of top_k in the same analysis).
+//
+// Rule, per gradient tensor of d coordinates (memory e, starts at 0):
+//   p  = g + e;   S = k = ⌈ratio·d⌉ distinct coordinates drawn uniformly at random;
+//   s  = p restricted to S;   e' = p − s   (error feedback; off: s = g restricted to S, no memory)
+// The workers' s are averaged and the optimizer applies the average. The memory is rescaled by
+// η_old/η_new when the learning rate changes (the paper keeps it in units of η·g; see
+// rescale_memory_for_lr in sparse_exchange.h).
+//
+// Randomness: S comes from make_generator(seed, r, step, bucket index) and is drawn tensor by
+// tensor in bucket order, so a run is reproducible from (config, seed, world size).
+//   shared_indices: true (default) — r = 0 on every rank, so all ranks draw the SAME S. Only the
+//     k values travel, and since they sit at the same coordinates they are summed with one
+//     allreduce per bucket: 4·Σ_i k_i payload bytes per bucket (the GRACE convention).
+//   shared_indices: false — r = the rank, independent S per rank; (index, value) pairs travel in
+//     one allgather per bucket: 8·Σ_i k_i payload bytes per bucket.
+//
+// Hyper-parameters:
+//   ratio           fraction of coordinates sent per tensor, k = ⌈ratio·d⌉   (default 0.01)
+//   error_feedback  keep the unsent remainder in a memory                     (default true)
+//   shared_indices  all ranks draw the same coordinates (values-only allreduce) (default true)
+#include <ATen/ATen.h>
+
+#include <map>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/compressed_exchange.h"
+#include "algorithms/error_feedback.h"
+#include "algorithms/sparse_exchange.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+
+at::Tensor RandomKCompressor::select(const at::Tensor& x, at::Generator& gen) {
+  const int64_t n = x.numel();
+  const int64_t k = keep_count(n, ratio_);
+  if (k >= n) return at::arange(n, at::kLong);
+  at::Tensor idx = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong)).narrow(0, 0, k);
+  return std::get<0>(at::sort(idx));
+}
+
+namespace {
+
+Bound unit_fraction() {
+  Bound b = in_range(0, 1);
+  b.lo_open = true;
+  return b;
+}
+
+struct RandomKParams {
+  double ratio = 0.01;
+  bool error_feedback = true;
+  bool shared_indices = true;
+  template <class V>
+  void visit(V& v) {
+    v("ratio", ratio,
+      "fraction of each tensor's coordinates sent (uniformly random), k = ceil(ratio*d)",
+      unit_fraction());
+    v("error_feedback", error_feedback, "add the unsent remainder to the next gradient (memory)");
+    v("shared_indices", shared_indices,
+      "all ranks draw the same coordinates from the run seed and send values only (allreduce)");
+  }
+};
+
+class RandomK final : public Algorithm {
+ public:
+  explicit RandomK(const RandomKParams& p)
+      : params_(p), compressor_(p.ratio, /*values_only=*/p.shared_indices) {}
+
+  void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    ErrorFeedback* memory = params_.error_feedback ? &memory_ : nullptr;
+    if (memory) rescale_memory_for_lr(memory_, bucket, last_lr_, ctx.lr);
+    const int stream_rank = params_.shared_indices ? 0 : comm.rank();
+    at::Generator gen = make_generator(ctx.seed, stream_rank, ctx.step, bucket.index);
+    int64_t bytes = 0;
+    if (params_.shared_indices) {
+      bytes = reduce_shared(bucket, comm, memory, gen);
+    } else {
+      bytes = exchange_compressed(bucket, comm, compressor_, memory, gen).payload_bytes;
+    }
+    ctx.stats["randomk.payload_bytes"] += static_cast<double>(bytes);
+  }
+
+ private:
+  // Same coordinates on every rank: allreduce the values, average, scatter.
+  int64_t reduce_shared(GradBucket& bucket, Communicator& comm, ErrorFeedback* memory,
+                        at::Generator& gen) {
+    std::vector<at::Tensor> values, indices;
+    for (auto& e : bucket.entries) {
+      at::Tensor g = e.grad.reshape({-1});
+      at::Tensor payload =
+          memory ? memory->compress(e.name, g, compressor_, gen) : compressor_.compress(g, gen);
+      values.push_back(from_bytes(payload, at::kFloat));
+      indices.push_back(compressor_.last_indices());
+    }
+    at::Tensor sum = at::cat(values);
+    comm.allreduce_sum(sum);
+    if (comm.size() > 1) sum.div_(comm.size());
+    int64_t off = 0;
+    for (size_t i = 0; i < bucket.entries.size(); ++i) {
+      at::Tensor flat = bucket.entries[i].grad.view({-1});
+      const int64_t k = indices[i].numel();
+      flat.zero_();
+      flat.index_put_({indices[i].to(flat.device())}, sum.narrow(0, off, k).to(flat.device()));
+      off += k;
+    }
+    return 4 * sum.numel();
+  }
+
+  RandomKParams params_;
+  RandomKCompressor compressor_;
+  ErrorFeedback memory_;
+  std::map<int64_t, double> last_lr_;
+};
+
+}  // namespace
+
+AlgorithmInfo randomk_algorithm() {
+  return algorithm_info<RandomK, RandomKParams>(
+      "randomk",
+      "random-k sparsification with error feedback: send k random coordinates of g+e per tensor",
+      "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
+}
+
+}  // namespace cedar

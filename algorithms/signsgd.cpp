@@ -1,0 +1,108 @@
+// signSGD with majority vote — Bernstein, Wang, Azizzadenesheli, Anandkumar, "signSGD: Compressed
+// Optimisation for Non-Convex Problems", ICML 2018; Bernstein, Zhao, Azizzadenesheli, Anandkumar,
+// "signSGD with Majority Vote is Communication Efficient and Fault Tolerant", ICLR 2019.
+//
+// Rule (Signum with majority vote, Algorithm 1 of the 2019 paper), per worker m and parameter x:
+//   v_m ← (1 − β)·g_m + β·v_m            (local momentum, kept by this algorithm; v starts at 0)
+//   send sign(v_m)                         (1 bit per element)
+//   V = sign(Σ_m sign(v_m))                (majority vote, computed by every rank)
+//   x ← x − η·(V + λ·x)                    (the optimizer: lr η, weight decay λ, NO momentum)
+// β = 0 is plain signSGD with majority vote. The vote is the update direction written to the
+// gradients; the optimizer multiplies it by its learning rate and adds its weight decay, exactly
+// the paper's step. applies_momentum() is true for every β (also 0): momentum belongs before the
+// sign, and the optimizer must not add a second momentum after the vote.
+//
+// Hyper-parameters:
+//   momentum (default 0.9)  β of Signum, the paper's practical variant (its ImageNet and QRNN
+//                           experiments); 0 gives signSGD.
+//
+// Encoding of one tensor of n elements: n sign bits packed by bit_packing.h (LSB first), bit 1 for
+// v ≥ 0 (+1) and 0 for v < 0 (−1): ⌈n/8⌉ bytes, one allgather per bucket. One bit cannot carry
+// sign(0) = 0, so an exact zero votes +1. Ties of the vote (possible with an even number of
+// workers) give V = 0: that coordinate does not move this step.
+#include <ATen/ATen.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/bit_packing.h"
+#include "algorithms/compressed_exchange.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+namespace {
+
+struct SignSgdParams {
+  double momentum = 0.9;
+
+  template <class V>
+  void visit(V& v) {
+    v("momentum", momentum,
+      "beta: Signum's local momentum v = (1 - beta) g + beta v, applied before the sign (0: plain "
+      "signSGD)",
+      in_range(0, 1, /*hi_open=*/true));
+  }
+};
+
+// One bit per element: +1 for x >= 0, -1 for x < 0.
+class SignCompressor final : public Compressor {
+ public:
+  int64_t payload_bytes(int64_t numel) const override { return packed_bytes(numel, 1); }
+
+  at::Tensor compress(const at::Tensor& x, at::Generator&) override {
+    return pack_bits(x.detach().to(at::kCPU, at::kFloat).ge(0), 1);
+  }
+
+  at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    at::Tensor bits = unpack_bits(payload, numel, 1);
+    return bits.to(at::kFloat).mul_(2).sub_(1);
+  }
+};
+
+at::Tensor majority_vote(const std::vector<at::Tensor>& signs) {
+  at::Tensor sum = signs[0].clone();
+  for (size_t i = 1; i < signs.size(); ++i) sum.add_(signs[i]);
+  return sum.sign_();
+}
+
+class SignSgd final : public Algorithm {
+ public:
+  explicit SignSgd(const SignSgdParams& p) : beta_(p.momentum) {}
+
+  bool applies_momentum() const override { return true; }
+
+  void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    if (beta_ > 0) {
+      for (auto& e : bucket.entries) {
+        at::Tensor& v = momentum_[e.name];
+        if (!v.defined()) v = at::zeros_like(e.grad);
+        v.mul_(beta_).add_(e.grad, 1 - beta_);
+        e.grad.copy_(v);
+      }
+    }
+    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
+                                       static_cast<uint64_t>(bucket.index));
+    exchange_compressed(bucket, comm, compressor_, nullptr, gen, majority_vote);
+  }
+
+ private:
+  double beta_;
+  SignCompressor compressor_;
+  std::map<std::string, at::Tensor> momentum_;
+};
+
+}  // namespace
+
+AlgorithmInfo signsgd_algorithm() {
+  return algorithm_info<SignSgd, SignSgdParams>(
+      "signsgd",
+      "signSGD / Signum with majority vote: local momentum, 1-bit signs (allgather), the update is "
+      "the sign of the sum of the workers' signs",
+      "Bernstein, Wang, Azizzadenesheli, Anandkumar. signSGD: Compressed Optimisation for "
+      "Non-Convex Problems. ICML 2018; Bernstein, Zhao, Azizzadenesheli, Anandkumar. signSGD with "
+      "Majority Vote is Communication Efficient and Fault Tolerant. ICLR 2019");
+}
+
+}  // namespace cedar

@@ -1,0 +1,122 @@
+#include "algorithms/sparse_exchange.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+
+int64_t keep_count(int64_t numel, double fraction) {
+  if (numel <= 0) return 0;
+  double k = std::ceil(static_cast<double>(numel) * fraction - 1e-9);
+  if (k < 1) return 1;
+  if (k >= static_cast<double>(numel)) return numel;
+  return static_cast<int64_t>(k);
+}
+
+at::Tensor encode_sparse(const at::Tensor& indices, const at::Tensor& values) {
+  if (indices.numel() != values.numel())
+    throw std::invalid_argument("encode_sparse: " + std::to_string(indices.numel()) +
+                                " indices but " + std::to_string(values.numel()) + " values");
+  if (indices.numel() && indices.max().item<int64_t>() > std::numeric_limits<int32_t>::max())
+    throw std::invalid_argument("encode_sparse: index beyond the int32 range");
+  at::Tensor out = at::empty({sparse_payload_bytes(indices.numel())}, at::kByte);
+  const int64_t n = indices.numel();
+  // Write both halves in place: the int32 and fp32 views of the byte buffer.
+  out.narrow(0, 0, 4 * n).view(at::kInt).copy_(indices.reshape({-1}));
+  out.narrow(0, 4 * n, 4 * n).view(at::kFloat).copy_(values.reshape({-1}));
+  return out;
+}
+
+SparseView decode_sparse(const at::Tensor& payload) {
+  const int64_t bytes = payload.numel();
+  if (bytes % kSparseBytesPerEntry != 0)
+    throw std::invalid_argument("decode_sparse: payload of " + std::to_string(bytes) +
+                                " bytes is not a whole number of 8-byte (index, value) pairs");
+  const int64_t n = bytes / kSparseBytesPerEntry;
+  at::Tensor c = payload.contiguous();
+  return {from_bytes(c.narrow(0, 0, 4 * n), at::kInt).to(at::kLong),
+          from_bytes(c.narrow(0, 4 * n, 4 * n), at::kFloat)};
+}
+
+at::Tensor SparseCompressor::compress(const at::Tensor& x, at::Generator& gen) {
+  at::Tensor idx = select(x, gen).to(x.device());
+  return encode_sparse(idx, x.index_select(0, idx));
+}
+
+at::Tensor SparseCompressor::decompress(const at::Tensor& payload, int64_t numel) {
+  SparseView s = decode_sparse(payload);
+  at::Tensor out = at::zeros({numel}, at::kFloat);
+  if (s.indices.numel()) out.index_put_({s.indices}, s.values);
+  return out;
+}
+
+at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) {
+  last_indices_ = select(x, gen).to(x.device());
+  at::Tensor values = x.index_select(0, last_indices_);
+  return values_only_ ? as_bytes(values) : encode_sparse(last_indices_, values);
+}
+
+at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t numel) {
+  if (!values_only_) return SparseCompressor::decompress(payload, numel);
+  at::Tensor values = from_bytes(payload, at::kFloat);
+  if (!last_indices_.defined() || last_indices_.numel() != values.numel())
+    throw std::logic_error("random-k: values-only payload decoded without its index set");
+  at::Tensor out = at::zeros({numel}, at::kFloat);
+  out.index_put_({last_indices_.cpu()}, values);
+  return out;
+}
+
+std::vector<SparseView> allgather_sparse(const at::Tensor& payload, Communicator& comm) {
+  std::vector<SparseView> out;
+  for (const at::Tensor& buf : comm.allgatherv(payload)) out.push_back(decode_sparse(buf));
+  return out;
+}
+
+void scatter_add_segments(const SparseView& s, const std::vector<at::Tensor>& segments,
+                          double scale) {
+  const int64_t n = s.indices.numel();
+  if (n == 0 || segments.empty()) return;
+  if (n > 1 && !(s.indices.slice(0, 1).gt(s.indices.slice(0, 0, n - 1))).all().item<bool>())
+    throw std::invalid_argument("scatter_add_segments: indices are not strictly ascending");
+  std::vector<int64_t> bounds;  // start of each segment, then the end of the last
+  int64_t total = 0;
+  for (const auto& seg : segments) {
+    bounds.push_back(total);
+    total += seg.numel();
+  }
+  bounds.push_back(total);
+  if (s.indices[n - 1].item<int64_t>() >= total || s.indices[0].item<int64_t>() < 0)
+    throw std::invalid_argument("scatter_add_segments: index outside the " + std::to_string(total) +
+                                " addressed elements");
+  at::Tensor cut = at::searchsorted(s.indices, at::tensor(bounds, at::kLong));
+  auto c = cut.accessor<int64_t, 1>();
+  const at::Device device = segments.front().device();
+  at::Tensor indices = s.indices.to(device);
+  at::Tensor values = (scale == 1.0 ? s.values : s.values * scale).to(device);
+  for (size_t j = 0; j < segments.size(); ++j) {
+    const int64_t lo = c[j], len = c[j + 1] - c[j];
+    if (len == 0) continue;
+    at::Tensor seg = segments[j];
+    seg.index_add_(0, indices.narrow(0, lo, len) - bounds[j], values.narrow(0, lo, len));
+  }
+}
+
+void rescale_memory_for_lr(ErrorFeedback& ef, const GradBucket& bucket,
+                           std::map<int64_t, double>& last_lr, double lr) {
+  auto it = last_lr.find(bucket.index);
+  if (it != last_lr.end() && it->second > 0 && lr > 0 && it->second != lr) {
+    for (const auto& e : bucket.entries) {
+      auto m = ef.memories().find(e.name);
+      if (m != ef.memories().end() && m->second.defined()) m->second.mul_(it->second / lr);
+    }
+  }
+  if (lr > 0) last_lr[bucket.index] = lr;
+}
+
+}  // namespace cedar

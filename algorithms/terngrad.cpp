@@ -1,0 +1,159 @@
+// TernGrad — Wen, Xu, Yan, Wu, Wang, Chen, Li, "TernGrad: Ternary Gradients to Reduce Communication
+// in Distributed Deep Learning", NeurIPS 2017.
+//
+// Rule, per layer (one gradient tensor g of n elements) on every worker:
+//   gradient clipping: g_i ← sign(g_i)·min(|g_i|, c·σ), σ the standard deviation of g;
+//   scaler s = ‖g‖∞ (of the clipped g); with the paper's scaler sharing (also the reference
+//   code's max_scalers()) every worker uses s = max over workers of their scalers;
+//   ternarize: g̃ = s · sign(g) ∘ b, b_i ~ Bernoulli(|g_i| / s).
+// E[g̃] = clipped g. The workers' ternary gradients are averaged and the optimizer applies its
+// usual (momentum) SGD step. Each worker clips at its own c·σ, as the paper states; the reference
+// code instead ternarizes the unclipped g with the shared scaler c·max σ (equivalent to clipping
+// at the shared scaler), and its scaler is c·σ even when max|g| < c·σ.
+//
+// Hyper-parameters:
+//   clip           (default 2.5)  c, the paper's clipping factor in units of σ; 0: no clipping.
+//   scaler_sharing (default true) share s = max of the workers' scalers (one allgather of one fp32
+//                                 per layer before the codes); false: each worker sends its own s.
+//
+// Exchange per trainer bucket of T tensors (fixed sizes, so plain allgathers):
+//   scaler_sharing: allgather of T fp32 scalers (4T bytes), then allgather of the codes;
+//   otherwise:      one allgather of [T fp32 scalers][codes].
+//   codes: per tensor, n 2-bit codes packed by bit_packing.h (LSB first), each tensor starting on
+//   a byte boundary; 0 → 0, 1 → +s, 2 → −s (3 unused).
+//   Bytes per rank per bucket, either way: 4T + Σ ⌈n_i/4⌉.
+// σ is the population standard deviation (divide by n), computed in double, as in the reference
+// code. Randomness: make_generator(seed, rank, step, stream = bucket.index); per tensor in bucket
+// order u = at::rand({n}, gen) and b_i = (u_i·s < |clipped g_i|) in fp32.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/bit_packing.h"
+#include "algorithms/compressor.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+namespace {
+
+struct TernGradParams {
+  double clip = 2.5;
+  bool scaler_sharing = true;
+
+  template <class V>
+  void visit(V& v) {
+    v("clip", clip,
+      "c: each layer's gradient is clipped to [-c*sigma, c*sigma] (sigma its standard deviation) "
+      "before ternarizing; 0 turns clipping off",
+      at_least(0));
+    v("scaler_sharing", scaler_sharing,
+      "workers use the largest of their scalers s = max|g| (one extra allgather of one fp32 per "
+      "layer); false: every worker sends its own s with its codes");
+  }
+};
+
+// Clipping threshold c·σ of one tensor (infinity when clipping is off).
+float clip_threshold(const float* x, int64_t n, double c) {
+  if (c <= 0 || n == 0) return std::numeric_limits<float>::infinity();
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - mean;
+    sq += d * d;
+  }
+  return static_cast<float>(c * std::sqrt(sq / static_cast<double>(n)));
+}
+
+class TernGrad final : public Algorithm {
+ public:
+  explicit TernGrad(const TernGradParams& p) : p_(p) {}
+
+  void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    const int64_t T = static_cast<int64_t>(bucket.entries.size());
+    const int P = comm.size();
+    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
+                                       static_cast<uint64_t>(bucket.index));
+    std::vector<at::Tensor> g(T);
+    std::vector<float> thr(T), scale(T);
+    std::vector<int64_t> offset(T + 1);
+    offset[0] = p_.scaler_sharing ? 0 : 4 * T;
+    for (int64_t i = 0; i < T; ++i) {
+      g[i] = bucket.entries[i].grad.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
+      const float* x = g[i].data_ptr<float>();
+      const int64_t n = g[i].numel();
+      thr[i] = clip_threshold(x, n, p_.clip);
+      float mx = 0;
+      for (int64_t k = 0; k < n; ++k) mx = std::max(mx, std::min(std::fabs(x[k]), thr[i]));
+      scale[i] = mx;
+      offset[i + 1] = offset[i] + packed_bytes(n, 2);
+    }
+    if (p_.scaler_sharing) {
+      at::Tensor all =
+          comm.allgather(at::from_blob(scale.data(), {T}, at::kFloat).clone()).contiguous();
+      const float* sp = all.data_ptr<float>();
+      for (int r = 0; r < P; ++r)
+        for (int64_t i = 0; i < T; ++i) scale[i] = std::max(scale[i], sp[r * T + i]);
+    }
+
+    // Encode this rank's codes (and scalers when they are not shared).
+    at::Tensor mine = at::empty({offset[T]}, at::kByte);
+    uint8_t* mp = mine.data_ptr<uint8_t>();
+    if (!p_.scaler_sharing && T) std::memcpy(mp, scale.data(), 4 * static_cast<size_t>(T));
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t n = g[i].numel();
+      at::Tensor u = at::rand({n}, gen, at::TensorOptions().dtype(at::kFloat));
+      const float* x = g[i].data_ptr<float>();
+      const float* up = u.data_ptr<float>();
+      const float s = scale[i], t = thr[i];
+      BitWriter w(mp + offset[i], 2);
+      for (int64_t k = 0; k < n; ++k) {
+        const float a = std::min(std::fabs(x[k]), t);
+        w.put(up[k] * s < a ? (x[k] < 0 ? 2u : 1u) : 0u);
+      }
+      w.finish();
+    }
+
+    // Every rank decodes every rank's codes and averages (rank order: identical on all ranks).
+    at::Tensor all = comm.allgather(mine).contiguous();
+    const uint8_t* ap = all.data_ptr<uint8_t>();
+    static const float kTernary[4] = {0.0f, 1.0f, -1.0f, 0.0f};
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t n = g[i].numel();
+      at::Tensor sum = at::zeros({n}, at::kFloat);
+      float* sp = sum.data_ptr<float>();
+      for (int r = 0; r < P; ++r) {
+        const uint8_t* rank_bytes = ap + r * offset[T];
+        float s = scale[i];
+        if (!p_.scaler_sharing) std::memcpy(&s, rank_bytes + 4 * i, 4);
+        BitReader rd(rank_bytes + offset[i], 2);
+        for (int64_t k = 0; k < n; ++k) sp[k] += kTernary[rd.get()] * s;
+      }
+      if (P > 1) sum.div_(P);
+      auto& e = bucket.entries[i];
+      e.grad.copy_(sum.view(e.grad.sizes()));
+    }
+  }
+
+ private:
+  TernGradParams p_;
+};
+
+}  // namespace
+
+AlgorithmInfo terngrad_algorithm() {
+  return algorithm_info<TernGrad, TernGradParams>(
+      "terngrad",
+      "TernGrad: per-layer clipping at c*sigma, stochastic ternarization to {-s, 0, s} (2 bits "
+      "per element, scaler shared across workers), allgather, decode and average",
+      "Wen, Xu, Yan, Wu, Wang, Chen, Li. TernGrad: Ternary Gradients to Reduce Communication in "
+      "Distributed Deep Learning. NeurIPS 2017");
+}
+
+}  // namespace cedar

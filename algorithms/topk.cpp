@@ -1,0 +1,88 @@
+// Top-k sparsification with error feedback.
+// Paper: S. U. Stich, J.-B. Cordonnier, M. Jaggi, "Sparsified SGD with Memory", NeurIPS 2018.
+//
+// Rule, per gradient tensor of d coordinates on every worker (memory e, starts at 0):
+//   p  = g + e                      (the paper's m_t + η·g_t, kept here in gradient units)
+//   s  = top_k(p)                   (the k = ⌈ratio·d⌉ coordinates of largest |p_i|, exact)
+//   e' = p − s                      (error feedback: what was not sent is kept)
+// then the workers' s are averaged and the optimizer applies the average. With error_feedback
+// off, s = top_k(g) and nothing is kept (plain top-k sparsification).
+// The memory is rescaled by η_old/η_new when the learning rate changes, so that it equals the
+// paper's η-scaled memory (see rescale_memory_for_lr in sparse_exchange.h).
+//
+// Exchange: each rank's k (index, value) pairs of every tensor of a bucket in ONE allgather
+// (k is fixed by d, so no size exchange is needed): 8·Σ_i k_i payload bytes per bucket.
+//
+// Hyper-parameters:
+//   ratio           fraction of coordinates sent per tensor, k = ⌈ratio·d⌉   (default 0.01)
+//   error_feedback  keep the unsent remainder in a memory                     (default true)
+#include <ATen/ATen.h>
+
+#include <map>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/compressed_exchange.h"
+#include "algorithms/error_feedback.h"
+#include "algorithms/sparse_exchange.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+
+at::Tensor TopKCompressor::select(const at::Tensor& x, at::Generator&) {
+  const int64_t k = keep_count(x.numel(), ratio_);
+  if (k >= x.numel()) return at::arange(x.numel(), x.options().dtype(at::kLong));
+  at::Tensor idx = std::get<1>(at::topk(x.abs(), k, /*dim=*/0, /*largest=*/true, /*sorted=*/false));
+  return std::get<0>(at::sort(idx));
+}
+
+namespace {
+
+Bound unit_fraction() {
+  Bound b = in_range(0, 1);
+  b.lo_open = true;
+  return b;
+}
+
+struct TopKParams {
+  double ratio = 0.01;
+  bool error_feedback = true;
+  template <class V>
+  void visit(V& v) {
+    v("ratio", ratio,
+      "fraction of each tensor's coordinates sent (largest magnitudes), k = ceil(ratio*d)",
+      unit_fraction());
+    v("error_feedback", error_feedback, "add the unsent remainder to the next gradient (memory)");
+  }
+};
+
+class TopK final : public Algorithm {
+ public:
+  explicit TopK(const TopKParams& p) : params_(p), compressor_(p.ratio) {}
+
+  void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    if (params_.error_feedback) rescale_memory_for_lr(memory_, bucket, last_lr_, ctx.lr);
+    // Top-k draws nothing at random; the generator only satisfies the Compressor interface.
+    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step, bucket.index);
+    ExchangeResult r = exchange_compressed(bucket, comm, compressor_,
+                                           params_.error_feedback ? &memory_ : nullptr, gen);
+    ctx.stats["topk.payload_bytes"] += static_cast<double>(r.payload_bytes);
+  }
+
+ private:
+  TopKParams params_;
+  TopKCompressor compressor_;
+  ErrorFeedback memory_;
+  std::map<int64_t, double> last_lr_;
+};
+
+}  // namespace
+
+AlgorithmInfo topk_algorithm() {
+  return algorithm_info<TopK, TopKParams>(
+      "topk",
+      "top-k sparsification with error feedback: send the k largest |g+e| per tensor, keep the "
+      "rest",
+      "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
+}
+
+}  // namespace cedar

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# End to end: `cedar suite experiments/quick.yaml` on a small Fashion-MNIST subset runs every
+# registered algorithm on 2 MPI ranks; each learns (accuracy well above the 10% of chance); the
+# bytes follow the algorithms' formulas; a second invocation skips every completed run; reports
+# render in every format.
+# Usage: suite_test.sh CEDAR_BINARY SOURCE_DIR
+source "$(dirname "$0")/lib.sh"
+CEDAR="$1"; SRC="$2"
+WORK=$(mktemp -d /tmp/cedar-e2e-suite.XXXXXX)
+DB="$WORK/suite.db"
+trap 'rm -rf "$WORK"' EXIT
+SMALL=(--set data.train_limit=4096 --set data.test_limit=1000 --set train.batch_size=32
+       --set train.threads=1)
+
+out=$("$CEDAR" suite "$SRC/experiments/quick.yaml" --db "$DB" --quiet "${SMALL[@]}" 2>&1)
+rc=$?
+echo "$out" | tail -20
+check "suite exits 0" equals "$rc" 0
+n_alg=$("$CEDAR" list | sed -n '/^algorithms/,/^experiment/p' | grep -cE '^  [a-z]')
+check "one completed run per registered algorithm" equals "$(q "SELECT COUNT(*) FROM runs WHERE status='completed'")" "$n_alg"
+check "every run on 2 ranks" equals "$(q "SELECT DISTINCT world_size FROM runs")" 2
+check "every algorithm learns (final accuracy > 30%)" equals "$(q "SELECT COUNT(*) FROM runs WHERE final_test_accuracy <= 0.3")" 0
+low=$(q "SELECT name||':'||final_test_accuracy FROM runs WHERE final_test_accuracy <= 0.3")
+[ -n "$low" ] && echo "       below 30%: $low"
+dense=$(q "SELECT SUM(payload_bytes) FROM steps JOIN runs ON runs.id = run_id WHERE runs.name='dense'")
+fp16=$(q "SELECT SUM(payload_bytes) FROM steps JOIN runs ON runs.id = run_id WHERE runs.name='fp16'")
+check "fp16 sends exactly half of dense" equals "$((2 * fp16))" "$dense"
+check "every compressor sends less than dense" equals "$(q "SELECT COUNT(*) FROM runs WHERE name NOT IN ('dense', 'lag') AND total_payload_bytes >= (SELECT total_payload_bytes FROM runs WHERE name='dense')")" 0
+check "lag logs its uploads every step" equals "$(q "SELECT COUNT(*) = (SELECT COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name='lag') FROM step_stats t JOIN runs r ON r.id = t.run_id WHERE r.name='lag' AND key='uploads'")" 1
+check "comparison table printed" contains "$out" "| powersgd | powersgd | lenet5 | fashion-mnist | 2 |"
+
+out=$("$CEDAR" suite "$SRC/experiments/quick.yaml" --db "$DB" --quiet "${SMALL[@]}" 2>&1)
+check "second invocation skips every completed run" equals "$(echo "$out" | grep -c 'completed earlier, skipped')" "$n_alg"
+check "no run added" equals "$(q "SELECT COUNT(*) FROM runs")" "$n_alg"
+
+csv=$("$CEDAR" report "$DB" --suite quick --format csv)
+check "csv report: header plus one line per run" equals "$(echo "$csv" | wc -l)" $((n_alg + 1))
+check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
+out=$("$CEDAR" report "$WORK/missing.db" 2>&1); rc=$?
+check "report on a missing database fails clearly" contains "$out" "$WORK/missing.db"
+finish

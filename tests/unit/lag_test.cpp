@@ -1,0 +1,188 @@
+// LAG-WK (Chen et al. 2018): the upload rule on a hand-computed case (skip at equality, upload
+// above), zero gradient bytes for a skipped upload, the aggregate formula and the uploads count
+// against a reference replay on 4 ranks.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <mutex>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/compressor.h"
+#include "runner/comm/inprocess_communicator.h"
+#include "runner/comm/metered_communicator.h"
+
+namespace cedar {
+AlgorithmInfo lag_algorithm();
+
+namespace {
+
+std::unique_ptr<Algorithm> make(const std::string& yaml) {
+  return lag_algorithm().make(YAML::Load(yaml), Source{}, nullptr);
+}
+
+GradBucket bucket_for(const NamedTensor& p, int64_t index) {
+  GradBucket b;
+  b.index = index;
+  b.flat = torch::zeros({p.tensor.numel()});
+  b.entries.push_back({p.name, p.tensor, b.flat.view(p.tensor.sizes())});
+  return b;
+}
+
+TEST(Lag, HandComputedSkipAndUpload) {
+  // D = 1, xi = 1, lr 0.5: threshold = ||theta^1 - theta^0||^2 / lr^2 = 0.0625 / 0.25 = 0.25.
+  // Step 1: rank 0 changed by [0.5, 0] (0.25: not above, skip), rank 1 by [0.5, 0.125]
+  // (0.265625: upload). Every number is exact in binary floating point.
+  const float g0[2][2] = {{1, 2}, {3, 4}};
+  const float g1[2][2] = {{1.5f, 2}, {3.5f, 4.125f}};
+  run_ranks(2, [&](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    const int r = comm.rank();
+    auto alg = make("{history: 1, xi: 1}");
+    std::vector<NamedTensor> params = {{"w", torch::ones({2})}};
+    alg->setup(params, comm);
+    auto b = bucket_for(params[0], 0);
+
+    StepContext ctx;
+    ctx.lr = 0.5;
+    b.flat.copy_(torch::tensor({g0[r][0], g0[r][1]}));
+    comm.reset_step();
+    alg->reduce_gradients(b, comm, ctx);
+    EXPECT_TRUE(torch::equal(b.flat, torch::tensor({2.0f, 3.0f})));  // first step: everyone
+    EXPECT_EQ(ctx.stats.at("uploads"), 2);
+    EXPECT_EQ(comm.step().payload_bytes, 8 + 8);  // count + 2 floats
+    params[0].tensor.copy_(torch::tensor({1.25f, 1.0f}));
+    alg->after_step(params, {}, comm, ctx);
+
+    StepContext ctx1;
+    ctx1.step = 1;
+    ctx1.lr = 0.5;
+    b.flat.copy_(torch::tensor({g1[r][0], g1[r][1]}));
+    comm.reset_step();
+    alg->reduce_gradients(b, comm, ctx1);
+    EXPECT_EQ(ctx1.stats.at("lag_threshold"), 0.25);
+    EXPECT_EQ(ctx1.stats.at("lag_change"), r == 0 ? 0.25 : 0.265625);
+    EXPECT_EQ(ctx1.stats.at("lag_uploaded"), r == 0 ? 0 : 1);
+    EXPECT_EQ(ctx1.stats.at("uploads"), 1);
+    // Aggregate: [2, 3] + [0.5, 0.125] / 2 on every rank.
+    EXPECT_TRUE(torch::equal(b.flat, torch::tensor({2.25f, 3.0625f})));
+    // The skipping rank sends no gradient bytes: only the allgatherv's 8-byte length.
+    EXPECT_EQ(comm.step().payload_bytes, r == 0 ? 8 : 8 + 8);
+    alg->after_step(params, {}, comm, ctx1);  // theta did not move: threshold 0 next
+
+    StepContext ctx2;
+    ctx2.step = 2;
+    ctx2.lr = 0.5;
+    b.flat.copy_(torch::tensor({g1[r][0], g1[r][1]}));
+    alg->reduce_gradients(b, comm, ctx2);
+    EXPECT_EQ(ctx2.stats.at("lag_threshold"), 0.0);
+    // Rank 0's gradient moved by 0.25 since its last upload (0.25 > 0: upload); rank 1's did not.
+    EXPECT_EQ(ctx2.stats.at("lag_uploaded"), r == 0 ? 1 : 0);
+    EXPECT_TRUE(torch::equal(b.flat, torch::tensor({2.5f, 3.0625f})));
+  });
+}
+
+TEST(Lag, HistoryWeightsTheLastDMoves) {
+  // D = 2, xi = 0.5, lr 1: after moves of 9, 4 and 1 only the last two count:
+  // threshold = 0.5/2 * (1 + 4).
+  LocalCommunicator comm;
+  auto alg = make("{history: 2, xi: 0.5}");
+  std::vector<NamedTensor> params = {{"w", torch::zeros({1})}};
+  alg->setup(params, comm);
+  auto b = bucket_for(params[0], 0);
+  for (float to : {3.0f, 5.0f, 4.0f}) {  // moves 9, 4, 1
+    StepContext ctx;
+    ctx.lr = 1;
+    alg->reduce_gradients(b, comm, ctx);
+    params[0].tensor.fill_(to);
+    alg->after_step(params, {}, comm, ctx);
+  }
+  StepContext ctx;
+  ctx.lr = 1;
+  alg->reduce_gradients(b, comm, ctx);
+  EXPECT_DOUBLE_EQ(ctx.stats.at("lag_threshold"), 0.25 * (4 + 1));
+}
+
+TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
+  const int n = 4, steps = 8;
+  const double lr = 0.1;
+  // Rank r's gradient drifts with scale s[r]: rank 0 never changes (skips after the first step),
+  // rank 3 changes a lot (uploads).
+  const float scale[n] = {0.0f, 0.02f, 0.5f, 2.0f};
+  auto grad = [&](int r, int k, int64_t numel, uint64_t stream) {
+    at::Tensor base = at::randn({numel}, make_generator(3, r, 0, stream));
+    return base + scale[r] * at::randn({numel}, make_generator(3, r, k + 1, stream));
+  };
+  struct Log {
+    std::vector<at::Tensor> agg;
+    std::vector<double> uploaded, uploads, threshold;
+    std::vector<int64_t> payload;
+  };
+  std::vector<Log> logs(n);
+  std::mutex mu;
+  run_ranks(n, [&](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    const int r = comm.rank();
+    auto alg = make("{history: 3, xi: 1}");
+    std::vector<NamedTensor> params = {{"a", torch::ones({5})}, {"b", torch::ones({3})}};
+    alg->setup(params, comm);
+    // Two buckets, in the trainer's reverse order: bucket 0 holds "b", bucket 1 holds "a".
+    std::vector<GradBucket> buckets = {bucket_for(params[1], 0), bucket_for(params[0], 1)};
+    Log log;
+    for (int k = 0; k < steps; ++k) {
+      buckets[0].flat.copy_(grad(r, k, 3, 1));
+      buckets[1].flat.copy_(grad(r, k, 5, 0));
+      StepContext ctx;
+      ctx.step = k;
+      ctx.lr = lr;
+      comm.reset_step();
+      for (auto& b : buckets) alg->reduce_gradients(b, comm, ctx);
+      log.agg.push_back(torch::cat({buckets[0].flat, buckets[1].flat}));
+      log.uploaded.push_back(ctx.stats.at("lag_uploaded"));
+      log.uploads.push_back(ctx.stats.at("uploads"));
+      log.threshold.push_back(ctx.stats.at("lag_threshold"));
+      log.payload.push_back(comm.step().payload_bytes);
+      params[0].tensor.sub_(buckets[1].flat, lr);  // plain SGD with the aggregate
+      params[1].tensor.sub_(buckets[0].flat, lr);
+      alg->after_step(params, {}, comm, ctx);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    logs[r] = log;
+  });
+
+  // Reference replay: last uploads, the threshold from the parameter trajectory, the decisions.
+  std::vector<at::Tensor> last(n, torch::zeros({8}));
+  at::Tensor theta = torch::ones({8}), prev = theta.clone();
+  std::vector<double> moves;
+  int skips = 0, ups = 0;
+  for (int k = 0; k < steps; ++k) {
+    double sum = 0;
+    for (size_t d = 0; d < moves.size() && d < 3; ++d) sum += moves[moves.size() - 1 - d];
+    double thr = 1.0 / 3 * sum / (lr * lr);
+    int count = 0;
+    for (int r = 0; r < n; ++r) {
+      at::Tensor g = torch::cat({grad(r, k, 3, 1), grad(r, k, 5, 0)});
+      double change = (g - last[r]).to(torch::kDouble).square().sum().item<double>();
+      bool up = k == 0 || change > thr;
+      EXPECT_EQ(logs[r].uploaded[k], up ? 1 : 0) << "rank " << r << " step " << k;
+      EXPECT_NEAR(logs[r].threshold[k], thr, 1e-6 * (1 + thr));
+      EXPECT_EQ(logs[r].payload[k], 8 + (up ? 4 * 8 : 0));
+      if (up) last[r] = g;
+      count += up;
+      (up ? ups : skips) += k > 0;
+    }
+    at::Tensor mean = (last[0] + last[1] + last[2] + last[3]) / n;  // the aggregate, telescoped
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(logs[r].uploads[k], count);
+      EXPECT_TRUE(torch::equal(logs[r].agg[k], logs[0].agg[k])) << "ranks disagree at " << k;
+    }
+    EXPECT_TRUE(torch::allclose(logs[0].agg[k], mean, 1e-5, 1e-6)) << "step " << k;
+    theta.sub_(logs[0].agg[k], lr);
+    moves.push_back((theta - prev).to(torch::kDouble).square().sum().item<double>());
+    prev = theta.clone();
+  }
+  EXPECT_GT(skips, 0);
+  EXPECT_GT(ups, 0);
+}
+
+}  // namespace
+}  // namespace cedar
