@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 export CCACHE_DIR="${CCACHE_DIR:-$CEDAR_HOME/ccache}"
 export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+# Paths relative to the checkout, so fresh clones elsewhere hit the same cache entries.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 BUILD_DIR="${CEDAR_BUILD_DIR:-build}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \

@@ -9,7 +9,7 @@ CEDAR="$1"; SRC="$2"
 WORK=$(mktemp -d /tmp/cedar-e2e-suite.XXXXXX)
 DB="$WORK/suite.db"
 trap 'rm -rf "$WORK"' EXIT
-SMALL=(--set data.train_limit=4096 --set data.test_limit=1000 --set train.batch_size=32
+SMALL=(--set data.train_limit=8192 --set data.test_limit=1000 --set train.batch_size=32
        --set train.threads=1)
 
 out=$("$CEDAR" suite "$SRC/experiments/quick.yaml" --db "$DB" --quiet "${SMALL[@]}" 2>&1)
@@ -19,9 +19,9 @@ check "suite exits 0" equals "$rc" 0
 n_alg=$("$CEDAR" list | sed -n '/^algorithms/,/^experiment/p' | grep -cE '^  [a-z]')
 check "one completed run per registered algorithm" equals "$(q "SELECT COUNT(*) FROM runs WHERE status='completed'")" "$n_alg"
 check "every run on 2 ranks" equals "$(q "SELECT DISTINCT world_size FROM runs")" 2
-check "every algorithm learns (final accuracy > 30%)" equals "$(q "SELECT COUNT(*) FROM runs WHERE final_test_accuracy <= 0.3")" 0
-low=$(q "SELECT name||':'||final_test_accuracy FROM runs WHERE final_test_accuracy <= 0.3")
-[ -n "$low" ] && echo "       below 30%: $low"
+check "every algorithm learns (final accuracy > 25%, chance is 10%)" equals "$(q "SELECT COUNT(*) FROM runs WHERE final_test_accuracy <= 0.25")" 0
+low=$(q "SELECT name||':'||final_test_accuracy FROM runs WHERE final_test_accuracy <= 0.25")
+[ -n "$low" ] && echo "       below 25%: $low"
 dense=$(q "SELECT SUM(payload_bytes) FROM steps JOIN runs ON runs.id = run_id WHERE runs.name='dense'")
 fp16=$(q "SELECT SUM(payload_bytes) FROM steps JOIN runs ON runs.id = run_id WHERE runs.name='fp16'")
 check "fp16 sends exactly half of dense" equals "$((2 * fp16))" "$dense"
