@@ -1,5 +1,7 @@
 #include "reports/comparison.h"
 
+#include "runner/comm/network_model.h"
+
 #include <sqlite3.h>
 
 #include <cmath>
@@ -17,7 +19,9 @@ SELECT r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world
        (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.payload_bytes_all), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id)
+       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id)
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1)
   AND r.id = (SELECT MAX(r2.id) FROM runs r2
@@ -30,6 +34,13 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+double modeled(const ComparisonRow& r, const std::string& profile) {
+  const auto& profiles = network_profiles();
+  for (size_t p = 0; p < profiles.size() && p < r.modeled_seconds.size(); ++p)
+    if (profiles[p].name == profile) return r.modeled_seconds[p];
+  return 0;
 }
 
 std::string pct(double mean, double sd, int n) {
@@ -78,6 +89,8 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.payload_bytes_per_rank = sqlite3_column_int64(st, 13) / std::max<int64_t>(1, r.world_size);
     r.bus_bytes = sqlite3_column_int64(st, 14);
     r.dense_bytes_per_rank = sqlite3_column_int64(st, 15);
+    r.compute_seconds = sqlite3_column_double(st, 16);
+    r.latency_steps = sqlite3_column_int64(st, 17);
     out.push_back(r);
   }
   sqlite3_finalize(st);
@@ -105,6 +118,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
     row.runs = static_cast<int>(g.size());
     std::map<std::string, int> status_count;
     double sum = 0, sum2 = 0, best = 0, wall = 0, payload = 0, bus = 0, dense = 0;
+    const auto& profiles = network_profiles();
+    row.modeled_seconds.assign(profiles.size(), 0.0);
     for (const auto* r : g) {
       ++status_count[r->status];
       if (r->status != "completed") continue;
@@ -116,7 +131,10 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
       payload += double(r->payload_bytes_per_rank);
       bus += double(r->bus_bytes);
       dense += double(r->dense_bytes_per_rank);
+      for (size_t p = 0; p < profiles.size(); ++p)
+        row.modeled_seconds[p] += r->compute_seconds + profiles[p].seconds(r->latency_steps, r->bus_bytes);
     }
+    for (auto& m : row.modeled_seconds) m /= std::max(1, row.completed);
     int n = std::max(1, row.completed);
     row.final_mean = sum / n;
     row.final_std = row.completed > 1
@@ -145,8 +163,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
 std::string render_markdown(const std::vector<ComparisonRow>& rows) {
   std::ostringstream s;
   s << "| run | algorithm | model | dataset | ranks | final acc % | best acc % | Δ vs dense | "
-       "wall s | sent MB/rank | bus MB/rank | compression | runs |\n";
-  s << "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+       "wall s | sent MB/rank | bus MB/rank | compression | modeled s 1/10/100 GbE | runs |\n";
+  s << "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& r : rows) {
     s << "| " << r.name << " | " << r.algorithm << " | " << r.model << " | " << r.dataset << " | "
       << r.world_size << " | " << pct(r.final_mean, r.final_std, r.completed) << " | "
@@ -154,7 +172,9 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
       << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "–") << " | "
       << fmt("%.1f", r.wall_mean) << " | " << fmt("%.3f", r.payload_mb) << " | "
       << fmt("%.3f", r.bus_mb) << " | "
-      << (r.compression > 0 ? fmt("%.1f×", r.compression) : "–") << " | " << r.statuses << " |\n";
+      << (r.compression > 0 ? fmt("%.1f×", r.compression) : "–") << " | "
+      << fmt("%.1f", modeled(r, "1gbe")) << " / " << fmt("%.1f", modeled(r, "10gbe")) << " / "
+      << fmt("%.1f", modeled(r, "100gbe")) << " | " << r.statuses << " |\n";
   }
   return s.str();
 }
@@ -162,14 +182,19 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
 std::string render_csv(const std::vector<ComparisonRow>& rows) {
   std::ostringstream s;
   s << "run,algorithm,model,dataset,ranks,final_acc_mean,final_acc_std,best_acc_mean,gap_to_dense,"
-       "wall_seconds,sent_mb_per_rank,bus_mb_per_rank,compression,completed,runs\n";
-  for (const auto& r : rows)
+       "wall_seconds,sent_mb_per_rank,bus_mb_per_rank,compression,completed,runs";
+  for (const auto& p : network_profiles()) s << ",modeled_seconds_" << p.name;
+  s << "\n";
+  for (const auto& r : rows) {
     s << r.name << "," << r.algorithm << "," << r.model << "," << r.dataset << "," << r.world_size
       << "," << fmt("%.6f", r.final_mean) << "," << fmt("%.6f", r.final_std) << ","
       << fmt("%.6f", r.best_mean) << "," << (r.has_dense ? fmt("%.6f", r.gap_to_dense) : "") << ","
       << fmt("%.3f", r.wall_mean) << "," << fmt("%.6f", r.payload_mb) << ","
       << fmt("%.6f", r.bus_mb) << "," << fmt("%.3f", r.compression) << "," << r.completed << ","
-      << r.runs << "\n";
+      << r.runs;
+    for (double m : r.modeled_seconds) s << "," << fmt("%.3f", m);
+    s << "\n";
+  }
   return s.str();
 }
 

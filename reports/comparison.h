@@ -16,6 +16,8 @@ struct RunResult {
   int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
   int64_t bus_bytes = 0;               // rank 0
   int64_t dense_bytes_per_rank = 0;    // what dense fp32 allreduce would have sent
+  double compute_seconds = 0;          // rank 0, summed over steps
+  int64_t latency_steps = 0;           // alpha terms of its collectives, summed over steps
 };
 
 struct ComparisonRow {
@@ -29,6 +31,9 @@ struct ComparisonRow {
   double payload_mb = 0;        // per rank, mean over seeds
   double bus_mb = 0;
   double compression = 0;       // dense bytes / bytes sent
+  // Training time on each network profile (runner/comm/network_model.h): compute seconds plus
+  // the alpha-beta time of the collectives, mean over seeds; same order as network_profiles().
+  std::vector<double> modeled_seconds;
   std::string statuses;         // e.g. "3 completed" or "2 completed, 1 failed"
 };
 

@@ -35,6 +35,12 @@ check "no run added" equals "$(q "SELECT COUNT(*) FROM runs")" "$n_alg"
 
 csv=$("$CEDAR" report "$DB" --suite quick --format csv)
 check "csv report: header plus one line per run" equals "$(echo "$csv" | wc -l)" $((n_alg + 1))
+# Modeled time on 1 GbE = compute + sum(latency terms) * 50 us + sum(bus bytes) * 8 ns.
+want=$(q "SELECT SUM(compute_seconds) + SUM(latency_steps) * 50e-6 + SUM(bus_bytes) * 8e-9 FROM steps JOIN runs ON runs.id = run_id WHERE runs.name='dense'")
+col=$(echo "$csv" | head -1 | tr ',' '\n' | grep -n '^modeled_seconds_1gbe$' | cut -d: -f1)
+got=$(echo "$csv" | grep '^dense,' | cut -d, -f"$col")
+check "modeled 1 GbE time = compute + alpha-beta cost" awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }'
+check "dense is slower on 1 GbE than on 100 GbE" greater "$got" "$(echo "$csv" | grep '^dense,' | cut -d, -f$((col + 3)))"
 check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
 out=$("$CEDAR" report "$WORK/missing.db" 2>&1); rc=$?
 check "report on a missing database fails clearly" contains "$out" "$WORK/missing.db"
