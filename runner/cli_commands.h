@@ -24,6 +24,7 @@ struct ReportArgs {
   std::string db;
   std::string suite;
   std::string format = "md";
+  std::string plots;  // folder for plots (empty: none)
 };
 
 int command_run(const RunArgs& args);

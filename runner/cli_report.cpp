@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "reports/comparison.h"
+#include "reports/plots.h"
 #include "runner/cli_commands.h"
 
 namespace cedar {
@@ -17,6 +18,10 @@ int command_report(const ReportArgs& args) {
   else if (args.format == "csv") out = render_csv(rows);
   else out = render_latex(rows);
   std::fputs(out.c_str(), stdout);
+  if (!args.plots.empty()) {
+    PlotOutput plots = write_plots(args.db, args.suite, args.plots);
+    std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(), args.plots.c_str());
+  }
   return 0;
 }
 

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   report->add_option("--suite", report_args.suite, "only this suite");
   report->add_option("--format", report_args.format, "md, csv or tex")
       ->check(CLI::IsMember({"md", "csv", "tex"}))->capture_default_str();
+  report->add_option("--plots", report_args.plots,
+                     "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
 
   auto* list = app.add_subcommand("list", "print registered models, datasets and algorithms with their parameters");
 

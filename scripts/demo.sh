@@ -9,3 +9,6 @@ DB="${CEDAR_DB:-results/quick.db}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "[demo] experiments/quick.yaml -> $DB"
 build/cedar suite experiments/quick.yaml --db "$DB" --quiet "$@"
+PLOTS="${DB%.db}-plots"
+build/cedar report "$DB" --suite quick --plots "$PLOTS" > /dev/null
+echo "[demo] plots (accuracy vs time / bytes / epoch, training loss): $PLOTS/*.svg, *.png"

@@ -2,7 +2,7 @@
 # End to end: `cedar suite experiments/quick.yaml` on a small Fashion-MNIST subset runs every
 # registered algorithm on 2 MPI ranks; each learns (accuracy well above the 10% of chance); the
 # bytes follow the algorithms' formulas; a second invocation skips every completed run; reports
-# render in every format.
+# render in every format; plots render through gnuplot.
 # Usage: suite_test.sh CEDAR_BINARY SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 CEDAR="$1"; SRC="$2"
@@ -42,6 +42,15 @@ got=$(echo "$csv" | grep '^dense,' | cut -d, -f"$col")
 check "modeled 1 GbE time = compute + alpha-beta cost" awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }'
 check "dense is slower on 1 GbE than on 100 GbE" greater "$got" "$(echo "$csv" | grep '^dense,' | cut -d, -f$((col + 3)))"
 check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
+"$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
+check "four gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 4
+check "every script rendered to non-empty SVG and PNG" equals "$(find "$WORK/plots" -maxdepth 1 \( -name '*.svg' -o -name '*.png' \) -size +1k | wc -l)" 8
+# quick.yaml evaluates once per epoch (2 epochs): a header and two rows per curve.
+check "accuracy data: one row per evaluation" equals "$(wc -l < "$WORK/plots/data/dense.tsv")" 3
+check "one accuracy curve per algorithm" equals "$(grep -o 'with linespoints' "$WORK/plots/accuracy_vs_bytes.gp" | wc -l)" "$n_alg"
+cp -r "$WORK/plots" "$WORK/plots-first"
+"$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
+check "plot data and scripts are deterministic" diff -r -x '*.svg' -x '*.png' "$WORK/plots-first" "$WORK/plots"
 out=$("$CEDAR" report "$WORK/missing.db" 2>&1); rc=$?
 check "report on a missing database fails clearly" contains "$out" "$WORK/missing.db"
 finish
