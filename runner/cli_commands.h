@@ -24,7 +24,8 @@ struct ReportArgs {
   std::string db;
   std::string suite;
   std::string format = "md";
-  std::string plots;  // folder for plots (empty: none)
+  std::string plots;   // folder for plots (empty: none)
+  std::string claims;  // experiment file whose claims: are evaluated (empty: none)
 };
 
 int command_run(const RunArgs& args);

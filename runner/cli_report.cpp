@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/plots.h"
 #include "runner/cli_commands.h"
@@ -18,6 +19,11 @@ int command_report(const ReportArgs& args) {
   else if (args.format == "csv") out = render_csv(rows);
   else out = render_latex(rows);
   std::fputs(out.c_str(), stdout);
+  if (!args.claims.empty()) {
+    auto claims = load_claims(args.claims);
+    if (claims.empty()) throw std::runtime_error(args.claims + ": no claims: section");
+    std::printf("\n%s", render_claims_markdown(evaluate_claims(claims, rows)).c_str());
+  }
   if (!args.plots.empty()) {
     PlotOutput plots = write_plots(args.db, args.suite, args.plots);
     std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(), args.plots.c_str());

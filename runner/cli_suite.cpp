@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "algorithms/algorithm.h"
+#include "reports/claims.h"
 #include "reports/comparison.h"
 #include "results/store.h"
 #include "runner/cli_commands.h"
@@ -89,8 +90,11 @@ int command_suite(const SuiteArgs& args) {
     }
   }
 
-  std::printf("\n## %s\n\n%s", suite.name.c_str(),
-              render_markdown(compare_runs(load_runs(args.db, suite.name))).c_str());
+  auto rows = compare_runs(load_runs(args.db, suite.name));
+  std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
+  auto claims = load_claims(suite.file);
+  if (!claims.empty())
+    std::printf("\n### Claims\n\n%s", render_claims_markdown(evaluate_claims(claims, rows)).c_str());
   std::fflush(stdout);
   if (stop_signal()) return 128 + stop_signal();
   return failed ? 3 : 0;

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   report->add_option("--suite", report_args.suite, "only this suite");
   report->add_option("--format", report_args.format, "md, csv or tex")
       ->check(CLI::IsMember({"md", "csv", "tex"}))->capture_default_str();
+  report->add_option("--claims", report_args.claims,
+                     "evaluate the claims: section of this experiment file on the runs");
   report->add_option("--plots", report_args.plots,
                      "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
 

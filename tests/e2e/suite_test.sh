@@ -28,6 +28,8 @@ check "fp16 sends exactly half of dense" equals "$((2 * fp16))" "$dense"
 check "every compressor sends less than dense" equals "$(q "SELECT COUNT(*) FROM runs WHERE name NOT IN ('dense', 'lag') AND total_payload_bytes >= (SELECT total_payload_bytes FROM runs WHERE name='dense')")" 0
 check "lag logs its uploads every step" equals "$(q "SELECT COUNT(*) = (SELECT COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name='lag') FROM step_stats t JOIN runs r ON r.id = t.run_id WHERE r.name='lag' AND key='uploads'")" 1
 check "comparison table printed" contains "$out" "| powersgd | powersgd | lenet5 | fashion-mnist | 2 |"
+check "claims verdicts printed" contains "$out" "| fp16 halves the data |"
+check "fp16 claim reproduced (exactly 2x)" contains "$(echo "$out" | grep '| fp16 halves the data |')" "| 2 | reproduced |"
 
 out=$("$CEDAR" suite "$SRC/experiments/quick.yaml" --db "$DB" --quiet "${SMALL[@]}" 2>&1)
 check "second invocation skips every completed run" equals "$(echo "$out" | grep -c 'completed earlier, skipped')" "$n_alg"

@@ -8,6 +8,7 @@
 #include "algorithms/algorithm.h"
 #include "datasets/loader.h"
 #include "models/model.h"
+#include "reports/claims.h"
 #include "runner/config.h"
 #include "runner/suite.h"
 
@@ -43,6 +44,14 @@ TEST(Experiments, EveryNameResolves) {
       EXPECT_TRUE(in_datasets(c.data.name)) << path << ": " << r.name << ": " << c.data.name;
       EXPECT_NO_THROW(find_algorithm(c.algorithm).make(c.algorithm_params, c.source, nullptr))
           << path << ": " << r.name;
+    }
+    // Every claim parses and names a run of its suite.
+    std::vector<Claim> claims;
+    ASSERT_NO_THROW(claims = load_claims(path)) << path;
+    for (const auto& claim : claims) {
+      bool found = false;
+      for (const auto& r : suite.runs) found = found || r.name == claim.run;
+      EXPECT_TRUE(found) << path << ": claim '" << claim.text << "' names no run '" << claim.run << "'";
     }
   }
   EXPECT_GE(files, 1);
