@@ -21,7 +21,9 @@ SELECT r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world
        (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id)
+       (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(MIN(e.wall_seconds), -1) FROM evals e
+        WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2)
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1)
   AND r.id = (SELECT MAX(r2.id) FROM runs r2
@@ -51,7 +53,8 @@ std::string pct(double mean, double sd, int n) {
 
 }  // namespace
 
-std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite) {
+std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite,
+                                 double target) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
@@ -66,6 +69,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     throw std::runtime_error(db_path + ": not a Cedar results database (" + msg + ")");
   }
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st, 2, target);
   std::vector<RunResult> out;
   auto text = [&](int i) {
     const unsigned char* t = sqlite3_column_text(st, i);
@@ -91,6 +95,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.dense_bytes_per_rank = sqlite3_column_int64(st, 15);
     r.compute_seconds = sqlite3_column_double(st, 16);
     r.latency_steps = sqlite3_column_int64(st, 17);
+    r.time_to_target = sqlite3_column_double(st, 18);
     out.push_back(r);
   }
   sqlite3_finalize(st);
@@ -98,7 +103,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
   return out;
 }
 
-std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
+std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, double target) {
   std::vector<ComparisonRow> rows;
   std::map<std::string, std::vector<const RunResult*>> groups;
   std::vector<std::string> order;
@@ -116,6 +121,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
     row.dataset = g[0]->dataset;
     row.world_size = g[0]->world_size;
     row.runs = static_cast<int>(g.size());
+    row.target = target;
+    double ttt = 0;
     std::map<std::string, int> status_count;
     double sum = 0, sum2 = 0, best = 0, wall = 0, payload = 0, bus = 0, dense = 0;
     const auto& profiles = network_profiles();
@@ -131,10 +138,15 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
       payload += double(r->payload_bytes_per_rank);
       bus += double(r->bus_bytes);
       dense += double(r->dense_bytes_per_rank);
+      if (r->time_to_target >= 0) {
+        ++row.reached_target;
+        ttt += r->time_to_target;
+      }
       for (size_t p = 0; p < profiles.size(); ++p)
         row.modeled_seconds[p] += r->compute_seconds + profiles[p].seconds(r->latency_steps, r->bus_bytes);
     }
     for (auto& m : row.modeled_seconds) m /= std::max(1, row.completed);
+    if (row.reached_target > 0) row.time_to_target = ttt / row.reached_target;
     int n = std::max(1, row.completed);
     row.final_mean = sum / n;
     row.final_std = row.completed > 1
@@ -155,6 +167,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
           base.dataset == row.dataset && base.world_size == row.world_size) {
         row.has_dense = true;
         row.gap_to_dense = row.final_mean - base.final_mean;
+        if (row.time_to_target > 0 && base.time_to_target > 0)
+          row.target_speedup = base.time_to_target / row.time_to_target;
         break;
       }
   return rows;
@@ -163,8 +177,12 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs) {
 std::string render_markdown(const std::vector<ComparisonRow>& rows) {
   std::ostringstream s;
   s << "| run | algorithm | model | dataset | ranks | final acc % | best acc % | Δ vs dense | "
-       "wall s | sent MB/rank | bus MB/rank | compression | modeled s 1/10/100 GbE | runs |\n";
-  s << "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+       "wall s | sent MB/rank | bus MB/rank | compression | modeled s 1/10/100 GbE | ";
+  const bool target = !rows.empty() && rows[0].target > 0;
+  if (target) s << "time to " << fmt("%g", 100 * rows[0].target) << "% s (speed-up) | ";
+  s << "runs |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+  if (target) s << "---:|";
+  s << "---|\n";
   for (const auto& r : rows) {
     s << "| " << r.name << " | " << r.algorithm << " | " << r.model << " | " << r.dataset << " | "
       << r.world_size << " | " << pct(r.final_mean, r.final_std, r.completed) << " | "
@@ -174,7 +192,13 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
       << fmt("%.3f", r.bus_mb) << " | "
       << (r.compression > 0 ? fmt("%.1f×", r.compression) : "–") << " | "
       << fmt("%.1f", modeled(r, "1gbe")) << " / " << fmt("%.1f", modeled(r, "10gbe")) << " / "
-      << fmt("%.1f", modeled(r, "100gbe")) << " | " << r.statuses << " |\n";
+      << fmt("%.1f", modeled(r, "100gbe")) << " | ";
+    if (target) {
+      if (r.time_to_target < 0) s << "not reached | ";
+      else s << fmt("%.1f", r.time_to_target)
+             << (r.target_speedup > 0 ? " (" + fmt("%.2f×", r.target_speedup) + ")" : "") << " | ";
+    }
+    s << r.statuses << " |\n";
   }
   return s.str();
 }
@@ -184,7 +208,7 @@ std::string render_csv(const std::vector<ComparisonRow>& rows) {
   s << "run,algorithm,model,dataset,ranks,final_acc_mean,final_acc_std,best_acc_mean,gap_to_dense,"
        "wall_seconds,sent_mb_per_rank,bus_mb_per_rank,compression,completed,runs";
   for (const auto& p : network_profiles()) s << ",modeled_seconds_" << p.name;
-  s << "\n";
+  s << ",time_to_target_s,target_speedup\n";
   for (const auto& r : rows) {
     s << r.name << "," << r.algorithm << "," << r.model << "," << r.dataset << "," << r.world_size
       << "," << fmt("%.6f", r.final_mean) << "," << fmt("%.6f", r.final_std) << ","
@@ -193,7 +217,8 @@ std::string render_csv(const std::vector<ComparisonRow>& rows) {
       << fmt("%.6f", r.bus_mb) << "," << fmt("%.3f", r.compression) << "," << r.completed << ","
       << r.runs;
     for (double m : r.modeled_seconds) s << "," << fmt("%.3f", m);
-    s << "\n";
+    s << "," << (r.time_to_target >= 0 ? fmt("%.3f", r.time_to_target) : "") << ","
+      << (r.target_speedup > 0 ? fmt("%.3f", r.target_speedup) : "") << "\n";
   }
   return s.str();
 }

@@ -16,6 +16,7 @@ struct RunResult {
   int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
   int64_t bus_bytes = 0;               // rank 0
   int64_t dense_bytes_per_rank = 0;    // what dense fp32 allreduce would have sent
+  double time_to_target = -1;          // wall-clock of the first evaluation at the target (-1: never)
   double compute_seconds = 0;          // rank 0, summed over steps
   int64_t latency_steps = 0;           // alpha terms of its collectives, summed over steps
 };
@@ -34,12 +35,19 @@ struct ComparisonRow {
   // Training time on each network profile (runner/comm/network_model.h): compute seconds plus
   // the alpha-beta time of the collectives, mean over seeds; same order as network_profiles().
   std::vector<double> modeled_seconds;
+  // Time to the target accuracy given to load_runs (mean over the seeds that reached it).
+  double target = 0;
+  int reached_target = 0;
+  double time_to_target = -1;
+  double target_speedup = 0;  // dense time to target / this run's
   std::string statuses;         // e.g. "3 completed" or "2 completed, 1 failed"
 };
 
-// The latest run of each (name, seed) in `suite` (all suites when empty).
-std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite);
-std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs);
+// The latest run of each (name, seed) in `suite` (all suites when empty). With target > 0 each
+// run's time to that test accuracy is read from its evaluations.
+std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite,
+                                 double target = 0);
+std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, double target = 0);
 
 std::string render_markdown(const std::vector<ComparisonRow>& rows);
 std::string render_csv(const std::vector<ComparisonRow>& rows);

@@ -26,6 +26,7 @@ struct ReportArgs {
   std::string format = "md";
   std::string plots;   // folder for plots (empty: none)
   std::string claims;  // experiment file whose claims: are evaluated (empty: none)
+  double target = 0;   // test accuracy for the time-to-target column (0: none)
 };
 
 int command_run(const RunArgs& args);

@@ -10,7 +10,7 @@
 namespace cedar {
 
 int command_report(const ReportArgs& args) {
-  auto rows = compare_runs(load_runs(args.db, args.suite));
+  auto rows = compare_runs(load_runs(args.db, args.suite, args.target), args.target);
   if (rows.empty())
     throw std::runtime_error(args.db + ": no finished runs" +
                              (args.suite.empty() ? std::string() : " in suite '" + args.suite + "'"));

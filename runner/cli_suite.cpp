@@ -90,7 +90,9 @@ int command_suite(const SuiteArgs& args) {
     }
   }
 
-  auto rows = compare_runs(load_runs(args.db, suite.name));
+  // The file's train.target_accuracy (if set) gives the time-to-target column.
+  const double target = load_experiment(suite.file, args.overrides).train.target_accuracy;
+  auto rows = compare_runs(load_runs(args.db, suite.name, target), target);
   std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
   auto claims = load_claims(suite.file);
   if (!claims.empty())

@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   report->add_option("--suite", report_args.suite, "only this suite");
   report->add_option("--format", report_args.format, "md, csv or tex")
       ->check(CLI::IsMember({"md", "csv", "tex"}))->capture_default_str();
+  report->add_option("--target", report_args.target,
+                     "test accuracy (0-1) for the time-to-target column and its speed-up vs dense")
+      ->check(CLI::Range(0.0, 1.0));
   report->add_option("--claims", report_args.claims,
                      "evaluate the claims: section of this experiment file on the runs");
   report->add_option("--plots", report_args.plots,

@@ -43,6 +43,10 @@ col=$(echo "$csv" | head -1 | tr ',' '\n' | grep -n '^modeled_seconds_1gbe$' | c
 got=$(echo "$csv" | grep '^dense,' | cut -d, -f"$col")
 check "modeled 1 GbE time = compute + alpha-beta cost" awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }'
 check "dense is slower on 1 GbE than on 100 GbE" greater "$got" "$(echo "$csv" | grep '^dense,' | cut -d, -f$((col + 3)))"
+md=$("$CEDAR" report "$DB" --suite quick --target 0.5)
+check "time-to-target column" contains "$md" "time to 50% s (speed-up)"
+first=$(q "SELECT MIN(e.wall_seconds) FROM evals e JOIN runs r ON r.id = e.run_id WHERE r.name='dense' AND e.test_accuracy >= 0.5")
+check "dense time to 50% is its first evaluation at 50%" contains "$(echo "$md" | grep '^| dense |')" "| $(printf '%.1f' "$first") (1.00×) |"
 check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
 "$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
 check "four gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 4
