@@ -8,6 +8,7 @@
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/metered_communicator.h"
 #include "runner/comm/mpi_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
 AlgorithmInfo dgc_algorithm();
@@ -16,25 +17,10 @@ AlgorithmInfo randomk_algorithm();
 
 namespace {
 
-GradBucket make_bucket(const std::vector<std::vector<int64_t>>& shapes) {
-  int64_t total = 0;
-  for (const auto& s : shapes) total += c10::multiply_integers(s);
-  GradBucket b;
-  b.flat = torch::zeros({total});
-  int64_t off = 0;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    int64_t n = c10::multiply_integers(shapes[i]);
-    b.entries.push_back({"t" + std::to_string(i), torch::zeros(shapes[i]),
-                         b.flat.narrow(0, off, n).view(shapes[i])});
-    off += n;
-  }
-  return b;
-}
+using ::cedar::testing::bucket_of_shapes;
+using ::cedar::testing::randn_seeded;
 
-torch::Tensor randn_seeded(int64_t n, uint64_t seed) {
-  auto gen = make_generator(seed, 0, 0);
-  return torch::randn({n}, gen);
-}
+
 
 // Every rank's copy of `t` (unmetered, on the raw communicator).
 std::vector<torch::Tensor> everyones(MpiCommunicator& mpi, const torch::Tensor& t) {
@@ -55,7 +41,7 @@ TEST(SparseMpi, DgcAgreesSelectsTopKAndCountsBytes) {
   };
   auto algo =
       dgc_algorithm().make(YAML::Load("{sparsity: 0.99, warmup_epochs: 0}"), Source{}, nullptr);
-  auto bucket = make_bucket({{64, 50}, {64}});
+  auto bucket = bucket_of_shapes({{64, 50}, {64}});
   bucket.entries[0].grad.copy_(grad_of(r).view({64, 50}));
   bucket.entries[1].grad.copy_(randn_seeded(64, 200 + r));
   StepContext ctx;
@@ -89,7 +75,7 @@ TEST(SparseMpi, TopKAgreesAndCountsBytes) {
   MeteredCommunicator comm(mpi);
   const int n = comm.size(), r = comm.rank();
   auto algo = topk_algorithm().make(YAML::Load("{ratio: 0.01}"), Source{}, nullptr);
-  auto bucket = make_bucket({{64, 3, 3, 3}, {64}});
+  auto bucket = bucket_of_shapes({{64, 3, 3, 3}, {64}});
   bucket.flat.copy_(randn_seeded(1792, 1000 + r));
   StepContext ctx;
   ctx.lr = 0.1;
@@ -115,7 +101,7 @@ TEST(SparseMpi, RandomKSharedAgreesAndCountsBytes) {
   MeteredCommunicator comm(mpi);
   const int n = comm.size(), r = comm.rank();
   auto algo = randomk_algorithm().make(YAML::Load("{ratio: 0.01}"), Source{}, nullptr);
-  auto bucket = make_bucket({{64, 3, 3, 3}, {64}});
+  auto bucket = bucket_of_shapes({{64, 3, 3, 3}, {64}});
   bucket.flat.copy_(randn_seeded(1792, 1000 + r));
   StepContext ctx;
   ctx.lr = 0.1;

@@ -14,35 +14,21 @@
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
 AlgorithmInfo dgc_algorithm();
 
 namespace {
 
+using ::cedar::testing::bucket_of_shapes;
+using ::cedar::testing::randn_seeded;
+
 std::unique_ptr<Algorithm> make(const std::string& yaml) {
   return dgc_algorithm().make(YAML::Load(yaml), Source{}, nullptr);
 }
 
-GradBucket make_bucket(const std::vector<std::vector<int64_t>>& shapes) {
-  int64_t total = 0;
-  for (const auto& s : shapes) total += c10::multiply_integers(s);
-  GradBucket b;
-  b.flat = torch::zeros({total});
-  int64_t off = 0;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    int64_t n = c10::multiply_integers(shapes[i]);
-    b.entries.push_back({"t" + std::to_string(i), torch::zeros(shapes[i]),
-                         b.flat.narrow(0, off, n).view(shapes[i])});
-    off += n;
-  }
-  return b;
-}
 
-torch::Tensor randn_seeded(int64_t n, uint64_t seed) {
-  auto gen = make_generator(seed, 0, 0);
-  return torch::randn({n}, gen);
-}
 
 torch::Tensor flat(GradBucket& b, size_t i) { return b.entries[i].grad.reshape({-1}); }
 
@@ -59,7 +45,7 @@ void expect_topk_superset(const torch::Tensor& sent, const torch::Tensor& v, int
 TEST(Dgc, WarmupSchedule) {
   auto algo = make("{}");
   LocalCommunicator comm;
-  auto bucket = make_bucket({{10, 10}});
+  auto bucket = bucket_of_shapes({{10, 10}});
   const double expect[] = {0.75, 0.9375, 0.984375, 0.99609375, 0.999, 0.999};
   for (int epoch = 0; epoch <= 5; ++epoch) {
     StepContext ctx;
@@ -89,7 +75,7 @@ TEST(Dgc, SampledThresholdOnOneMillion) {
     for (int seed = 0; seed < 3; ++seed) {
       auto algo = make("{warmup_epochs: 0}");
       LocalCommunicator comm;
-      auto bucket = make_bucket({{1024, 1024}});
+      auto bucket = bucket_of_shapes({{1024, 1024}});
       auto g = randn_seeded(n, 500 + seed);
       if (dist == 1) g = g.exp() * g.sign();                                 // heavy tail
       if (dist == 2) g = g * (torch::arange(n) % 7 == 0).to(torch::kFloat);  // mostly zeros
@@ -126,7 +112,7 @@ void momentum_oracle(bool masking, bool nesterov) {
       make(std::string("{sparsity: 0.9, warmup_epochs: 0, momentum_masking: ") +
            (masking ? "true" : "false") + ", nesterov: " + (nesterov ? "true" : "false") + "}");
   LocalCommunicator comm;
-  auto bucket = make_bucket({{40, 25}, {40}});
+  auto bucket = bucket_of_shapes({{40, 25}, {40}});
   auto u = torch::zeros({1000}), v = torch::zeros({1000}), ub = torch::zeros({40});
   std::vector<torch::Tensor> gs, sent;
   for (int step = 0; step < 3; ++step) {
@@ -184,7 +170,7 @@ TEST_P(DgcRanks, LocalClippingScalesToThresholdOverSqrtP) {
   for (double scale : {10.0, 0.01}) {
     run_ranks(n, [&](Communicator& comm) {
       auto algo = make("{sparsity: 0.9, warmup_epochs: 0, clip_norm: 1.0}");
-      auto bucket = make_bucket({{40, 25}, {40}});
+      auto bucket = bucket_of_shapes({{40, 25}, {40}});
       auto g = randn_seeded(1000, 1) * scale, gb = randn_seeded(40, 2) * 5;
       flat(bucket, 0).copy_(g);
       bucket.entries[1].grad.copy_(gb);
@@ -222,7 +208,7 @@ TEST_P(DgcRanks, AgreeAndCountBytes) {
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
     auto algo = make("{sparsity: 0.99, warmup_epochs: 0}");
-    auto bucket = make_bucket({{64, 50}, {64}, {30, 30}});
+    auto bucket = bucket_of_shapes({{64, 50}, {64}, {30, 30}});
     flat(bucket, 0).copy_(grad_of(r, 64, 50, 100));
     bucket.entries[1].grad.copy_(randn_seeded(64, 200 + r));
     flat(bucket, 2).copy_(grad_of(r, 30, 30, 300));
@@ -276,7 +262,7 @@ TEST(Dgc, TrainingOracle) {
   };
   auto algo = make("{sparsity: 0.9, warmup_epochs: 0, momentum: 0.9}");
   LocalCommunicator comm;
-  auto bucket = make_bucket({{4, 5}, {4}});
+  auto bucket = bucket_of_shapes({{4, 5}, {4}});
   auto wa = w0.clone(), ba = b0.clone(), wr = w0.clone(), br = b0.clone();
   auto u = torch::zeros({20}), v = torch::zeros({20}), ub = torch::zeros({4});
   for (int step = 0; step < 6; ++step) {
@@ -340,7 +326,7 @@ TEST(Dgc, ResNet20PayloadPerStep) {
   run_ranks(2, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     auto algo = make("{warmup_epochs: 0}");
-    auto bucket = make_bucket(shapes);
+    auto bucket = bucket_of_shapes(shapes);
     bucket.flat.copy_(randn_seeded(total, 40 + comm.rank()));
     StepContext ctx;
     algo->reduce_gradients(bucket, comm, ctx);

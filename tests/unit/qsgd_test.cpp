@@ -19,6 +19,7 @@
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
 AlgorithmInfo qsgd_algorithm();
@@ -28,6 +29,8 @@ AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
 
 namespace {
+
+using ::cedar::testing::bucket_of_grads;
 
 constexpr uint64_t kSeed = 1234;
 
@@ -39,28 +42,11 @@ std::unique_ptr<Algorithm> make_qsgd(const std::string& yaml) {
 }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// A bucket whose entries are views of one flat buffer, filled with `grads`.
-GradBucket make_bucket(const std::vector<at::Tensor>& grads, int64_t index = 0) {
-  GradBucket b;
-  b.index = index;
-  int64_t total = 0;
-  for (const auto& g : grads) total += g.numel();
-  b.flat = torch::zeros({total});
-  int64_t off = 0;
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const int64_t n = grads[i].numel();
-    at::Tensor view = b.flat.narrow(0, off, n).view(grads[i].sizes());
-    view.copy_(grads[i]);
-    b.entries.push_back({"p" + std::to_string(i), torch::zeros_like(grads[i]), view});
-    off += n;
-  }
-  return b;
-}
 
 // Runs one reduce_gradients of `alg` on a single rank (LocalCommunicator) at `step`.
 at::Tensor reduce_once(Algorithm& alg, const at::Tensor& v, int64_t step) {
   LocalCommunicator comm;
-  GradBucket b = make_bucket({v});
+  GradBucket b = bucket_of_grads({v});
   StepContext ctx;
   ctx.step = step;
   ctx.seed = kSeed;
@@ -248,7 +234,7 @@ std::vector<std::vector<StepResult>> run_steps(
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
     for (int64_t t = 0; t < steps; ++t) {
-      GradBucket b = make_bucket(grads_of(r, t), /*index=*/2);
+      GradBucket b = bucket_of_grads(grads_of(r, t), /*index=*/2);
       StepContext ctx;
       ctx.step = t;
       ctx.seed = kSeed;
@@ -403,7 +389,7 @@ TEST(QuantizerBytes, ResNet20GradientPerStep) {
     // Encode + decode time of one step on one rank (informative, not asserted).
     auto alg = make(c.info, c.yaml);
     LocalCommunicator local;
-    GradBucket bucket = make_bucket(grads_of(0, 0));
+    GradBucket bucket = bucket_of_grads(grads_of(0, 0));
     StepContext ctx;
     ctx.lr = 0.1;
     const int reps = 5;

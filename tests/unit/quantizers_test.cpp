@@ -16,6 +16,7 @@
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
 AlgorithmInfo terngrad_algorithm();
@@ -25,6 +26,8 @@ AlgorithmInfo fp16_algorithm();
 
 namespace {
 
+using ::cedar::testing::bucket_of_grads;
+
 constexpr uint64_t kSeed = 77;
 constexpr int64_t kBucketIndex = 1;
 
@@ -32,22 +35,6 @@ std::unique_ptr<Algorithm> make(const AlgorithmInfo& info, const std::string& ya
   return info.make(YAML::Load(yaml), Source{}, nullptr);
 }
 
-GradBucket make_bucket(const std::vector<at::Tensor>& grads) {
-  GradBucket b;
-  b.index = kBucketIndex;
-  int64_t total = 0;
-  for (const auto& g : grads) total += g.numel();
-  b.flat = torch::zeros({total});
-  int64_t off = 0;
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const int64_t n = grads[i].numel();
-    at::Tensor view = b.flat.narrow(0, off, n).view(grads[i].sizes());
-    view.copy_(grads[i]);
-    b.entries.push_back({"p" + std::to_string(i), torch::zeros_like(grads[i]), view});
-    off += n;
-  }
-  return b;
-}
 
 struct StepResult {
   std::vector<at::Tensor> grads;
@@ -69,7 +56,7 @@ std::vector<std::vector<StepResult>> run_steps(int P, const AlgorithmInfo& info,
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
     for (int64_t t = 0; t < steps; ++t) {
-      GradBucket b = make_bucket(grads_of(r, t));
+      GradBucket b = bucket_of_grads(grads_of(r, t), kBucketIndex);
       StepContext ctx;
       ctx.step = t;
       ctx.seed = kSeed;
@@ -86,7 +73,7 @@ std::vector<std::vector<StepResult>> run_steps(int P, const AlgorithmInfo& info,
 
 at::Tensor reduce_once(Algorithm& alg, const at::Tensor& v, int64_t step, double lr = 0.1) {
   LocalCommunicator comm;
-  GradBucket b = make_bucket({v});
+  GradBucket b = bucket_of_grads({v}, kBucketIndex);
   StepContext ctx;
   ctx.step = step;
   ctx.seed = kSeed;

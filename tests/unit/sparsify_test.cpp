@@ -12,6 +12,7 @@
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
 AlgorithmInfo topk_algorithm();
@@ -19,31 +20,14 @@ AlgorithmInfo randomk_algorithm();
 
 namespace {
 
+using ::cedar::testing::bucket_of_shapes;
+using ::cedar::testing::randn_seeded;
+
 std::unique_ptr<Algorithm> make(const AlgorithmInfo& info, const std::string& yaml) {
   return info.make(YAML::Load(yaml), Source{}, nullptr);
 }
 
-// A bucket whose entries are views of one flat buffer, like the trainer's.
-GradBucket make_bucket(const std::vector<std::vector<int64_t>>& shapes, int64_t index = 0) {
-  int64_t total = 0;
-  for (const auto& s : shapes) total += c10::multiply_integers(s);
-  GradBucket b;
-  b.index = index;
-  b.flat = torch::zeros({total});
-  int64_t off = 0;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    int64_t n = c10::multiply_integers(shapes[i]);
-    b.entries.push_back({"t" + std::to_string(i), torch::zeros(shapes[i]),
-                         b.flat.narrow(0, off, n).view(shapes[i])});
-    off += n;
-  }
-  return b;
-}
 
-torch::Tensor randn_seeded(int64_t n, uint64_t seed) {
-  auto gen = make_generator(seed, 0, 0);
-  return torch::randn({n}, gen);
-}
 
 // p with everything but its k largest magnitudes zeroed (the definition of top-k).
 torch::Tensor topk_dense(const torch::Tensor& p, int64_t k) {
@@ -185,7 +169,7 @@ TEST(TopKAlgorithm, OracleOfThePaperRuleWithChangingLr) {
   auto algo = make(topk_algorithm(), "{ratio: 0.05}");
   LocalCommunicator local;
   MeteredCommunicator comm(local);
-  auto bucket = make_bucket({{20, 30}, {40}});
+  auto bucket = bucket_of_shapes({{20, 30}, {40}});
   std::vector<int64_t> k = {30, 2};
   std::vector<torch::Tensor> m = {torch::zeros({600}), torch::zeros({40})};
   const double lrs[] = {0.1, 0.1, 0.05, 0.05, 0.2};
@@ -214,7 +198,7 @@ TEST(TopKAlgorithm, OracleOfThePaperRuleWithChangingLr) {
 TEST(TopKAlgorithm, WithoutErrorFeedbackIsPlainTopK) {
   auto algo = make(topk_algorithm(), "{ratio: 0.1, error_feedback: false}");
   LocalCommunicator local;
-  auto bucket = make_bucket({{100}});
+  auto bucket = bucket_of_shapes({{100}});
   for (int step = 0; step < 3; ++step) {
     auto g = randn_seeded(100, 40 + step);
     bucket.entries[0].grad.copy_(g);
@@ -236,7 +220,7 @@ TEST_P(MultiRank, TopKAgreesAndCountsBytes) {
   run_ranks(n, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     auto algo = make(topk_algorithm(), "{ratio: 0.01}");
-    auto bucket = make_bucket({{64, 3, 3, 3}, {10, 64}, {64}});  // 1728 + 640 + 64
+    auto bucket = bucket_of_shapes({{64, 3, 3, 3}, {10, 64}, {64}});  // 1728 + 640 + 64
     bucket.flat.copy_(randn_seeded(bucket.flat.numel(), 1000 + comm.rank()));
     StepContext ctx;
     ctx.lr = 0.1;
@@ -272,7 +256,7 @@ TEST_P(MultiRank, RandomKSharedAgreesAndCountsBytes) {
   run_ranks(n, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     auto algo = make(randomk_algorithm(), "{ratio: 0.01}");
-    auto bucket = make_bucket({{64, 3, 3, 3}, {10, 64}, {64}}, 2);
+    auto bucket = bucket_of_shapes({{64, 3, 3, 3}, {10, 64}, {64}}, 2);
     bucket.flat.copy_(randn_seeded(bucket.flat.numel(), 1000 + comm.rank()));
     StepContext ctx;
     ctx.lr = 0.1;
@@ -304,7 +288,7 @@ TEST_P(MultiRank, RandomKOwnIndicesAgreesAndCountsBytes) {
   run_ranks(n, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     auto algo = make(randomk_algorithm(), "{ratio: 0.05, shared_indices: false}");
-    auto bucket = make_bucket({{40, 20}});
+    auto bucket = bucket_of_shapes({{40, 20}});
     // Rank r's gradient is r+1 everywhere: the output is Σ_{r: i ∈ S_r} (r+1) / n.
     bucket.flat.fill_(float(comm.rank() + 1));
     StepContext ctx;
@@ -333,7 +317,7 @@ TEST(RandomKAlgorithm, OracleAndReproducibility) {
   auto run = [](uint64_t seed) {
     auto algo = make(randomk_algorithm(), "{ratio: 0.1}");
     LocalCommunicator local;
-    auto bucket = make_bucket({{10, 20}});
+    auto bucket = bucket_of_shapes({{10, 20}});
     auto e = torch::zeros({200});
     std::vector<torch::Tensor> outs;
     for (int step = 0; step < 4; ++step) {
