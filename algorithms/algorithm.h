@@ -36,6 +36,11 @@ struct GradBucket {
   std::vector<GradEntry> entries;
 };
 
+// An algorithm's checkpoint state: every tensor and number that carries over from one step to
+// the next (error-feedback memories, PowerSGD's Q, DGC's u and v, LAG's last uploads), by key.
+// Numbers are 0-dim tensors (algorithms/algorithm_state.h has helpers).
+using AlgorithmState = std::map<std::string, at::Tensor>;
+
 struct StepContext {
   int64_t step = 0;             // global step, from 0
   int64_t epoch = 0;            // current epoch, from 0
@@ -65,6 +70,11 @@ class Algorithm {
   // True when the algorithm applies momentum itself (DGC's momentum correction); the optimizer
   // then runs without momentum.
   virtual bool applies_momentum() const { return false; }
+  // Checkpoints: save_state writes the state into `out`; load_state (after setup()) restores it
+  // so that the next step computes exactly what it would have without the interruption.
+  // Stateless algorithms keep the defaults.
+  virtual void save_state(AlgorithmState& out) const {}
+  virtual void load_state(const AlgorithmState& in) {}
 };
 
 struct AlgorithmInfo {

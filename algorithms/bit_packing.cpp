@@ -2,8 +2,13 @@
 
 #include <ATen/ATen.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace cedar {
 namespace {
@@ -101,6 +106,8 @@ at::Tensor pack_bits(const at::Tensor& codes, int bits) {
 
 at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits) {
   check_bits(bits);
+  // packed_bytes of a negative count can be 0, which an empty payload would match.
+  if (n < 0) throw std::invalid_argument("unpack_bits: negative code count " + std::to_string(n));
   if (bytes.scalar_type() != at::kByte || bytes.numel() != packed_bytes(n, bits))
     throw std::invalid_argument("unpack_bits: expected " + std::to_string(packed_bytes(n, bits)) +
                                 " uint8 bytes for " + std::to_string(n) + " codes of " +
@@ -116,6 +123,54 @@ at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits) {
   }
   at::Tensor out = at::empty({n}, at::kInt);
   unpack_codes(p, n, bits, out.data_ptr<int32_t>());
+  return out;
+}
+
+void pack_signs(const float* x, int64_t n, uint8_t* out) {
+  const int64_t full = n / 8;
+  int64_t j = 0;
+#if defined(__SSE2__)
+  const __m128 zero = _mm_setzero_ps();
+  for (; j < full; ++j) {
+    // Ordered x >= 0: false for NaN, true for -0, as at::ge.
+    const int lo = _mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(x + 8 * j), zero));
+    const int hi = _mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(x + 8 * j + 4), zero));
+    out[j] = static_cast<uint8_t>(lo | hi << 4);
+  }
+#endif
+  for (; j < full; ++j) {
+    uint32_t byte = 0;
+    for (int k = 0; k < 8; ++k) byte |= static_cast<uint32_t>(x[8 * j + k] >= 0) << k;
+    out[j] = static_cast<uint8_t>(byte);
+  }
+  if (full * 8 < n) {
+    uint32_t byte = 0;
+    for (int64_t i = full * 8; i < n; ++i) byte |= static_cast<uint32_t>(x[i] >= 0) << (i - full * 8);
+    out[full] = static_cast<uint8_t>(byte);
+  }
+}
+
+at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero) {
+  if (n < 0) throw std::invalid_argument("unpack_signs: negative count " + std::to_string(n));
+  if (bytes.scalar_type() != at::kByte || bytes.numel() != packed_bytes(n, 1))
+    throw std::invalid_argument("unpack_signs: expected " + std::to_string(packed_bytes(n, 1)) +
+                                " uint8 bytes for " + std::to_string(n) + " signs, got " +
+                                std::to_string(bytes.numel()) + " of " +
+                                c10::toString(bytes.scalar_type()));
+  at::Tensor in = bytes.contiguous().cpu();
+  const uint8_t* p = in.data_ptr<uint8_t>();
+  at::Tensor out = at::empty({n}, at::kFloat);
+  float* o = out.data_ptr<float>();
+  // The four values of every half-byte: each byte becomes two 16-byte copies.
+  float nibble[16][4];
+  for (int b = 0; b < 16; ++b)
+    for (int k = 0; k < 4; ++k) nibble[b][k] = (b >> k) & 1 ? one : zero;
+  const int64_t full = n / 8;
+  for (int64_t j = 0; j < full; ++j) {
+    std::memcpy(o + 8 * j, nibble[p[j] & 15], 16);
+    std::memcpy(o + 8 * j + 4, nibble[p[j] >> 4], 16);
+  }
+  for (int64_t i = full * 8; i < n; ++i) o[i] = (p[full] >> (i - full * 8)) & 1 ? one : zero;
   return out;
 }
 

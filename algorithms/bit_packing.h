@@ -77,4 +77,12 @@ at::Tensor pack_bits(const at::Tensor& codes, int bits);
 // for bits <= 8, int32 codes for 9..16. Throws std::invalid_argument on a size mismatch.
 at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits);
 
+// Sign bits straight from and to fp32 (signSGD, EF-signSGD), in the layout above with b = 1:
+// pack_signs writes packed_bytes(n, 1) bytes, bit i = 1 for x_i >= 0 (0 for x_i < 0 and NaN),
+// exactly pack_bits(x.ge(0), 1) without the intermediate tensors.
+void pack_signs(const float* x, int64_t n, uint8_t* out);
+// Decodes n sign bits to fp32: `one` where a bit is 1, `zero` where it is 0. Throws
+// std::invalid_argument on a size mismatch, as unpack_bits does.
+at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero);
+
 }  // namespace cedar

@@ -38,6 +38,10 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
   std::vector<at::Tensor> per_rank;
   if (fixed) {
     at::Tensor all = comm.allgather(mine);
+    if (all.numel() != comm.size() * mine.numel())
+      throw CommError("compressed exchange: allgather returned " + std::to_string(all.numel()) +
+                      " bytes, expected " + std::to_string(comm.size()) + " x " +
+                      std::to_string(mine.numel()));
     for (int r = 0; r < comm.size(); ++r) per_rank.push_back(all.narrow(0, r * mine.numel(), mine.numel()));
   } else {
     per_rank = comm.allgatherv(mine);
@@ -46,11 +50,29 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
   // Decode: per rank, split into per-tensor payloads.
   const int64_t header_bytes = fixed ? 0 : static_cast<int64_t>(8 * n_entries);
   std::vector<std::vector<at::Tensor>> decoded(n_entries);
-  for (const at::Tensor& buf : per_rank) {
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    const at::Tensor& buf = per_rank[r];
     std::vector<int64_t> len = lengths;
     if (!fixed) {
+      // A peer's header is untrusted: every length must be non-negative and together with the
+      // header they must cover the buffer exactly.
+      if (buf.scalar_type() != at::kByte || buf.numel() < header_bytes)
+        throw CommError("compressed exchange: rank " + std::to_string(r) + " sent " +
+                        std::to_string(buf.numel()) + " bytes, less than its " +
+                        std::to_string(header_bytes) + "-byte length header");
       at::Tensor h = from_bytes(buf.narrow(0, 0, header_bytes), at::kLong);
-      for (size_t i = 0; i < n_entries; ++i) len[i] = h[static_cast<int64_t>(i)].item<int64_t>();
+      int64_t covered = header_bytes;
+      for (size_t i = 0; i < n_entries; ++i) {
+        len[i] = h[static_cast<int64_t>(i)].item<int64_t>();
+        if (len[i] < 0 || len[i] > buf.numel() - covered)
+          throw CommError("compressed exchange: rank " + std::to_string(r) + " announced " +
+                          std::to_string(len[i]) + " bytes for tensor " + std::to_string(i) +
+                          " but only " + std::to_string(buf.numel() - covered) + " remain");
+        covered += len[i];
+      }
+      if (covered != buf.numel())
+        throw CommError("compressed exchange: rank " + std::to_string(r) + " sent " +
+                        std::to_string(buf.numel() - covered) + " bytes beyond its encodings");
     }
     int64_t off = header_bytes;
     for (size_t i = 0; i < n_entries; ++i) {

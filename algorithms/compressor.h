@@ -28,4 +28,9 @@ at::Tensor from_bytes(const at::Tensor& bytes, at::ScalarType type);
 // Seeded generator for (run seed, rank, step, stream): reproducible from (config, seed, world size).
 at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t stream = 0);
 
+// Writes into out[0, n) exactly the values of at::rand({n}, gen) (fp32, CPU generator) and advances
+// `gen` as it does, without the tensor: encoders draw their uniforms chunk by chunk next to the
+// data they quantize. Consecutive calls continue one stream, as consecutive at::rand calls do.
+void uniform_floats(at::Generator& gen, float* out, int64_t n);
+
 }  // namespace cedar

@@ -62,6 +62,11 @@
 #include <stdexcept>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/sparse_exchange.h"
 #include "runner/comm/communicator.h"
@@ -86,7 +91,22 @@ at::Tensor indices_at_least(const at::Tensor& v, float thr) {
   at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       auto& out = parts[static_cast<size_t>(c)];
-      for (int64_t i = c * grain, last = std::min(n, (c + 1) * grain); i < last; ++i)
+      int64_t i = c * grain;
+      const int64_t last = std::min(n, (c + 1) * grain);
+#if defined(__SSE2__)
+      // Sixteen comparisons per step and one test of their mask: almost all fail.
+      const __m128 magnitude = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+      const __m128 t = _mm_set1_ps(thr);
+      for (; i + 16 <= last; i += 16) {
+        int mask = 0;
+        for (int q = 0; q < 4; ++q) {
+          const __m128 a = _mm_and_ps(_mm_loadu_ps(p + i + 4 * q), magnitude);
+          mask |= _mm_movemask_ps(_mm_cmpge_ps(a, t)) << (4 * q);  // ordered: NaN fails
+        }
+        for (; mask; mask &= mask - 1) out.push_back(i + __builtin_ctz(mask));
+      }
+#endif
+      for (; i < last; ++i)
         if (std::fabs(p[i]) >= thr) out.push_back(i);
     }
   });
@@ -97,6 +117,50 @@ at::Tensor indices_at_least(const at::Tensor& v, float thr) {
   for (const auto& part : parts) q = std::copy(part.begin(), part.end(), q);
   return idx;
 }
+
+}  // namespace
+
+// Indices (int64, ascending) of a superset of the exact top-k of |v| with at most
+// upper_bound·k elements: the sampled threshold of the header comment. External linkage so that
+// bench/compressors_bench.cpp can time it against torch::topk.
+at::Tensor dgc_select(const at::Tensor& v, int64_t k, double density, double sample_ratio,
+                      double lower_bound, double upper_bound, int64_t max_adaptation_iters,
+                      at::Generator& gen) {
+  const int64_t n = v.numel();
+  if (k >= n) return at::arange(n, v.options().dtype(at::kLong));
+  auto exact = [&] {
+    at::Tensor idx = std::get<1>(at::topk(v.abs(), k, 0, true, false));
+    return std::get<0>(at::sort(idx));
+  };
+  const int64_t target = std::max(keep_count(n, sample_ratio),
+                                  static_cast<int64_t>(std::ceil(2.0 / density - 1e-9)));
+  int64_t stride = n / std::max<int64_t>(target, 1);
+  if (stride % 2 == 0) --stride;  // odd: no aliasing with power-of-two tensor dimensions
+  if (stride <= 1) return exact();
+  const int64_t start = at::randint(stride, {1}, gen, at::kLong).item<int64_t>();
+  at::Tensor samples = v.slice(0, start, n, stride).abs();
+  // The sample's ⌈density·#samples⌉-th largest, moved down by two standard deviations of that
+  // count (≈ Poisson) so that usually at least k survive the first pass over |v|.
+  const int64_t ks = keep_count(samples.numel(), density);
+  const int64_t rank = std::min<int64_t>(
+      samples.numel(), ks + static_cast<int64_t>(std::ceil(2.0 * std::sqrt(double(ks)))));
+  float thr = std::get<0>(at::topk(samples, rank, 0, true, false)).min().item<float>();
+  if (!(thr > 0)) return exact();  // mostly zeros: every coordinate would survive
+  at::Tensor idx = indices_at_least(v, thr);
+  for (int64_t it = 0; idx.numel() < k && it < max_adaptation_iters; ++it) {
+    thr *= static_cast<float>(lower_bound);
+    idx = indices_at_least(v, thr);
+  }
+  if (idx.numel() < k) return exact();
+  if (static_cast<double>(idx.numel()) > upper_bound * static_cast<double>(k)) {
+    // Raise the threshold to the k-th largest candidate: top-k among the candidates only.
+    at::Tensor pick = std::get<1>(at::topk(v.index_select(0, idx).abs(), k, 0, true, false));
+    idx = std::get<0>(at::sort(idx.index_select(0, pick)));
+  }
+  return idx;
+}
+
+namespace {
 
 struct DgcParams {
   double sparsity = 0.999;
@@ -162,6 +226,22 @@ class Dgc final : public Algorithm {
     at::Tensor u, v;
   };
 
+  void save_state(AlgorithmState& out) const override {
+    for (const auto& [name, s] : state_) {
+      out["u." + name] = s.u.detach().clone();
+      out["v." + name] = s.v.detach().clone();
+    }
+    save_tensor_map(out, "dense_u.", dense_u_);
+  }
+  void load_state(const AlgorithmState& in) override {
+    std::map<std::string, at::Tensor> u, v;
+    load_tensor_map(in, "u.", u);
+    load_tensor_map(in, "v.", v);
+    state_.clear();
+    for (auto& [name, t] : u) state_[name] = SparseState{t, v.at(name)};
+    load_tensor_map(in, "dense_u.", dense_u_);
+  }
+
   double current_density(int64_t epoch) const {
     const double final_density = 1.0 - p_.sparsity;
     if (epoch < 0 || epoch >= p_.warmup_epochs) return final_density;
@@ -208,38 +288,8 @@ class Dgc final : public Algorithm {
   // Indices (int64, ascending) of a superset of the exact top-k of |v| with at most
   // upper_bound·k elements (see the header comment).
   at::Tensor select(const at::Tensor& v, int64_t k, double density, at::Generator& gen) const {
-    const int64_t n = v.numel();
-    if (k >= n) return at::arange(n, v.options().dtype(at::kLong));
-    auto exact = [&] {
-      at::Tensor idx = std::get<1>(at::topk(v.abs(), k, 0, true, false));
-      return std::get<0>(at::sort(idx));
-    };
-    const int64_t target = std::max(keep_count(n, p_.sample_ratio),
-                                    static_cast<int64_t>(std::ceil(2.0 / density - 1e-9)));
-    int64_t stride = n / std::max<int64_t>(target, 1);
-    if (stride % 2 == 0) --stride;  // odd: no aliasing with power-of-two tensor dimensions
-    if (stride <= 1) return exact();
-    const int64_t start = at::randint(stride, {1}, gen, at::kLong).item<int64_t>();
-    at::Tensor samples = v.slice(0, start, n, stride).abs();
-    // The sample's ⌈density·#samples⌉-th largest, moved down by two standard deviations of that
-    // count (≈ Poisson) so that usually at least k survive the first pass over |v|.
-    const int64_t ks = keep_count(samples.numel(), density);
-    const int64_t rank = std::min<int64_t>(
-        samples.numel(), ks + static_cast<int64_t>(std::ceil(2.0 * std::sqrt(double(ks)))));
-    float thr = std::get<0>(at::topk(samples, rank, 0, true, false)).min().item<float>();
-    if (!(thr > 0)) return exact();  // mostly zeros: every coordinate would survive
-    at::Tensor idx = indices_at_least(v, thr);
-    for (int64_t it = 0; idx.numel() < k && it < p_.max_adaptation_iters; ++it) {
-      thr *= static_cast<float>(p_.lower_bound);
-      idx = indices_at_least(v, thr);
-    }
-    if (idx.numel() < k) return exact();
-    if (static_cast<double>(idx.numel()) > p_.upper_bound * static_cast<double>(k)) {
-      // Raise the threshold to the k-th largest candidate: top-k among the candidates only.
-      at::Tensor pick = std::get<1>(at::topk(v.index_select(0, idx).abs(), k, 0, true, false));
-      idx = std::get<0>(at::sort(idx.index_select(0, pick)));
-    }
-    return idx;
+    return dgc_select(v, k, density, p_.sample_ratio, p_.lower_bound, p_.upper_bound,
+                      p_.max_adaptation_iters, gen);
   }
 
   void reduce_sparse(int64_t bucket_index, const std::vector<GradEntry*>& entries,

@@ -23,11 +23,13 @@
 // absorbs the difference (e' = p − Δ holds exactly for what was sent).
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressed_exchange.h"
@@ -51,14 +53,20 @@ class ScaledSignCompressor final : public Compressor {
     at::Tensor p = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
     const int64_t d = p.numel();
     const float* pp = p.data_ptr<float>();
-    double l1 = 0;
-    for (int64_t i = 0; i < d; ++i) l1 += std::fabs(pp[i]);
-    const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
     at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
     uint8_t* op = out.data_ptr<uint8_t>();
+    // ‖p‖₁ in element order (fp64) and the sign bits, chunk by chunk while the chunk is cached.
+    constexpr int64_t kChunk = 4096;  // a multiple of 8: every chunk's bits start on a byte
+    double l1 = 0;
+    for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
+      const int64_t len = std::min(kChunk, d - c0);
+      double sum = l1;  // a local: the call below would otherwise keep l1 in memory
+      for (int64_t i = c0; i < c0 + len; ++i) sum += std::fabs(pp[i]);
+      l1 = sum;
+      pack_signs(pp + c0, len, op + 4 + c0 / 8);
+    }
+    const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
     std::memcpy(op, &scale, 4);
-    at::Tensor bits = pack_bits(p.ge(0), 1);
-    if (bits.numel()) std::memcpy(op + 4, bits.data_ptr<uint8_t>(), bits.numel());
     return out;
   }
 
@@ -66,8 +74,10 @@ class ScaledSignCompressor final : public Compressor {
     at::Tensor in = payload.contiguous();
     float scale = 0;
     std::memcpy(&scale, in.data_ptr<uint8_t>(), 4);
-    at::Tensor bits = unpack_bits(in.narrow(0, 4, in.numel() - 4), numel, 1);
-    return bits.to(at::kFloat).mul_(2 * scale).sub_(scale);
+    // The values of bit * (2·scale) − scale in fp32, as the tensor expression computes them.
+    const float twice = 2 * scale;
+    const float one = 1.0f * twice - scale, zero = 0.0f * twice - scale;
+    return unpack_signs(in.narrow(0, 4, in.numel() - 4), numel, one, zero);
   }
 };
 
@@ -96,6 +106,13 @@ class EfSignSgd final : public Algorithm {
     if (!on_cpu) bucket.flat.copy_(cpu.flat);
   }
 
+  void save_state(AlgorithmState& out) const override {
+    save_tensor_map(out, "memory.", memory_.memories_view());
+  }
+  void load_state(const AlgorithmState& in) override {
+    load_tensor_map(in, "memory.", memory_.memories());
+  }
+
  private:
   static GradBucket cpu_copy(const GradBucket& bucket) {
     GradBucket c;
@@ -122,6 +139,11 @@ AlgorithmInfo ef_signsgd_algorithm() {
       "bit per element + one fp32 scale per layer, allgather, average",
       "Karimireddy, Rebjock, Stich, Jaggi. Error Feedback Fixes SignSGD and other Gradient "
       "Compression Schemes. ICML 2019");
+}
+
+// The scaled-sign codec alone (bench/compressors_bench.cpp times it against a memory pass).
+std::unique_ptr<Compressor> make_scaled_sign_compressor() {
+  return std::make_unique<ScaledSignCompressor>();
 }
 
 }  // namespace cedar

@@ -15,6 +15,7 @@ class ErrorFeedback {
   // The memory of `key` (undefined before the first compress).
   const at::Tensor& memory(const std::string& key) const;
   std::map<std::string, at::Tensor>& memories() { return memory_; }
+  const std::map<std::string, at::Tensor>& memories_view() const { return memory_; }
 
  private:
   std::map<std::string, at::Tensor> memory_;

@@ -37,6 +37,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "runner/comm/communicator.h"
 
@@ -89,6 +90,28 @@ class Lag final : public Algorithm {
     }
     moves_.push_front(moved);
     if (static_cast<int64_t>(moves_.size()) > p_.history) moves_.pop_back();
+  }
+
+  void save_state(AlgorithmState& out) const override {
+    if (last_upload_.defined()) {
+      out["last_upload"] = last_upload_.clone();
+      out["aggregate"] = aggregate_.clone();
+    }
+    for (size_t i = 0; i < previous_.size(); ++i)
+      out["previous." + std::to_string(i)] = previous_[i].clone();
+    save_numbers(out, "moves", std::vector<double>(moves_.begin(), moves_.end()));
+    save_number(out, "first", first_ ? 1 : 0);
+  }
+  void load_state(const AlgorithmState& in) override {
+    if (in.count("last_upload")) {
+      last_upload_ = load_tensor(in, "last_upload").clone();
+      aggregate_ = load_tensor(in, "aggregate").clone();
+    }
+    for (size_t i = 0; i < previous_.size(); ++i)
+      previous_[i].copy_(load_tensor(in, "previous." + std::to_string(i)));
+    std::vector<double> moves = load_numbers(in, "moves");
+    moves_.assign(moves.begin(), moves.end());
+    first_ = load_number(in, "first") != 0;
   }
 
  private:

@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
 #include "runner/comm/communicator.h"
@@ -203,6 +204,15 @@ class PowerSgd final : public Algorithm {
         query_[x.entry->name] = q;
       }
     }
+  }
+
+  void save_state(AlgorithmState& out) const override {
+    save_tensor_map(out, "query.", query_);
+    save_tensor_map(out, "error.", error_);
+  }
+  void load_state(const AlgorithmState& in) override {
+    load_tensor_map(in, "query.", query_);
+    load_tensor_map(in, "error.", error_);
   }
 
   PowerSgdParams p_;

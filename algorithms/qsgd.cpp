@@ -75,29 +75,19 @@ class QsgdCompressor final : public Compressor {
     at::Tensor v = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
     const int64_t n = v.numel();
     const int64_t m = buckets(n);
-    at::Tensor u = at::rand({n}, gen, at::TensorOptions().dtype(at::kFloat));
     at::Tensor out = at::empty({payload_bytes(n)}, at::kByte);
-    const float* xp = v.data_ptr<float>();
-    const float* up = u.data_ptr<float>();
     uint8_t* op = out.data_ptr<uint8_t>();
     std::vector<float> norms(static_cast<size_t>(m));
-    BitWriter w(op + 4 * m, bits_ + 1);
-    const float s = static_cast<float>(levels_);
-    const uint32_t sign_bit = 1u << bits_;
-    for (int64_t b = 0; b < m; ++b) {
-      const int64_t lo = b * bucket_, hi = std::min(n, lo + bucket_);
-      const float norm = bucket_norm(xp + lo, hi - lo);
-      norms[static_cast<size_t>(b)] = norm;
-      const float scale = norm > 0 ? s / norm : 0.0f;
-      for (int64_t i = lo; i < hi; ++i) {
-        float a = std::fabs(xp[i]) * scale;
-        if (!(a <= s)) a = s;  // rounding of the norm (and NaN) must not overflow the code
-        const float l = std::floor(a);
-        const uint32_t level = static_cast<uint32_t>(l) + (up[i] < a - l ? 1u : 0u);
-        w.put(level | (level && xp[i] < 0 ? sign_bit : 0u));
-      }
+    switch (bits_ + 1) {
+      case 2: encode<2>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 3: encode<3>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 4: encode<4>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 5: encode<5>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 6: encode<6>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 7: encode<7>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 8: encode<8>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      default: encode<9>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
     }
-    w.finish();
     if (m) std::memcpy(op, norms.data(), 4 * static_cast<size_t>(m));
     return out;
   }
@@ -113,33 +103,170 @@ class QsgdCompressor final : public Compressor {
     std::vector<float> norms(static_cast<size_t>(m));
     if (m) std::memcpy(norms.data(), ip, 4 * static_cast<size_t>(m));
     at::Tensor out = at::empty({numel}, at::kFloat);
-    float* o = out.data_ptr<float>();
-    BitReader r(ip + 4 * m, bits_ + 1);
-    const uint32_t sign_bit = 1u << bits_;
-    for (int64_t b = 0; b < m; ++b) {
-      const int64_t lo = b * bucket_, hi = std::min(numel, lo + bucket_);
-      const float unit = norms[static_cast<size_t>(b)] / static_cast<float>(levels_);
-      for (int64_t i = lo; i < hi; ++i) {
-        const uint32_t code = r.get();
-        const float value = static_cast<float>(code & levels_) * unit;
-        o[i] = (code & sign_bit) ? -value : value;
-      }
+    switch (bits_ + 1) {
+      case 2: decode<2>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 3: decode<3>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 4: decode<4>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 5: decode<5>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 6: decode<6>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 7: decode<7>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 8: decode<8>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      default: decode<9>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
     }
     return out;
   }
 
  private:
-  int64_t buckets(int64_t n) const { return (n + bucket_ - 1) / bucket_; }
+  // Elements per step of the encoder and decoder: their uniforms and codes stay in the L1/L2
+  // caches between the passes over them. A multiple of 8, so every chunk starts on a byte.
+  static constexpr int64_t kChunk = 4096;
+
+  // ⌈n/B⌉ without forming n + B - 1, which overflows for a bucket_size near 2^63.
+  int64_t buckets(int64_t n) const { return n > 0 ? (n - 1) / bucket_ + 1 : 0; }
 
   float bucket_norm(const float* x, int64_t n) const {
     if (max_norm_) {
-      float mx = 0;
-      for (int64_t i = 0; i < n; ++i) mx = std::max(mx, std::fabs(x[i]));
-      return mx;
+      // Eight running maxima (the maximum does not depend on the order; NaNs are skipped).
+      float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
+      for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
+      float r = 0;
+      for (float v : mx) r = std::max(r, v);
+      return r;
     }
     double sq = 0;
     for (int64_t i = 0; i < n; ++i) sq += static_cast<double>(x[i]) * x[i];
     return static_cast<float>(std::sqrt(sq));
+  }
+
+  // Norms of buckets [first, last). L2 norms are sums in bucket order; eight full buckets are
+  // summed side by side so that the eight chains of additions overlap.
+  void bucket_norms(const float* x, int64_t n, int64_t first, int64_t last, float* norms) const {
+    const int64_t full = n / bucket_;  // buckets of exactly bucket_ elements
+    int64_t b = first;
+    if (!max_norm_) {
+      for (; b + 8 <= std::min(last, full); b += 8) {
+        const float* p = x + b * bucket_;
+        double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t i = 0; i < bucket_; ++i)
+          for (int j = 0; j < 8; ++j) {
+            const double e = p[j * bucket_ + i];
+            sq[j] += e * e;
+          }
+        for (int j = 0; j < 8; ++j) norms[b + j] = static_cast<float>(std::sqrt(sq[j]));
+      }
+    }
+    for (; b < last; ++b) {
+      const int64_t lo = b * bucket_;
+      norms[b] = bucket_norm(x + lo, std::min(bucket_, n - lo));
+    }
+  }
+
+  // Codes (level | negative << bits) of x[0, n) at one bucket's scale; u: the uniforms.
+  static void quantize(const float* x, const float* u, int64_t n, float scale, float s,
+                       uint32_t sign_bit, uint32_t* code) {
+    for (int64_t i = 0; i < n; ++i) {
+      float a = std::fabs(x[i]) * scale;
+      a = a <= s ? a : s;  // rounding of the norm (and NaN) must not overflow the code
+      const int32_t whole = static_cast<int32_t>(a);  // floor: 0 <= a <= s
+      const uint32_t level =
+          static_cast<uint32_t>(whole) + (u[i] < a - static_cast<float>(whole) ? 1u : 0u);
+      code[i] = level | ((level != 0u) & (x[i] < 0) ? sign_bit : 0u);
+    }
+  }
+
+  // Eight B-bit codes fill B bytes: one 64-bit word (B <= 8) or two (B = 9), little-endian.
+  template <int B>
+  static void pack(const uint32_t* code, int64_t n, uint8_t* out) {
+    int64_t g = 0;
+    for (; g + 8 <= n; g += 8, out += B) {
+      uint64_t lo = 0;
+      for (int k = 0; k < 8 && k * B < 64; ++k) lo |= static_cast<uint64_t>(code[g + k]) << (k * B);
+      if constexpr (B <= 8) {
+        std::memcpy(out, &lo, B);
+      } else {
+        std::memcpy(out, &lo, 8);
+        out[8] = static_cast<uint8_t>(code[g + 7] >> (64 - 7 * B));
+      }
+    }
+    if (g < n) {
+      BitWriter w(out, B);
+      for (; g < n; ++g) w.put(code[g]);
+      w.finish();
+    }
+  }
+
+  // `end`: the end of the packed stream (8-byte loads never read past it).
+  template <int B>
+  static void unpack(const uint8_t* in, const uint8_t* end, int64_t n, uint32_t* code) {
+    constexpr uint32_t mask = (1u << B) - 1;
+    int64_t g = 0;
+    for (; g + 8 <= n; g += 8, in += B) {
+      // One 8-byte load (bits above 8·B are not used); near the end, byte by byte.
+      uint64_t lo = 0;
+      if (end - in >= 8) {
+        std::memcpy(&lo, in, 8);
+      } else {
+        for (int k = 0; k < B && k < 8; ++k) lo |= static_cast<uint64_t>(in[k]) << (8 * k);
+      }
+      for (int k = 0; k < 8 && k * B < 64; ++k)
+        code[g + k] = static_cast<uint32_t>(lo >> (k * B)) & mask;
+      if constexpr (B > 8) code[g + 7] = (code[g + 7] | (static_cast<uint32_t>(in[8]) << (64 - 7 * B))) & mask;
+    }
+    if (g < n) {
+      BitReader r(in, B);
+      for (; g < n; ++g) code[g] = r.get();
+    }
+  }
+
+  template <int B>
+  void encode(const float* x, int64_t n, at::Generator& gen, float* norms, uint8_t* codes) const {
+    float u[kChunk];
+    uint32_t code[kChunk];
+    const float s = static_cast<float>(levels_);
+    const uint32_t sign_bit = 1u << bits_;
+    int64_t normed = 0;  // buckets whose norm is known
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+      const int64_t len = std::min(kChunk, n - c0), c1 = c0 + len;
+      const int64_t needed = (c1 - 1) / bucket_ + 1;
+      if (needed > normed) bucket_norms(x, n, normed, needed, norms);
+      normed = std::max(normed, needed);
+      uniform_floats(gen, u, len);
+      for (int64_t lo = c0; lo < c1;) {
+        const int64_t b = lo / bucket_;
+        const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
+        const float norm = norms[b];
+        quantize(x + lo, u + (lo - c0), hi - lo, norm > 0 ? s / norm : 0.0f, s, sign_bit,
+                 code + (lo - c0));
+        lo = hi;
+      }
+      pack<B>(code, len, codes + c0 / 8 * B);
+    }
+  }
+
+  template <int B>
+  void decode(const uint8_t* codes, int64_t n, const float* norms, float* out) const {
+    uint32_t code[kChunk];
+    const uint32_t sign_bit = 1u << bits_;
+    const uint8_t* end = codes + packed_bytes(n, B);
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+      const int64_t len = std::min(kChunk, n - c0), c1 = c0 + len;
+      unpack<B>(codes + c0 / 8 * B, end, len, code);
+      for (int64_t lo = c0; lo < c1;) {
+        const int64_t b = lo / bucket_;
+        const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
+        const float unit = norms[b] / static_cast<float>(levels_);
+        const uint32_t* c = code + (lo - c0);
+        float* o = out + lo;
+        for (int64_t i = 0; i < hi - lo; ++i) {
+          const float value = static_cast<float>(c[i] & levels_) * unit;
+          o[i] = (c[i] & sign_bit) ? -value : value;
+        }
+        lo = hi;
+      }
+    }
   }
 
   int bits_;
@@ -171,6 +298,11 @@ AlgorithmInfo qsgd_algorithm() {
       "sign + level packed (bits + 1 bits per element), allgather, decode and average",
       "Alistarh, Grubic, Li, Tomioka, Vojnovic. QSGD: Communication-Efficient SGD via Gradient "
       "Quantization and Encoding. NeurIPS 2017");
+}
+
+// The QSGD codec alone (bench/compressors_bench.cpp times it against a memory pass).
+std::unique_ptr<Compressor> make_qsgd_compressor(int bits, int64_t bucket_size, bool max_norm) {
+  return std::make_unique<QsgdCompressor>(bits, bucket_size, max_norm);
 }
 
 }  // namespace cedar

@@ -26,6 +26,7 @@
 #include <map>
 #include <vector>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/error_feedback.h"
@@ -82,6 +83,15 @@ class RandomK final : public Algorithm {
       bytes = exchange_compressed(bucket, comm, compressor_, memory, gen).payload_bytes;
     }
     ctx.stats["randomk.payload_bytes"] += static_cast<double>(bytes);
+  }
+
+  void save_state(AlgorithmState& out) const override {
+    save_tensor_map(out, "memory.", memory_.memories_view());
+    save_number_map(out, "last_lr", last_lr_);
+  }
+  void load_state(const AlgorithmState& in) override {
+    load_tensor_map(in, "memory.", memory_.memories());
+    last_lr_ = load_number_map(in, "last_lr");
   }
 
  private:

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressed_exchange.h"
@@ -52,12 +53,14 @@ class SignCompressor final : public Compressor {
   int64_t payload_bytes(int64_t numel) const override { return packed_bytes(numel, 1); }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    return pack_bits(x.detach().to(at::kCPU, at::kFloat).ge(0), 1);
+    at::Tensor v = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
+    at::Tensor out = at::empty({packed_bytes(v.numel(), 1)}, at::kByte);
+    pack_signs(v.data_ptr<float>(), v.numel(), out.data_ptr<uint8_t>());
+    return out;
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    at::Tensor bits = unpack_bits(payload, numel, 1);
-    return bits.to(at::kFloat).mul_(2).sub_(1);
+    return unpack_signs(payload, numel, 1.0f, -1.0f);
   }
 };
 
@@ -87,6 +90,9 @@ class SignSgd final : public Algorithm {
     exchange_compressed(bucket, comm, compressor_, nullptr, gen, majority_vote);
   }
 
+  void save_state(AlgorithmState& out) const override { save_tensor_map(out, "momentum.", momentum_); }
+  void load_state(const AlgorithmState& in) override { load_tensor_map(in, "momentum.", momentum_); }
+
  private:
   double beta_;
   SignCompressor compressor_;
@@ -104,5 +110,8 @@ AlgorithmInfo signsgd_algorithm() {
       "Non-Convex Problems. ICML 2018; Bernstein, Zhao, Azizzadenesheli, Anandkumar. signSGD with "
       "Majority Vote is Communication Efficient and Fault Tolerant. ICLR 2019");
 }
+
+// The 1-bit sign codec alone (bench/compressors_bench.cpp times it against a memory pass).
+std::unique_ptr<Compressor> make_sign_compressor() { return std::make_unique<SignCompressor>(); }
 
 }  // namespace cedar

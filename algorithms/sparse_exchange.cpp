@@ -34,6 +34,8 @@ at::Tensor encode_sparse(const at::Tensor& indices, const at::Tensor& values) {
 }
 
 SparseView decode_sparse(const at::Tensor& payload) {
+  if (payload.scalar_type() != at::kByte || payload.dim() != 1)
+    throw std::invalid_argument("decode_sparse: expected a 1-D uint8 payload");
   const int64_t bytes = payload.numel();
   if (bytes % kSparseBytesPerEntry != 0)
     throw std::invalid_argument("decode_sparse: payload of " + std::to_string(bytes) +
@@ -52,7 +54,16 @@ at::Tensor SparseCompressor::compress(const at::Tensor& x, at::Generator& gen) {
 at::Tensor SparseCompressor::decompress(const at::Tensor& payload, int64_t numel) {
   SparseView s = decode_sparse(payload);
   at::Tensor out = at::zeros({numel}, at::kFloat);
-  if (s.indices.numel()) out.index_put_({s.indices}, s.values);
+  const int64_t n = s.indices.numel();
+  if (n == 0) return out;
+  // The payload may come from a peer: indices must address [0, numel) (index_put_ would wrap a
+  // negative one) and be strictly ascending, as every encoder writes them (no duplicates).
+  if (s.indices[0].item<int64_t>() < 0 || s.indices[n - 1].item<int64_t>() >= numel ||
+      (n > 1 && !s.indices.slice(0, 1).gt(s.indices.slice(0, 0, n - 1)).all().item<bool>()))
+    throw std::invalid_argument("sparse decode: " + std::to_string(n) +
+                                " indices are not strictly ascending within [0, " +
+                                std::to_string(numel) + ")");
+  out.index_put_({s.indices}, s.values);
   return out;
 }
 

@@ -57,18 +57,102 @@ struct TernGradParams {
   }
 };
 
-// Clipping threshold c·σ of one tensor (infinity when clipping is off).
-float clip_threshold(const float* x, int64_t n, double c) {
-  if (c <= 0 || n == 0) return std::numeric_limits<float>::infinity();
+// Elements per step of the encoder: their uniforms and codes stay in the L1/L2 caches.
+constexpr int64_t kChunk = 4096;
+
+struct LayerStats {
+  float clip = std::numeric_limits<float>::infinity();  // c·σ (infinity when clipping is off)
+  float max_abs = 0;                                     // max |x_i|, NaNs skipped (0: none)
+};
+
+// σ is summed in element order in fp64, the mean in the same pass as the maximum (whose order
+// does not matter: eight running maxima), then the squared deviations.
+LayerStats layer_stats(const float* x, int64_t n, double c) {
+  const bool clip = c > 0 && n > 0;
+  float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
-  const double mean = sum / static_cast<double>(n);
-  double sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = x[i] - mean;
-    sq += d * d;
+  int64_t i = 0;
+  if (clip) {
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) {
+        sum += x[i + j];
+        mx[j] = std::max(mx[j], std::fabs(x[i + j]));
+      }
+    for (; i < n; ++i) {
+      sum += x[i];
+      mx[0] = std::max(mx[0], std::fabs(x[i]));
+    }
+  } else {
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
+    for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
   }
-  return static_cast<float>(c * std::sqrt(sq / static_cast<double>(n)));
+  LayerStats st;
+  for (float v : mx) st.max_abs = std::max(st.max_abs, v);
+  if (clip) {
+    const double mean = sum / static_cast<double>(n);
+    double sq = 0;
+    for (i = 0; i < n; ++i) {
+      const double d = x[i] - mean;
+      sq += d * d;
+    }
+    st.clip = static_cast<float>(c * std::sqrt(sq / static_cast<double>(n)));
+  }
+  return st;
+}
+
+// The 2-bit codes of x[0, n) (packed_bytes(n, 2) bytes at out), u_i drawn from `gen` in order.
+void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out) {
+  float u[kChunk];
+  uint8_t code[kChunk];
+  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const int64_t len = std::min(kChunk, n - c0);
+    uniform_floats(gen, u, len);
+    const float* xc = x + c0;
+    for (int64_t k = 0; k < len; ++k) {
+      const float a = std::min(std::fabs(xc[k]), t);
+      code[k] = u[k] * s < a ? (xc[k] < 0 ? 2 : 1) : 0;
+    }
+    uint8_t* o = out + c0 / 4;  // c0 is a multiple of 4
+    const int64_t full = len / 4;
+    for (int64_t j = 0; j < full; ++j)
+      o[j] = static_cast<uint8_t>(code[4 * j] | code[4 * j + 1] << 2 | code[4 * j + 2] << 4 |
+                                  code[4 * j + 3] << 6);
+    if (full * 4 < len) {
+      uint8_t last = 0;
+      for (int64_t k = full * 4; k < len; ++k) last |= static_cast<uint8_t>(code[k] << (2 * (k - full * 4)));
+      o[full] = last;
+    }
+  }
+}
+
+// sum[k] (+)= value[code k] for the n 2-bit codes at `in` (first: sum[k] = 0 + value[code k]).
+// A table of the four values of every byte turns each byte into one 16-byte copy or addition.
+void add_ternary(const uint8_t* in, int64_t n, const float value[4], bool first, float* sum) {
+  float v[4];
+  for (int c = 0; c < 4; ++c) v[c] = first ? 0.0f + value[c] : value[c];
+  const int64_t full = n / 4;
+  if (full >= 256) {
+    alignas(16) float quad[256][4];
+    for (int b = 0; b < 256; ++b)
+      for (int q = 0; q < 4; ++q) quad[b][q] = v[(b >> (2 * q)) & 3];
+    if (first) {
+      for (int64_t j = 0; j < full; ++j) std::memcpy(sum + 4 * j, quad[in[j]], 16);
+    } else {
+      for (int64_t j = 0; j < full; ++j)
+        for (int q = 0; q < 4; ++q) sum[4 * j + q] += quad[in[j]][q];
+    }
+  } else {
+    for (int64_t j = 0; j < full; ++j)
+      for (int q = 0; q < 4; ++q) {
+        const float e = v[(in[j] >> (2 * q)) & 3];
+        sum[4 * j + q] = first ? e : sum[4 * j + q] + e;
+      }
+  }
+  for (int64_t k = full * 4; k < n; ++k) {
+    const float e = v[(in[full] >> (2 * (k - full * 4))) & 3];
+    sum[k] = first ? e : sum[k] + e;
+  }
 }
 
 class TernGrad final : public Algorithm {
@@ -88,10 +172,10 @@ class TernGrad final : public Algorithm {
       g[i] = bucket.entries[i].grad.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
       const float* x = g[i].data_ptr<float>();
       const int64_t n = g[i].numel();
-      thr[i] = clip_threshold(x, n, p_.clip);
-      float mx = 0;
-      for (int64_t k = 0; k < n; ++k) mx = std::max(mx, std::min(std::fabs(x[k]), thr[i]));
-      scale[i] = mx;
+      const LayerStats st = layer_stats(x, n, p_.clip);
+      thr[i] = st.clip;
+      // max_k min(|x_k|, c·σ) = min(max_k |x_k|, c·σ): the largest clipped magnitude.
+      scale[i] = std::min(st.max_abs, thr[i]);
       offset[i + 1] = offset[i] + packed_bytes(n, 2);
     }
     if (p_.scaler_sharing) {
@@ -106,19 +190,8 @@ class TernGrad final : public Algorithm {
     at::Tensor mine = at::empty({offset[T]}, at::kByte);
     uint8_t* mp = mine.data_ptr<uint8_t>();
     if (!p_.scaler_sharing && T) std::memcpy(mp, scale.data(), 4 * static_cast<size_t>(T));
-    for (int64_t i = 0; i < T; ++i) {
-      const int64_t n = g[i].numel();
-      at::Tensor u = at::rand({n}, gen, at::TensorOptions().dtype(at::kFloat));
-      const float* x = g[i].data_ptr<float>();
-      const float* up = u.data_ptr<float>();
-      const float s = scale[i], t = thr[i];
-      BitWriter w(mp + offset[i], 2);
-      for (int64_t k = 0; k < n; ++k) {
-        const float a = std::min(std::fabs(x[k]), t);
-        w.put(up[k] * s < a ? (x[k] < 0 ? 2u : 1u) : 0u);
-      }
-      w.finish();
-    }
+    for (int64_t i = 0; i < T; ++i)
+      ternarize(g[i].data_ptr<float>(), g[i].numel(), scale[i], thr[i], gen, mp + offset[i]);
 
     // Every rank decodes every rank's codes and averages (rank order: identical on all ranks).
     at::Tensor all = comm.allgather(mine).contiguous();
@@ -126,18 +199,23 @@ class TernGrad final : public Algorithm {
     static const float kTernary[4] = {0.0f, 1.0f, -1.0f, 0.0f};
     for (int64_t i = 0; i < T; ++i) {
       const int64_t n = g[i].numel();
-      at::Tensor sum = at::zeros({n}, at::kFloat);
+      auto& e = bucket.entries[i];
+      // Decode straight into the gradient when it is a plain CPU fp32 tensor (its values were
+      // encoded above and are not read again).
+      const bool direct = e.grad.device().is_cpu() && e.grad.scalar_type() == at::kFloat &&
+                          e.grad.is_contiguous();
+      at::Tensor sum = direct ? e.grad.view({-1}) : at::empty({n}, at::kFloat);
       float* sp = sum.data_ptr<float>();
       for (int r = 0; r < P; ++r) {
         const uint8_t* rank_bytes = ap + r * offset[T];
         float s = scale[i];
         if (!p_.scaler_sharing) std::memcpy(&s, rank_bytes + 4 * i, 4);
-        BitReader rd(rank_bytes + offset[i], 2);
-        for (int64_t k = 0; k < n; ++k) sp[k] += kTernary[rd.get()] * s;
+        float value[4];
+        for (int c = 0; c < 4; ++c) value[c] = kTernary[c] * s;
+        add_ternary(rank_bytes + offset[i], n, value, r == 0, sp);
       }
       if (P > 1) sum.div_(P);
-      auto& e = bucket.entries[i];
-      e.grad.copy_(sum.view(e.grad.sizes()));
+      if (!direct) e.grad.copy_(sum.view(e.grad.sizes()));
     }
   }
 

@@ -20,6 +20,7 @@
 
 #include <map>
 
+#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/error_feedback.h"
@@ -66,6 +67,15 @@ class TopK final : public Algorithm {
     ExchangeResult r = exchange_compressed(bucket, comm, compressor_,
                                            params_.error_feedback ? &memory_ : nullptr, gen);
     ctx.stats["topk.payload_bytes"] += static_cast<double>(r.payload_bytes);
+  }
+
+  void save_state(AlgorithmState& out) const override {
+    save_tensor_map(out, "memory.", memory_.memories_view());
+    save_number_map(out, "last_lr", last_lr_);
+  }
+  void load_state(const AlgorithmState& in) override {
+    load_tensor_map(in, "memory.", memory_.memories());
+    last_lr_ = load_number_map(in, "last_lr");
   }
 
  private:

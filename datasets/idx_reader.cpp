@@ -82,6 +82,12 @@ uint32_t be32(const std::vector<uint8_t>& d, size_t at) {
          uint32_t{d[at + 3]};
 }
 
+std::string join_sizes(const std::vector<int64_t>& sizes) {
+  std::string out;
+  for (int64_t v : sizes) out += (out.empty() ? "" : " x ") + std::to_string(v);
+  return out;
+}
+
 // Checks the header (magic, then `dims` sizes) and that the payload is exactly the product.
 std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::string& path,
                                   uint32_t magic, int dims, const char* what) {
@@ -97,11 +103,23 @@ std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::stri
   }
   std::vector<int64_t> sizes;
   uint64_t payload = 1;
+  bool overflow = false;
   for (int i = 0; i < dims; ++i) {
     sizes.push_back(be32(d, 4 * static_cast<size_t>(1 + i)));
-    payload *= static_cast<uint64_t>(sizes.back());
+    // Three 32-bit sizes can multiply past 2^64 and wrap to the real payload length.
+    overflow = overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(sizes.back()), &payload);
   }
   const uint64_t have = d.size() - header;
+  if (overflow) {
+    throw DataError("IDX: " + path + " has an impossible header: the " + what + " sizes " +
+                    join_sizes(sizes) + " multiply to more than 2^64 bytes");
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (sizes[static_cast<size_t>(i)] == 0) {
+      throw DataError("IDX: " + path + ": the " + what + " header sizes " + join_sizes(sizes) +
+                      " include a zero, so the file holds no " + what + " data");
+    }
+  }
   if (have != payload) {
     throw DataError("IDX: " + path + (have < payload ? " is truncated" : " has trailing data") +
                     ": expected " + std::to_string(payload) + " " + what + " bytes after the " +

@@ -29,10 +29,17 @@ bool is_jpeg_name(const fs::path& p) {
 
 std::vector<fs::path> sorted_entries(const fs::path& dir, bool want_dirs) {
   std::vector<fs::path> out;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::error_code ec;
-    if (want_dirs ? entry.is_directory(ec) : (entry.is_regular_file(ec) && is_jpeg_name(entry)))
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw DataError("ImageFolder: cannot list " + dir.string() + ": " + ec.message());
+  for (const auto& entry : it) {
+    if (want_dirs ? entry.is_directory(ec) : (entry.is_regular_file(ec) && is_jpeg_name(entry))) {
       out.push_back(entry.path());
+    } else if (!want_dirs && is_jpeg_name(entry) && !entry.is_directory(ec)) {
+      // A JPEG name that is no readable file (a dangling link, a device) would silently shrink
+      // the class; name it instead.
+      throw DataError("ImageFolder: " + entry.path().string() + " is not a readable file");
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -73,6 +80,8 @@ class JpegDecoder {
     int w = 0, h = 0, subsamp = 0, colorspace = 0;
     if (tjDecompressHeader3(handle_, jpeg.data(), size, &w, &h, &subsamp, &colorspace) != 0)
       fail(file, "not a readable JPEG");
+    // A stream with no frame (e.g. start and end markers only) passes the header call as 0 x 0.
+    if (w <= 0 || h <= 0) fail(file, "not a readable JPEG: no image frame");
     tjscalingfactor best{1, 1};
     int count = 0;
     const tjscalingfactor* factors = tjGetScalingFactors(&count);

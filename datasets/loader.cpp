@@ -4,6 +4,7 @@
 #include "datasets/loader.h"
 
 #include <algorithm>
+#include <sstream>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -106,6 +107,24 @@ void ShardedLoader::start_epoch(int64_t epoch) {
     shard_[static_cast<size_t>(k)] = perm[static_cast<size_t>(k * world_size_ + rank_)];
   cursor_ = 0;
   aug_rng_.seed(mix(mix(seed_ ^ 0xA5A5A5A5A5A5A5A5ull, epoch_), static_cast<uint64_t>(rank_)));
+}
+
+LoaderPosition ShardedLoader::position() const {
+  std::ostringstream rng;
+  rng << aug_rng_;
+  return {static_cast<int64_t>(epoch_), cursor_, rng.str()};
+}
+
+void ShardedLoader::restore(const LoaderPosition& pos) {
+  if (pos.epoch < 0 || pos.cursor < 0 || pos.cursor > samples_per_rank())
+    throw std::invalid_argument("ShardedLoader: position (epoch " + std::to_string(pos.epoch) +
+                                ", sample " + std::to_string(pos.cursor) + ") is outside the data");
+  start_epoch(pos.epoch);
+  cursor_ = pos.cursor;
+  if (pos.rng_state.empty()) return;  // the start of an epoch: start_epoch seeded the generator
+  std::istringstream rng(pos.rng_state);
+  rng >> aug_rng_;
+  if (rng.fail()) throw std::invalid_argument("ShardedLoader: unreadable generator state");
 }
 
 bool ShardedLoader::next(Batch& out) {

@@ -22,6 +22,14 @@ struct Batch {
   torch::Tensor labels;  // int64 [B]
 };
 
+// Where a loader is inside an epoch, for checkpoints: restoring it continues with the very batch
+// (and augmentation draws) that would have come next.
+struct LoaderPosition {
+  int64_t epoch = 0;
+  int64_t cursor = 0;      // samples of this rank's shard already served
+  std::string rng_state;   // the augmentation generator, as std::mt19937_64 writes itself
+};
+
 class ShardedLoader {
  public:
   // Every rank gets the same number of batches per epoch (the permutation is truncated to a
@@ -37,6 +45,8 @@ class ShardedLoader {
   int64_t batches_per_epoch() const;
   bool next(Batch& out);                // false once the epoch's shard is exhausted
   int64_t samples_per_rank() const;     // this rank's shard size per epoch
+  LoaderPosition position() const;
+  void restore(const LoaderPosition& pos);  // throws std::invalid_argument on a bad position
 
  private:
   const ImageSet& data_;

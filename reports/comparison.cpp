@@ -163,7 +163,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
   }
   for (auto& row : rows)
     for (const auto& base : rows)
-      if (base.algorithm == "dense" && base.completed > 0 && base.model == row.model &&
+      // A row without a completed run has no accuracy to compare (its status column says why).
+      if (row.completed > 0 && base.algorithm == "dense" && base.completed > 0 && base.model == row.model &&
           base.dataset == row.dataset && base.world_size == row.world_size) {
         row.has_dense = true;
         row.gap_to_dense = row.final_mean - base.final_mean;

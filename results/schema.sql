@@ -29,7 +29,9 @@ CREATE TABLE IF NOT EXISTS runs (
   best_test_accuracy  REAL,
   wall_seconds        REAL,
   total_payload_bytes INTEGER,
-  total_bus_bytes     INTEGER
+  total_bus_bytes     INTEGER,
+  pid           INTEGER,                 -- rank 0's process id on host (liveness of 'running')
+  heartbeat     REAL                     -- unix time of rank 0's last write
 );
 
 -- One row per training step (rank 0's view, plus the sum of payload bytes over all ranks).
@@ -89,6 +91,16 @@ CREATE TABLE IF NOT EXISTS comm_totals (
   bus_bytes     INTEGER NOT NULL,
   seconds       REAL NOT NULL,
   PRIMARY KEY (run_id, rank, op)
+);
+
+-- Runs a suite process has taken on (several suites may share one database): a claim holds
+-- while its process lives (same host) or, from another host, while its run is running with a
+-- fresh heartbeat (or for its first ten minutes).
+CREATE TABLE IF NOT EXISTS claims (
+  config_hash TEXT PRIMARY KEY,
+  host        TEXT NOT NULL,
+  pid         INTEGER NOT NULL,
+  claimed     REAL NOT NULL              -- unix time
 );
 
 CREATE INDEX IF NOT EXISTS runs_by_suite ON runs(suite, name);

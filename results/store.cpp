@@ -2,11 +2,14 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 
 #include "results/schema_sql.h"
+#include "results/statement.h"
 
 namespace cedar {
 namespace {
@@ -14,39 +17,6 @@ namespace {
 constexpr int kBusyTimeoutMs = 60000;
 constexpr int kRowsPerCommit = 50;
 constexpr double kSecondsPerCommit = 2.0;
-
-// A prepared statement that finalizes itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) fail("prepare");
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement& bind(int i, int64_t v) { check(sqlite3_bind_int64(stmt_, i, v)); return *this; }
-  Statement& bind(int i, double v) { check(sqlite3_bind_double(stmt_, i, v)); return *this; }
-  Statement& bind(int i, const std::string& v) {
-    check(sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  void run() {
-    if (sqlite3_step(stmt_) != SQLITE_DONE) fail("write");
-  }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) fail("bind");
-  }
-  [[noreturn]] void fail(const char* what) {
-    throw StoreError("results database " + path_ + ": " + what + " failed: " + sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  const std::string& path_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 sqlite3* open_db(const std::string& path) {
   sqlite3* db = nullptr;
@@ -72,6 +42,7 @@ ResultStore::ResultStore(const std::string& path) : path_(path) {
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");
     exec(kSchemaSql);
+    migrate();
   } catch (...) {
     sqlite3_close(db_);
     throw;
@@ -95,6 +66,16 @@ void ResultStore::exec(const std::string& sql) {
   }
 }
 
+// Databases written before runs had liveness columns gain them (NULL for old rows).
+void ResultStore::migrate() {
+  bool has_pid = false;
+  Statement cols(db_, path_, "PRAGMA table_info(runs)");
+  while (cols.next()) has_pid = has_pid || cols.text_column(1) == "pid";
+  if (has_pid) return;
+  exec("ALTER TABLE runs ADD COLUMN pid INTEGER");
+  exec("ALTER TABLE runs ADD COLUMN heartbeat REAL");
+}
+
 void ResultStore::begin() { exec("BEGIN IMMEDIATE"); }
 
 void ResultStore::commit() { exec("COMMIT"); }
@@ -115,12 +96,13 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
   flush();
   Statement st(db_, path_,
                "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
-               "config_hash, code_version, host, backend, threads, parameters, start_time, network, status) "
-               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
+               "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
+               "heartbeat, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
   st.bind(14, r.parameters).bind(15, utc_now_iso()).bind(16, r.network);
+  st.bind(17, static_cast<int64_t>(::getpid())).bind(18, unix_now());
   st.run();
   return sqlite3_last_insert_rowid(db_);
 }
@@ -137,6 +119,9 @@ void ResultStore::write_pending_steps() {
   if (pending_steps_.empty()) return;
   Statement st(db_, path_, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement stat(db_, path_, "INSERT INTO step_stats VALUES (?,?,?,?)");
+  Statement beat(db_, path_, "UPDATE runs SET heartbeat=? WHERE id=?");
+  beat.bind(1, unix_now()).bind(2, pending_steps_.front().first);
+  beat.run();
   for (const auto& [run_id, s] : pending_steps_) {
     for (const auto& [key, value] : s.stats) {
       stat.reset();
@@ -232,6 +217,12 @@ std::string stable_hash(const std::string& text) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
+}
+
+double unix_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 std::string utc_now_iso() {

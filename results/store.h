@@ -83,11 +83,26 @@ class ResultStore {
   // True when a run with this fingerprint completed (suites skip it).
   bool has_completed(const std::string& config_hash);
 
+  // Liveness and resume (results/store_resume.cpp).
+  // Marks failed every 'running' run whose process is gone: on this host, its pid no longer
+  // exists; elsewhere, its heartbeat is older than stale_seconds. Returns how many.
+  int mark_stale_runs(double stale_seconds = 3600);
+  // The id of the latest run with this fingerprint when that run failed (0 otherwise).
+  int64_t find_resumable(const std::string& config_hash);
+  // Makes failed run `run_id` running again from its checkpoint after `step` steps: rows it
+  // wrote after that point (steps >= step, evaluations after it, communication totals) go.
+  void reopen_run(int64_t run_id, int64_t step);
+  // Suites sharing a database: true when this process now holds the run with this fingerprint
+  // (no live claim by another process); release_claim gives it up.
+  bool try_claim(const std::string& config_hash);
+  void release_claim(const std::string& config_hash);
+
   // Marks a run failed through a fresh connection (used when the process is going down).
   static void mark_failed(const std::string& path, int64_t run_id, const std::string& reason);
 
  private:
   void exec(const std::string& sql);
+  void migrate();
   void begin();
   void commit();
   void write_pending_steps();
@@ -104,6 +119,8 @@ class ResultStore {
 std::string stable_hash(const std::string& text);
 // The fingerprint of a run: its resolved configuration and world size.
 std::string run_fingerprint(const std::string& resolved_config, int64_t world_size);
+// Seconds since the Unix epoch (wall clock, for heartbeats).
+double unix_now();
 // Current UTC time as ISO 8601.
 std::string utc_now_iso();
 

@@ -1,15 +1,24 @@
 // `cedar report`: tables from the results database.
+#include <unistd.h>
+
 #include <cstdio>
 #include <stdexcept>
 
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/plots.h"
+#include "results/store.h"
 #include "runner/cli_commands.h"
 
 namespace cedar {
 
 int command_report(const ReportArgs& args) {
+  if (::access(args.db.c_str(), F_OK) != 0)
+    throw std::runtime_error(args.db + ": no such results database");
+  // Runs whose process died without a word (kill -9, a lost node) show as failed, not running.
+  if (int stale = ResultStore(args.db).mark_stale_runs())
+    std::fprintf(stderr, "%s: %d run(s) left 'running' by a process that is gone: marked failed\n",
+                 args.db.c_str(), stale);
   auto rows = compare_runs(load_runs(args.db, args.suite, args.target), args.target);
   if (rows.empty())
     throw std::runtime_error(args.db + ": no finished runs" +

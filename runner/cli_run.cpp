@@ -23,6 +23,7 @@ int command_run(const RunArgs& args) {
   RunOptions opts;
   opts.db_path = args.db;
   opts.quiet = args.quiet;
+  opts.resume = args.resume;
   RunOutcome out = run_experiment(cfg, opts);
   if (out.run_id >= 0) {
     std::printf("%-24s %-10s %-9s test acc %6.2f%%  wall %7.1f s  sent %10.3f MB/rank  (%d ranks, run %lld in %s)\n",

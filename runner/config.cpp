@@ -1,19 +1,30 @@
 #include "runner/config.h"
 
+#include <yaml-cpp/depthguard.h>
+
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace cedar {
 namespace {
 
 YAML::Node load_file(const std::string& path) {
+  // An ifstream opens a folder without complaint and reads nothing, which would be all defaults.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError(path + ": is a folder, not an experiment file");
   std::ifstream in(path);
   if (!in) throw ConfigError(path + ": cannot open experiment file");
   try {
     return YAML::Load(in);
   } catch (const YAML::Exception& e) {
+    // yaml-cpp's depth guard reports "bad file"; say what it means.
+    const bool deep = dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr;
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " +
+                      (deep ? "lists or mappings nested too deeply" : e.msg));
   }
 }
 
@@ -85,8 +96,15 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
     if (alg.IsScalar()) {
       c.algorithm = alg.Scalar();
     } else if (alg.IsMap()) {
+      std::set<std::string> keys;
       for (const auto& kv : alg) {
-        std::string k = kv.first.as<std::string>();
+        if (!kv.first.IsScalar())
+          throw ConfigError(where(c.source, "algorithm", kv.first) +
+                            ": algorithm: keys must be plain names");
+        std::string k = kv.first.Scalar();
+        if (!keys.insert(k).second)
+          throw ConfigError(where(c.source, "algorithm." + k, kv.first) + ": duplicate key 'algorithm." +
+                            k + "'");
         if (k == "name") {
           if (!kv.second.IsScalar())
             throw ConfigError(where(c.source, "algorithm.name", kv.second) +
@@ -110,6 +128,8 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
 ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_file(path);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  // Checked before the overrides, which can only be applied to a mapping.
+  if (!root.IsMap()) throw ConfigError(path + ": expected a mapping of sections at the top level");
   Source src{path, {}};
   for (const auto& o : overrides) apply_override(root, o, src);
   return parse_experiment(root, src);

@@ -55,6 +55,9 @@ struct TrainConfig {
   double target_accuracy = 0;
   double bucket_mb = 25;
   std::string device = "cpu";
+  bool checkpoint = true;
+  int64_t checkpoint_every_steps = 0;
+  std::string checkpoint_dir = "";
   template <class V>
   void visit(V& v) {
     v("epochs", epochs, "training epochs", at_least(1));
@@ -67,6 +70,11 @@ struct TrainConfig {
     v("bucket_mb", bucket_mb, "gradient fusion bucket size in MiB", greater_than(0));
     v("device", device, "where tensors live: cpu, cuda (one GPU per local rank, NCCL) or auto",
       one_of({"cpu", "cuda", "auto"}));
+    v("checkpoint", checkpoint, "write checkpoints that `cedar run --resume` continues from");
+    v("checkpoint_every_steps", checkpoint_every_steps,
+      "also checkpoint every N steps within an epoch (0: at the end of each epoch only)", at_least(0));
+    v("checkpoint_dir", checkpoint_dir,
+      "checkpoint folder (empty: <db>.checkpoints/run-<id> beside the results database)");
   }
 };
 

@@ -10,6 +10,8 @@
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "results/store.h"
+#include "runner/checkpoint.h"
+#include "runner/disk_space.h"
 #include "runner/comm/metered_communicator.h"
 #include "runner/comm/mpi_communicator.h"
 #include "runner/comm/nccl_communicator.h"
@@ -41,6 +43,14 @@ torch::Device choose_device(const std::string& wanted, int local_rank) {
 }
 
 }  // namespace
+
+std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path) {
+  return cfg.train.checkpoint_dir.empty() ? db_path + ".checkpoints" : cfg.train.checkpoint_dir;
+}
+
+std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path, int64_t run_id) {
+  return checkpoint_root(cfg, db_path) + "/run-" + std::to_string(run_id);
+}
 
 int threads_per_rank(int64_t configured) {
   if (configured > 0) return static_cast<int>(configured);
@@ -90,12 +100,47 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   auto model = make_model(ms);
   model->to(device);
 
+  // A full disk is an error now, not in the middle of training: the database grows by about
+  // half a kilobyte per step; a checkpoint holds the parameters, buffers, momentum and algorithm
+  // state (about four times the parameters), twice while a new one replaces the old.
+  {
+    const int64_t per_step = data.train.count / std::max<int64_t>(1, cfg.train.batch_size * backend.size());
+    const int64_t steps = cfg.train.max_steps > 0 ? cfg.train.max_steps : cfg.train.epochs * per_step;
+    if (rank == 0) require_free_space(opts.db_path, (1 << 20) + 512 * steps, "the results database");
+    if (cfg.train.checkpoint)
+      require_free_space(checkpoint_root(cfg, opts.db_path), (1 << 20) + 8 * 4 * count_parameters(*model),
+                         "checkpoints");
+  }
+
   std::unique_ptr<ResultStore> store;
   RunOutcome outcome;
   outcome.world_size = backend.size();
   std::string resolved = resolved_yaml(cfg, algorithm_yaml);
+  const std::string fingerprint = run_fingerprint(resolved, backend.size());
+  // Rank 0 decides whether this continues a failed run from its checkpoint; every rank learns
+  // the run id and the checkpoint step from it.
+  auto decision = torch::tensor({int64_t{-1}, int64_t{-1}}, torch::kInt64);
   if (rank == 0) {
     store = std::make_unique<ResultStore>(opts.db_path);
+    if (opts.resume && cfg.train.checkpoint) {
+      store->mark_stale_runs();
+      if (int64_t id = store->find_resumable(fingerprint)) {
+        CheckpointDir dir(checkpoint_folder(cfg, opts.db_path, id), 0, backend.size());
+        const int64_t step = dir.latest();
+        if (step >= 0) {
+          store->reopen_run(id, step);
+          decision[0] = id;
+          decision[1] = step;
+        }
+      }
+    }
+  }
+  bootstrap->broadcast(decision, 0);
+  outcome.resumed_from_step = decision[1].item<int64_t>();
+  if (rank == 0 && outcome.resumed_from_step >= 0) {
+    outcome.run_id = decision[0].item<int64_t>();
+    set_active_run(opts.db_path, outcome.run_id);
+  } else if (rank == 0) {
     RunRecord rec;
     rec.suite = cfg.suite;
     rec.name = cfg.name;
@@ -105,7 +150,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     rec.world_size = backend.size();
     rec.seed = static_cast<int64_t>(cfg.train.seed);
     rec.config = resolved;
-    rec.config_hash = run_fingerprint(resolved, backend.size());
+    rec.config_hash = fingerprint;
     rec.code_version = kCedarVersion;
     rec.host = host_name();
     rec.backend = backend.backend();
@@ -115,14 +160,37 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     outcome.run_id = store->begin_run(rec);
     set_active_run(opts.db_path, outcome.run_id);
   }
+  // Every rank checks its checkpoint folder before training, so an unwritable one fails now.
+  auto run_id_tensor = torch::tensor({outcome.run_id}, torch::kInt64);
+  bootstrap->broadcast(run_id_tensor, 0);
+  const int64_t run_id = run_id_tensor[0].item<int64_t>();
+  std::unique_ptr<CheckpointDir> checkpoints;
+  if (cfg.train.checkpoint) {
+    checkpoints = std::make_unique<CheckpointDir>(checkpoint_folder(cfg, opts.db_path, run_id),
+                                                  rank, backend.size());
+    try {
+      checkpoints->prepare();
+    } catch (const std::exception& e) {
+      if (store) {
+        store->finish_run(run_id, "failed", e.what(), RunSummary{});
+        clear_active_run();
+      }
+      throw;
+    }
+  }
   if (rank == 0 && !opts.quiet)
-    log_info(strprintf("run %lld '%s': %s on %s / %s, %d rank(s) x %d thread(s), backend %s",
+    log_info(strprintf("run %lld '%s': %s on %s / %s, %d rank(s) x %d thread(s), backend %s%s",
                        static_cast<long long>(outcome.run_id), cfg.name.c_str(), cfg.algorithm.c_str(),
                        cfg.model.name.c_str(), cfg.data.name.c_str(), backend.size(), threads,
-                       backend.backend().c_str()));
+                       backend.backend().c_str(),
+                       outcome.resumed_from_step >= 0
+                           ? strprintf(", resumed after step %lld",
+                                       static_cast<long long>(outcome.resumed_from_step)).c_str()
+                           : ""));
 
   Trainer trainer(cfg, model, data, std::move(algorithm), metered, *bootstrap, store.get(),
                   outcome.run_id, device, opts.quiet);
+  trainer.set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
   std::string status = "completed", error;
   RunSummary summary;
   try {
@@ -163,6 +231,8 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     store->add_comm_totals(outcome.run_id, rows);
     store->finish_run(outcome.run_id, status, error, summary);
     clear_active_run();
+    // Completed and diverged runs are final: their checkpoints are not needed any more.
+    if (checkpoints) checkpoints->remove();
   }
   outcome.status = status;
   outcome.final_test_accuracy = summary.final_test_accuracy;

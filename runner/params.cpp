@@ -1,6 +1,11 @@
 #include "runner/params.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
 #include <sstream>
 
 namespace cedar {
@@ -46,7 +51,14 @@ Bound in_range(double lo, double hi, bool hi_open) {
 Bound one_of(std::vector<std::string> choices) { Bound b; b.choices = std::move(choices); return b; }
 
 std::string where(const Source& src, const std::string& key_path, const YAML::Node& node) {
-  if (src.overridden.count(key_path)) return "--set " + key_path;
+  // An override replaces the whole subtree under its key, whose nodes then carry positions
+  // inside the --set value rather than in the file: name the override instead.
+  for (std::string k = key_path; !k.empty();) {
+    if (src.overridden.count(k)) return "--set " + k;
+    const size_t dot = k.rfind('.');
+    if (dot == std::string::npos) break;
+    k.resize(dot);
+  }
   std::string file = src.file.empty() ? "<config>" : src.file;
   if (node.IsDefined() && node.Mark().line >= 0)
     return file + ":" + std::to_string(node.Mark().line + 1) + ":" +
@@ -81,21 +93,52 @@ T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& 
   T v{};
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     // yaml-cpp accepts "1.5" for integers by truncation on some versions: check strictly.
+    // Decimal, or hexadecimal with 0x (a leading 0 is not octal, as in YAML 1.2); the value
+    // must fit the field's type rather than wrap (4294967300 is not 4 for a 32-bit field).
     const std::string& s = n.Scalar();
+    const bool negative = !s.empty() && s[0] == '-';
+    const size_t digits = s.size() > 0 && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+    const bool hex = s.size() > digits + 2 && s[digits] == '0' && (s[digits + 1] == 'x' || s[digits + 1] == 'X');
     size_t pos = 0;
-    bool ok = !s.empty();
+    bool ok = s.size() > digits && std::isxdigit(static_cast<unsigned char>(s[digits]));
+    bool fits = true;
     try {
-      long long parsed = std::stoll(s, &pos, 0);
-      ok = ok && pos == s.size() && (std::is_signed_v<T> || parsed >= 0);
-      v = static_cast<T>(parsed);
-    } catch (...) {
+      if (ok && std::is_signed_v<T>) {
+        long long parsed = std::stoll(s, &pos, hex ? 16 : 10);
+        fits = parsed >= static_cast<long long>(std::numeric_limits<T>::min()) &&
+               parsed <= static_cast<long long>(std::numeric_limits<T>::max());
+        v = static_cast<T>(parsed);
+      } else if (ok) {
+        unsigned long long parsed = std::stoull(s, &pos, hex ? 16 : 10);
+        fits = !negative && parsed <= static_cast<unsigned long long>(std::numeric_limits<T>::max());
+        v = static_cast<T>(parsed);
+      }
+      ok = ok && pos == s.size();
+    } catch (const std::out_of_range&) {
+      fits = false;
+    } catch (const std::invalid_argument&) {
       ok = false;
     }
     if (!ok) throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + s + "'");
+    if (!fits)
+      throw ConfigError(at + ": " + key + ": value " + s + " does not fit in the field (allowed: " +
+                        std::to_string(std::numeric_limits<T>::min()) + " to " +
+                        std::to_string(std::numeric_limits<T>::max()) + ")");
     return v;
   } else {
     if (!YAML::convert<T>::decode(n, v))
       throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + n.Scalar() + "'");
+    if constexpr (std::is_floating_point_v<T>) {
+      // .inf and .nan are YAML numbers but never meaningful hyper-parameters.
+      if (!std::isfinite(v))
+        throw ConfigError(at + ": " + key + ": expected a finite number, got '" + n.Scalar() + "'");
+      // Kept to the 15 significant digits the resolved configuration records (YamlDumper), so
+      // that the value a run uses is the one its record holds and reloads: 0.99999999999999994
+      // would otherwise pass [0, 1) here yet be written, and reloaded, as 1.
+      char digits[32];
+      std::snprintf(digits, sizeof digits, "%.15g", static_cast<double>(v));
+      v = static_cast<T>(std::strtod(digits, nullptr));
+    }
     return v;
   }
 }
@@ -144,8 +187,20 @@ void YamlLoader::operator()(const char* key, T& value, const char* doc, const Bo
 
 void YamlLoader::finish() const {
   if (!node_.IsDefined() || !node_.IsMap()) return;
+  std::map<std::string, int> times;
   for (const auto& kv : node_) {
-    std::string k = kv.first.as<std::string>();
+    // A key that is not a plain scalar (`? [a, b]`, `~`) can never name a field.
+    if (!kv.first.IsScalar())
+      throw ConfigError(where(src_, path_, kv.first) + ": " + (path_.empty() ? "document" : path_) +
+                        ": keys must be plain names, got a " +
+                        (kv.first.IsMap() ? "mapping" : kv.first.IsSequence() ? "list" : "null") +
+                        " as a key");
+    std::string k = kv.first.Scalar();
+    // yaml-cpp keeps both copies of a repeated key and reads the first: say so rather than
+    // silently ignoring the second value.
+    if (++times[k] > 1)
+      throw ConfigError(where(src_, key_path(k.c_str()), kv.first) + ": duplicate key '" +
+                        key_path(k.c_str()) + "'");
     if (seen_.count(k)) continue;
     std::string known;
     for (const auto& s : seen_) known += (known.empty() ? "" : ", ") + s;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -16,19 +17,9 @@
 #include "runner/run_guard.h"
 
 namespace cedar {
-namespace {
-
-double now_seconds() {
+double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-}  // namespace
-
-struct Trainer::StepStats {
-  double loss_sum = 0, correct = 0, count = 0;
-  double compute = 0, comm = 0;
-  int64_t steps = 0;
-};
 
 Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
                  const LoadedDataset& data, std::unique_ptr<Algorithm> algorithm,
@@ -46,9 +37,11 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
   buckets_ = make_buckets(params_, static_cast<int64_t>(cfg.train.bucket_mb * 1024 * 1024));
 }
 
-void Trainer::check_interrupted() const {
-  if (int sig = stop_signal())
-    throw Interrupted(std::string("interrupted by SIG") + sigabbrev_np(sig));
+Trainer::~Trainer() = default;
+
+void Trainer::set_checkpoints(const CheckpointDir* dir, int64_t resume_step) {
+  checkpoints_ = dir;
+  resume_step_ = dir ? resume_step : -1;
 }
 
 void Trainer::broadcast_initial_state() {
@@ -57,9 +50,20 @@ void Trainer::broadcast_initial_state() {
   for (auto& b : buffers_) control_.broadcast(b.tensor, 0);
 }
 
+double Trainer::first_nonfinite_update() const {
+  for (const auto& b : buckets_) {
+    if (torch::isfinite(b.flat).all().item<bool>()) continue;
+    for (const auto& e : b.entries) {
+      if (torch::isfinite(e.grad).all().item<bool>()) continue;
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].name == e.name) return double(i + 1);
+    }
+  }
+  return 0;
+}
+
 RunSummary Trainer::run() {
   broadcast_initial_state();
-  algorithm_->setup(params_, comm_);
   comm_.reset_step();
 
   std::map<std::string, at::Tensor> grad_of;
@@ -67,11 +71,13 @@ RunSummary Trainer::run() {
     for (auto& e : b.entries) grad_of[e.name] = e.grad;
   std::vector<at::Tensor> grads;
   for (auto& p : params_) grads.push_back(grad_of.at(p.name));
-  auto optimizer = make_optimizer(cfg_.optimizer, params_, grads, !algorithm_->applies_momentum());
+  optimizer_ = make_optimizer(cfg_.optimizer, params_, grads, !algorithm_->applies_momentum());
 
   Augmentation aug = cfg_.data.augment ? data_.train_aug : Augmentation{};
-  ShardedLoader loader(data_.train, data_.norm, aug, cfg_.train.batch_size, comm_.rank(),
-                       comm_.size(), cfg_.train.seed, /*shuffle=*/true, /*drop_last=*/true);
+  loader_ = std::make_unique<ShardedLoader>(data_.train, data_.norm, aug, cfg_.train.batch_size,
+                                            comm_.rank(), comm_.size(), cfg_.train.seed,
+                                            /*shuffle=*/true, /*drop_last=*/true);
+  ShardedLoader& loader = *loader_;
   const int64_t steps_per_epoch = loader.batches_per_epoch();
   if (steps_per_epoch == 0)
     throw ConfigError("train.batch_size " + std::to_string(cfg_.train.batch_size) + " x " +
@@ -82,17 +88,39 @@ RunSummary Trainer::run() {
   double first_decay_epoch = -1;
   if (cfg_.optimizer.schedule == "step" && !cfg_.optimizer.milestones.empty())
     first_decay_epoch = *std::min_element(cfg_.optimizer.milestones.begin(), cfg_.optimizer.milestones.end());
-  start_ = now_seconds();
-  model_->train();
 
-  for (int64_t epoch = 0; epoch < cfg_.train.epochs && !reached_target_; ++epoch) {
-    loader.start_epoch(epoch);
+  // A fresh run starts at epoch 0; a resumed one where its checkpoint left off (the algorithm's
+  // setup sees the restored parameters, then its own state is restored over it).
+  StepStats resumed_stats;
+  LoaderPosition resume_at;
+  start_ = monotonic_seconds();
+  if (resume_step_ >= 0) resume_at = restore_checkpoint(resumed_stats);
+  algorithm_->setup(params_, comm_);
+  if (resume_step_ >= 0) {
+    AlgorithmState state;
+    for (const auto& [key, t] : checkpoint_state_)
+      if (key.rfind("algorithm.", 0) == 0) state[key.substr(10)] = t;
+    algorithm_->load_state(state);
+    checkpoint_state_.clear();
+  }
+  model_->train();
+  const bool checkpoints = checkpoints_ != nullptr;
+  const int64_t every = cfg_.train.checkpoint_every_steps;
+  const int64_t max_steps = cfg_.train.max_steps;
+
+  for (int64_t epoch = resume_at.epoch; epoch < cfg_.train.epochs && !reached_target_; ++epoch) {
     StepStats es;
+    int64_t first_batch = 0;
+    if (resume_step_ >= 0 && epoch == resume_at.epoch) {
+      es = resumed_stats;
+      first_batch = resume_at.cursor / cfg_.train.batch_size;
+    } else {
+      loader.start_epoch(epoch);
+    }
     Batch batch;
     double epoch_reached = epoch + 1.0;
-    double images_start = now_seconds();
-    for (int64_t i = 0; loader.next(batch); ++i) {
-      check_interrupted();
+    double images_start = monotonic_seconds();
+    for (int64_t i = first_batch; loader.next(batch); ++i) {
       StepContext ctx;
       ctx.step = step_;
       ctx.epoch = epoch;
@@ -100,11 +128,11 @@ RunSummary Trainer::run() {
       ctx.seed = cfg_.train.seed;
       ctx.base_lr = base_lr;
       ctx.first_decay_epoch = first_decay_epoch;
-      ctx.momentum_buffers = &optimizer->momentum_buffers();
+      ctx.momentum_buffers = &optimizer_->momentum_buffers();
       double epoch_f = epoch + double(i) / steps_per_epoch;
       ctx.lr = learning_rate(cfg_.optimizer, base_lr, epoch_f, total_epochs);
 
-      double t0 = now_seconds();
+      double t0 = monotonic_seconds();
       comm_.reset_step();
       auto x = batch.images.to(device_);
       auto y = batch.labels.to(device_);
@@ -114,26 +142,38 @@ RunSummary Trainer::run() {
       loss.backward();
       gather_gradients(buckets_);
       for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
-      optimizer->step(ctx.lr);
+      const double bad_update = first_nonfinite_update();
+      optimizer_->step(ctx.lr);
       algorithm_->after_step(params_, buffers_, comm_, ctx);
       const CommCounters step_comm = comm_.step();
       const double modeled = network_.seconds(step_comm.latency_steps, step_comm.bus_bytes);
       if (cfg_.network.emulate && modeled > step_comm.seconds)
         std::this_thread::sleep_for(std::chrono::duration<double>(modeled - step_comm.seconds));
-      double step_time = now_seconds() - t0;
+      double step_time = monotonic_seconds() - t0;
 
-      // Harness bookkeeping (unmetered): loss, correct, count and payload summed over ranks.
+      // Harness bookkeeping (unmetered), one allgather: loss, correct, count, payload, a stop
+      // request (SIGINT/SIGTERM) and the first non-finite update of every rank, so that every
+      // rank takes the same decision at the same step.
       double loss_v = loss.item<double>();
       double correct_v = out.argmax(1).eq(y).sum().item<double>();
-      auto sums = torch::tensor({loss_v * y.size(0), correct_v, double(y.size(0)),
-                                 double(step_comm.payload_bytes)},
+      constexpr int64_t kFields = 6;
+      auto mine = torch::tensor({loss_v * y.size(0), correct_v, double(y.size(0)),
+                                 double(step_comm.payload_bytes), double(stop_signal()), bad_update},
                                 torch::kDouble);
-      control_.allreduce_sum(sums);
+      auto all = control_.allgather(mine).view({-1, kFields});
+      auto sums = all.sum(0);
       auto s = sums.accessor<double, 1>();
-      if (!std::isfinite(s[0])) {
-        throw Diverged("training loss is " + std::to_string(s[0]) +
-                                 " at step " + std::to_string(step_));
+      auto per_rank = all.accessor<double, 2>();
+      for (int64_t r = 0; r < all.size(0); ++r) {
+        if (per_rank[r][5] == 0) continue;
+        const auto& name = params_[static_cast<size_t>(per_rank[r][5]) - 1].name;
+        throw Diverged("step " + std::to_string(step_) + ": the update of " + name + " on rank " +
+                       std::to_string(r) + " is not finite (NaN/Inf)");
       }
+      if (!std::isfinite(s[0]))
+        throw Diverged("step " + std::to_string(step_) + ": the training loss is " + std::to_string(s[0]));
+      int stop = 0;
+      for (int64_t r = 0; r < all.size(0) && !stop; ++r) stop = static_cast<int>(per_rank[r][4]);
       es.loss_sum += s[0];
       es.correct += s[1];
       es.count += s[2];
@@ -149,7 +189,7 @@ RunSummary Trainer::run() {
         StepRow row;
         row.step = step_;
         row.epoch = epoch;
-        row.wall_seconds = now_seconds() - start_;
+        row.wall_seconds = monotonic_seconds() - start_;
         row.compute_seconds = step_time - comm_seconds;
         row.comm_seconds = comm_seconds;
         row.payload_bytes = step_comm.payload_bytes;
@@ -168,18 +208,25 @@ RunSummary Trainer::run() {
       }
       ++step_;
       bool last_in_epoch = i + 1 == steps_per_epoch;
-      bool limit = cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps;
+      bool limit = max_steps > 0 && step_ >= max_steps;
       if (!last_in_epoch && !limit && cfg_.train.eval_every_steps > 0 &&
           step_ % cfg_.train.eval_every_steps == 0)
         evaluate_and_log(epoch + double(i + 1) / steps_per_epoch, es);
+      if (stop) {
+        if (checkpoints) save_checkpoint(loader.position(), es);
+        throw Interrupted(std::string("interrupted by SIG") + sigabbrev_np(stop) + " at step " +
+                          std::to_string(step_) + (checkpoints ? " (checkpoint written)" : ""));
+      }
       if (limit) {
         epoch_reached = epoch + double(i + 1) / steps_per_epoch;
         break;
       }
+      if (checkpoints && every > 0 && !last_in_epoch && step_ % every == 0)
+        save_checkpoint(loader.position(), es);
     }
     evaluate_and_log(epoch_reached, es);
     if (!quiet_ && comm_.rank() == 0) {
-      double secs = now_seconds() - images_start;
+      double secs = monotonic_seconds() - images_start;
       log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% | "
                          "%.0f img/s | sent %.2f MB (dense %.2f MB)",
                    static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
@@ -188,13 +235,16 @@ RunSummary Trainer::run() {
                    es.count / std::max(1e-9, secs), cum_payload_ / 1e6,
                    double(dense_bytes_) * step_ / 1e6));
     }
-    if (cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps) break;
+    if (max_steps > 0 && step_ >= max_steps) break;
+    // The next epoch starts fresh: its permutation and augmentation draws come from (seed, epoch).
+    if (checkpoints && epoch + 1 < cfg_.train.epochs && !reached_target_)
+      save_checkpoint(LoaderPosition{epoch + 1, 0, ""}, StepStats{});
   }
 
   RunSummary summary;
   summary.final_test_accuracy = last_accuracy_;
   summary.best_test_accuracy = best_accuracy_;
-  summary.wall_seconds = now_seconds() - start_;
+  summary.wall_seconds = monotonic_seconds() - start_;
   summary.total_payload_bytes = cum_payload_;
   summary.total_bus_bytes = cum_bus_;
   return summary;
@@ -212,7 +262,7 @@ void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
     EvalRow row;
     row.step = step_;
     row.epoch = epoch;
-    row.wall_seconds = now_seconds() - start_;
+    row.wall_seconds = monotonic_seconds() - start_;
     row.cum_payload_bytes = cum_payload_;
     row.cum_bus_bytes = cum_bus_;
     row.test_loss = r.loss;

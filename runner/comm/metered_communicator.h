@@ -3,6 +3,7 @@
 // rank contributes), bus bytes (bus_bytes.h) and seconds. Per-step counters are read and reset by
 // the trainer; per-operation totals cover the whole run.
 #include <map>
+#include <utility>
 
 #include "runner/comm/communicator.h"
 
@@ -34,6 +35,8 @@ class MeteredCommunicator final : public Communicator {
   const CommCounters& step() const { return step_; }
   void reset_step() { step_ = CommCounters{}; }
   const std::map<std::string, CommCounters>& totals() const { return totals_; }
+  // Continues a checkpointed run's totals.
+  void restore_totals(std::map<std::string, CommCounters> totals) { totals_ = std::move(totals); }
   Communicator& inner() { return inner_; }
 
  private:

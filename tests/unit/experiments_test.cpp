@@ -1,9 +1,11 @@
 // Every experiment file in experiments/ expands, and every model, dataset and algorithm it names
-// resolves with valid parameters.
+// resolves with valid parameters; the reproduction suites run what their comments state.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "algorithms/algorithm.h"
 #include "datasets/loader.h"
@@ -67,6 +69,67 @@ TEST(Experiments, QuickSuiteRunsEveryRegisteredAlgorithm) {
     for (const auto& r : quick.runs) found = found || load_experiment(quick.file, r.overrides).algorithm == a.name;
     EXPECT_TRUE(found) << "experiments/quick.yaml does not run '" << a.name << "'";
   }
+}
+
+
+// Runs of `file` (in experiments/) with their resolved configurations, in grid order.
+std::vector<std::pair<std::string, ExperimentConfig>> suite_configs(const std::string& file) {
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  if (!src) throw std::runtime_error("run through ctest (CEDAR_SOURCE_DIR)");
+  Suite suite = expand_suite(std::string(src) + "/experiments/" + file);
+  std::vector<std::pair<std::string, ExperimentConfig>> out;
+  for (const auto& r : suite.runs) out.emplace_back(r.name, load_experiment(suite.file, r.overrides));
+  return out;
+}
+
+// The reproduction suites: the runs `cedar suite FILE --dry-run` lists, unique names, a claims:
+// section whose every claim cites its source, and the suite named after its file.
+TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const std::map<std::string, size_t> expected_runs = {
+      {"cifar10_resnet20.yaml", 12}, {"vgg16_dgc.yaml", 3},  {"lars_batch.yaml", 4},
+      {"local_sgd_period.yaml", 5},  {"powersgd.yaml", 4}};
+  for (const auto& [file, count] : expected_runs) {
+    const std::string path = std::string(src) + "/experiments/" + file;
+    Suite suite;
+    ASSERT_NO_THROW(suite = expand_suite(path)) << path;
+    EXPECT_EQ(suite.runs.size(), count) << path;
+    EXPECT_EQ(suite.name + ".yaml", file);
+    std::set<std::string> names;
+    for (const auto& r : suite.runs) EXPECT_TRUE(names.insert(r.name).second) << path << ": duplicate run " << r.name;
+    auto claims = load_claims(path);
+    EXPECT_GE(claims.size(), 2u) << path;
+    for (const auto& c : claims) EXPECT_FALSE(c.source.empty()) << path << ": claim '" << c.text << "' cites no source";
+    for (const auto& r : suite.runs)
+      EXPECT_EQ(load_experiment(path, r.overrides).data.name, "cifar10") << path << ": " << r.name;
+  }
+}
+
+TEST(Experiments, SweepsVaryWhatTheirPapersVary) {
+  std::map<std::string, int64_t> global_batch;
+  for (const auto& [name, c] : suite_configs("lars_batch.yaml"))
+    global_batch[name + "/" + c.optimizer.name] = c.train.batch_size * 4;
+  EXPECT_EQ(global_batch, (std::map<std::string, int64_t>{{"sgd-b128/sgd", 128},
+                                                          {"sgd-b1024/sgd", 1024},
+                                                          {"lars-b1024/lars", 1024},
+                                                          {"lars-b2048/lars", 2048}}));
+  std::map<std::string, int> periods;
+  for (const auto& [name, c] : suite_configs("local_sgd_period.yaml"))
+    if (c.algorithm == "local-sgd") periods[name] = c.algorithm_params["period"].as<int>();
+  EXPECT_EQ(periods, (std::map<std::string, int>{{"local-h1", 1}, {"local-h4", 4}, {"local-h16", 16},
+                                                 {"post-local-h16", 16}}));
+  std::map<std::string, int> ranks;
+  for (const auto& [name, c] : suite_configs("powersgd.yaml"))
+    if (c.algorithm == "powersgd") ranks[name] = c.algorithm_params["rank"].as<int>();
+  EXPECT_EQ(ranks, (std::map<std::string, int>{{"powersgd-r1", 1}, {"powersgd-r2", 2}, {"powersgd-r4", 4}}));
+  std::set<std::string> algorithms;
+  for (const auto& [name, c] : suite_configs("cifar10_resnet20.yaml")) {
+    EXPECT_EQ(c.model.name, "resnet20") << name;
+    algorithms.insert(c.algorithm);
+  }
+  for (const auto& a : algorithm_catalog())
+    EXPECT_TRUE(algorithms.count(a.name)) << "cifar10_resnet20.yaml does not run '" << a.name << "'";
 }
 
 }  // namespace

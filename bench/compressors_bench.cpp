@@ -1,0 +1,214 @@
+// Compressor throughput on one thread, in GB/s of fp32 gradient (4 bytes per element processed),
+// beside a plain memory pass over the same tensor in the same binary:
+//   memory_pass            memcpy of the gradient into a reused buffer (read + write, 4n each)
+//   codec/<name>           Compressor::compress then decompress of one gradient (the kernels alone)
+//   reduce/<algorithm>     Algorithm::reduce_gradients of a one-tensor bucket on one rank
+//                          (LocalCommunicator): encode, the (identity) exchange, decode and
+//                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
+//                          fp16 have no separate codec; the others run here at 1M only)
+//   dgc_select             DGC's sampled-threshold selection at 0.1% density
+//   torch_topk, torch_topk_abs   torch::topk(v, k) and torch::topk(|v|, k) on the same tensor
+// Gradients are standard normal (seeded), shaped {n/1000, 1000} so that matrix algorithms
+// (PowerSGD, DGC) treat them as one weight matrix; n = 1M, 15M, 25M.
+// Run: build/bench/compressors_bench [--benchmark_filter=...] (bench/run.sh runs it with
+// repetitions and writes the JSON into results/bench/).
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/bit_packing.h"
+#include "algorithms/compressor.h"
+#include "algorithms/sparse_exchange.h"
+#include "runner/comm/communicator.h"
+
+namespace cedar {
+// Codecs and the DGC selection, defined next to the algorithms that use them.
+std::unique_ptr<Compressor> make_qsgd_compressor(int bits, int64_t bucket_size, bool max_norm);
+std::unique_ptr<Compressor> make_sign_compressor();
+std::unique_ptr<Compressor> make_scaled_sign_compressor();
+at::Tensor dgc_select(const at::Tensor& v, int64_t k, double density, double sample_ratio,
+                      double lower_bound, double upper_bound, int64_t max_adaptation_iters,
+                      at::Generator& gen);
+}  // namespace cedar
+
+namespace {
+
+using cedar::Compressor;
+
+constexpr int64_t kSizes[] = {1000000, 15000000, 25000000};
+constexpr int64_t kColumns = 1000;
+constexpr double kDgcDensity = 0.001;
+
+// One seeded N(0, 1) gradient per size, made once and shared by every benchmark (large fresh
+// buffers are slow to allocate, and every benchmark then reads the same values).
+const at::Tensor& gradient(int64_t n) {
+  static std::map<int64_t, at::Tensor> cache;
+  at::Tensor& t = cache[n];
+  if (!t.defined()) {
+    at::Generator gen = cedar::make_generator(2024, 0, n);
+    t = at::randn({n / kColumns, kColumns}, gen);
+  }
+  return t;
+}
+
+void set_throughput(benchmark::State& state, int64_t n) {
+  state.SetBytesProcessed(state.iterations() * n * static_cast<int64_t>(sizeof(float)));
+}
+
+void memory_pass(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const at::Tensor& src = gradient(n);
+  at::Tensor dst = at::empty_like(src);
+  std::memcpy(dst.data_ptr(), src.data_ptr(), n * sizeof(float));  // fault the pages in once
+  for (auto _ : state) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), n * sizeof(float));
+    benchmark::DoNotOptimize(dst.data_ptr());
+    benchmark::ClobberMemory();
+  }
+  set_throughput(state, n);
+}
+
+using CompressorFactory = std::unique_ptr<Compressor> (*)();
+
+void codec(benchmark::State& state, CompressorFactory factory) {
+  const int64_t n = state.range(0);
+  const at::Tensor x = gradient(n).reshape({-1});
+  std::unique_ptr<Compressor> c = factory();
+  int64_t step = 0, payload_bytes = 0;
+  auto round_trip = [&] {
+    at::Generator gen = cedar::make_generator(1, 0, step++);
+    at::Tensor payload = c->compress(x, gen);
+    at::Tensor decoded = c->decompress(payload, n);
+    payload_bytes = payload.numel();
+    benchmark::DoNotOptimize(decoded.data_ptr());
+  };
+  round_trip();  // warm-up
+  for (auto _ : state) round_trip();
+  set_throughput(state, n);
+  state.counters["payload_bytes"] = static_cast<double>(payload_bytes);
+}
+
+std::unique_ptr<Compressor> qsgd_4bit() { return cedar::make_qsgd_compressor(4, 512, false); }
+std::unique_ptr<Compressor> topk_1pct() { return std::make_unique<cedar::TopKCompressor>(0.01); }
+std::unique_ptr<Compressor> randomk_1pct() {
+  return std::make_unique<cedar::RandomKCompressor>(0.01, /*values_only=*/false);
+}
+
+// reduce_gradients of one bucket holding the whole gradient, on one rank. The bucket is refilled
+// with the same gradient before each step (outside the timed region); state (momentum, error
+// memories, warm starts) carries over from step to step as in training.
+void reduce(benchmark::State& state, const std::string& name) {
+  const int64_t n = state.range(0);
+  const at::Tensor& g = gradient(n);
+  cedar::LocalCommunicator comm;
+  auto algo = cedar::find_algorithm(name).make(YAML::Node(), cedar::Source{}, nullptr);
+  at::Tensor param = g.clone();
+  cedar::GradBucket bucket;
+  bucket.flat = at::empty({n});
+  bucket.entries.push_back({"weight", param, bucket.flat.view(g.sizes())});
+  algo->setup({{"weight", param}}, comm);
+  int64_t step = 0;
+  auto one_step = [&] {
+    cedar::StepContext ctx;
+    ctx.step = step++;
+    ctx.epoch = 100;  // past every warm-up (DGC's sparsity schedule)
+    ctx.lr = ctx.base_lr = 0.1;
+    ctx.seed = 1;
+    algo->reduce_gradients(bucket, comm, ctx);
+    benchmark::DoNotOptimize(bucket.flat.data_ptr());
+  };
+  bucket.flat.copy_(g.reshape({-1}));
+  one_step();  // warm-up: first-step allocations (memories, momentum) happen here
+  for (auto _ : state) {
+    state.PauseTiming();
+    bucket.flat.copy_(g.reshape({-1}));
+    state.ResumeTiming();
+    one_step();
+  }
+  set_throughput(state, n);
+}
+
+void dgc_select(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const at::Tensor v = gradient(n).reshape({-1});
+  const int64_t k = cedar::keep_count(n, kDgcDensity);
+  int64_t step = 0, selected = 0;
+  auto select = [&] {
+    at::Generator gen = cedar::make_generator(1, 0, step++);
+    // The paper's / reference code's defaults: 1% sample, bounds 0.8 and 1.3, 10 lowerings.
+    at::Tensor idx = cedar::dgc_select(v, k, kDgcDensity, 0.01, 0.8, 1.3, 10, gen);
+    selected = idx.numel();
+    benchmark::DoNotOptimize(idx.data_ptr());
+  };
+  select();
+  for (auto _ : state) select();
+  set_throughput(state, n);
+  state.counters["k"] = static_cast<double>(k);
+  state.counters["selected"] = static_cast<double>(selected);
+}
+
+void torch_topk(benchmark::State& state, bool magnitude) {
+  const int64_t n = state.range(0);
+  const at::Tensor v = gradient(n).reshape({-1});
+  const int64_t k = cedar::keep_count(n, kDgcDensity);
+  auto run = [&] {
+    auto top = at::topk(magnitude ? v.abs() : v, k, 0, /*largest=*/true, /*sorted=*/false);
+    benchmark::DoNotOptimize(std::get<1>(top).data_ptr());
+  };
+  run();
+  for (auto _ : state) run();
+  set_throughput(state, n);
+  state.counters["k"] = static_cast<double>(k);
+}
+
+template <class Fn, class... Args>
+benchmark::internal::Benchmark* add_sized(const std::string& name, Fn fn, Args... args) {
+  return benchmark::RegisterBenchmark(name.c_str(), fn, args...)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
+template <class Fn, class... Args>
+void add(const std::string& name, Fn fn, Args... args) {
+  auto* b = add_sized(name, fn, args...);
+  for (int64_t n : kSizes) b->Arg(n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  torch::set_num_threads(1);
+  add("memory_pass", memory_pass);
+  add("codec/qsgd", codec, qsgd_4bit);
+  add("codec/sign", codec, cedar::make_sign_compressor);
+  add("codec/scaled_sign", codec, cedar::make_scaled_sign_compressor);
+  add("codec/topk", codec, topk_1pct);
+  add("codec/randomk", codec, randomk_1pct);
+  // Algorithms through reduce_gradients: at every size those without a codec above, at the
+  // smallest size the others (the cost of the exchange around their codec). dense and local-sgd
+  // only communicate: on one rank their step is empty (comm_bench times their collective).
+  const std::set<std::string> with_codec = {"qsgd", "signsgd", "ef-signsgd", "topk", "randomk"};
+  for (const auto& info : cedar::algorithm_catalog()) {
+    if (info.name == "dense" || info.name == "local-sgd") continue;
+    if (with_codec.count(info.name)) {
+      add_sized("reduce/" + info.name, reduce, info.name)->Arg(kSizes[0]);
+    } else {
+      add("reduce/" + info.name, reduce, info.name);
+    }
+  }
+  add("dgc_select", dgc_select);
+  add("torch_topk", torch_topk, false);
+  add("torch_topk_abs", torch_topk, true);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,362 @@
+#include "reports/projection.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "runner/comm/bus_bytes.h"
+#include "runner/comm/network_model.h"
+
+namespace cedar {
+namespace {
+
+const char* kRunsQuery = R"SQL(
+SELECT r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world_size, r.seed,
+       (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id)
+FROM runs r
+WHERE CASE WHEN ?2 > 0 THEN r.id = ?2
+      ELSE (?1 = '' OR r.suite = ?1) AND r.status = 'completed'
+           AND r.id = (SELECT MAX(r2.id) FROM runs r2
+                       WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
+                         AND r2.world_size = r.world_size AND r2.status <> 'running')
+      END
+ORDER BY r.id
+)SQL";
+
+const char* kLongestEpochQuery =
+    "SELECT COUNT(*) FROM steps WHERE run_id = ?1 GROUP BY epoch ORDER BY 1 DESC LIMIT 1";
+
+const char* kCommQuery =
+    "SELECT op, SUM(calls), SUM(payload_bytes), SUM(CASE WHEN rank = 0 THEN bus_bytes ELSE 0 END) "
+    "FROM comm_totals WHERE run_id = ?1 GROUP BY op ORDER BY op";
+
+// A read-only connection and its statements, closed on every path out.
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw std::runtime_error("cannot open results database " + path + ": " + msg);
+    }
+    sqlite3_busy_timeout(db_, 60000);
+  }
+  ~Reader() { sqlite3_close(db_); }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  sqlite3_stmt* prepare(const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
+      throw std::runtime_error(path_ + ": not a Cedar results database (" + sqlite3_errmsg(db_) + ")");
+    return st;
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+std::string column_text(sqlite3_stmt* st, int i) {
+  const unsigned char* t = sqlite3_column_text(st, i);
+  return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+}
+
+void read_details(Reader& db, RunMeasurement& m) {
+  sqlite3_stmt* st = db.prepare(kLongestEpochQuery);
+  sqlite3_bind_int64(st, 1, m.id);
+  if (sqlite3_step(st) == SQLITE_ROW) m.steps_per_epoch = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+
+  st = db.prepare(kCommQuery);
+  sqlite3_bind_int64(st, 1, m.id);
+  const double steps = double(std::max<int64_t>(1, m.steps));
+  const double ranks = double(std::max<int64_t>(1, m.world_size));
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    // A rank that never made a collective has no row for it: divide by the world size.
+    CollectiveMix c;
+    c.op = column_text(st, 0);
+    c.calls = double(sqlite3_column_int64(st, 1)) / ranks / steps;
+    c.payload_bytes = double(sqlite3_column_int64(st, 2)) / ranks / steps;
+    c.bus_bytes = double(sqlite3_column_int64(st, 3)) / steps;
+    m.collectives.push_back(c);
+  }
+  sqlite3_finalize(st);
+
+  if (m.steps == 0) m.unusable = "no steps recorded";
+  else if (m.world_size < 2)
+    m.unusable = "measured on 1 rank, which sends no bytes: project a run of 2 or more ranks";
+  else if (m.collectives.empty())
+    m.unusable = "no comm_totals rows (written when a run finishes; status " + m.status + ")";
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string group_key(const RunMeasurement& m) {
+  return m.name + "\x1f" + m.model + "\x1f" + m.dataset + "\x1f" + std::to_string(m.world_size);
+}
+
+// The dense run of the same model and dataset, preferring the same suite and measured world size.
+const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines,
+                                     const RunMeasurement& m) {
+  const RunMeasurement* best = nullptr;
+  int best_score = -1;
+  for (const auto& b : baselines) {
+    if (b.algorithm != "dense" || !b.unusable.empty() || b.model != m.model || b.dataset != m.dataset)
+      continue;
+    int score = (b.suite == m.suite ? 2 : 0) + (b.world_size == m.world_size ? 1 : 0);
+    if (score > best_score) best = &b, best_score = score;
+  }
+  return best;
+}
+
+bool uses(const Projection& p, const char* family) {
+  for (const auto& c : p.basis.collectives) {
+    std::string f = c.op == "allgatherv" ? "allgather" : c.op;
+    if (f == family) return true;
+  }
+  return false;
+}
+
+std::string ratio(double v) { return v > 0 ? fmt("%.2f×", v) : "–"; }
+
+// CSV seconds: empty when the epoch holds fewer samples than one global batch.
+std::string secs(const ProjectionPoint& pt, double v) {
+  return pt.steps_per_epoch > 0 ? fmt("%.6f", v) : std::string();
+}
+
+}  // namespace
+
+CollectiveCost collective_cost(const CollectiveMix& mix, int workers) {
+  CollectiveCost c;
+  const double p = double(workers);
+  if (mix.op == "allreduce") {
+    c.latency_steps = mix.calls * double(allreduce_latency_steps(workers));
+    c.bus_bytes = allreduce_busbw_factor(workers) * mix.payload_bytes;
+  } else if (mix.op == "allgather" || mix.op == "allgatherv") {
+    // Every rank receives the others' contributions: (P-1)/P of P * s. allgatherv's payload
+    // already holds its 8-byte count, and it runs two allgathers (counts, then data).
+    const double rounds = mix.op == "allgatherv" ? 2 : 1;
+    c.latency_steps = rounds * mix.calls * double(allgather_latency_steps(workers));
+    c.bus_bytes = allgather_busbw_factor(workers) * p * mix.payload_bytes;
+  } else if (mix.op == "broadcast") {
+    c.latency_steps = mix.calls * double(broadcast_latency_steps(workers));
+    c.bus_bytes = workers > 1 ? mix.bus_bytes : 0;
+  } else if (mix.op == "barrier") {
+    c.latency_steps = mix.calls * double(allgather_latency_steps(workers));
+  } else {
+    throw std::runtime_error("comm_totals: collective '" + mix.op +
+                             "' has no cost rule (known: allreduce, allgather, allgatherv, "
+                             "broadcast, barrier)");
+  }
+  return c;
+}
+
+CollectiveCost step_cost(const RunMeasurement& m, int workers) {
+  CollectiveCost total;
+  for (const auto& mix : m.collectives) {
+    CollectiveCost c = collective_cost(mix, workers);
+    total.latency_steps += c.latency_steps;
+    total.bus_bytes += c.bus_bytes;
+  }
+  return total;
+}
+
+std::vector<RunMeasurement> load_measurements(const std::string& db_path, const std::string& suite,
+                                              int64_t run_id) {
+  Reader db(db_path);
+  std::vector<RunMeasurement> out;
+  sqlite3_stmt* st = db.prepare(kRunsQuery);
+  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, run_id);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    RunMeasurement m;
+    m.id = sqlite3_column_int64(st, 0);
+    m.suite = column_text(st, 1);
+    m.name = column_text(st, 2);
+    m.algorithm = column_text(st, 3);
+    m.model = column_text(st, 4);
+    m.dataset = column_text(st, 5);
+    m.status = column_text(st, 6);
+    m.world_size = sqlite3_column_int64(st, 7);
+    m.seed = sqlite3_column_int64(st, 8);
+    m.steps = sqlite3_column_int64(st, 9);
+    const double steps = double(std::max<int64_t>(1, m.steps));
+    m.compute_seconds_per_step = sqlite3_column_double(st, 10) / steps;
+    m.recorded_latency_steps = double(sqlite3_column_int64(st, 11)) / steps;
+    m.recorded_bus_bytes = double(sqlite3_column_int64(st, 12)) / steps;
+    out.push_back(m);
+  }
+  sqlite3_finalize(st);
+  for (auto& m : out) read_details(db, m);
+  return out;
+}
+
+std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& runs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const RunMeasurement*>> groups;
+  for (const auto& r : runs) {
+    if (!r.unusable.empty()) continue;
+    const std::string key = group_key(r);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&r);
+  }
+  std::vector<RunMeasurement> out;
+  for (const auto& key : order) {
+    const auto& g = groups[key];
+    RunMeasurement m = *g[0];
+    m.seeds = static_cast<int>(g.size());
+    if (g.size() > 1) {
+      const double n = double(g.size());
+      m.collectives.clear();
+      m.compute_seconds_per_step = m.recorded_latency_steps = m.recorded_bus_bytes = 0;
+      std::map<std::string, CollectiveMix> mix;
+      for (const auto* r : g) {
+        m.steps_per_epoch = std::max(m.steps_per_epoch, r->steps_per_epoch);
+        m.compute_seconds_per_step += r->compute_seconds_per_step / n;
+        m.recorded_latency_steps += r->recorded_latency_steps / n;
+        m.recorded_bus_bytes += r->recorded_bus_bytes / n;
+        for (const auto& c : r->collectives) {
+          CollectiveMix& a = mix[c.op];
+          a.op = c.op;
+          a.calls += c.calls / n;
+          a.payload_bytes += c.payload_bytes / n;
+          a.bus_bytes += c.bus_bytes / n;
+        }
+      }
+      for (const auto& kv : mix) m.collectives.push_back(kv.second);
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net) {
+  if (workers < 1) throw std::invalid_argument("workers must be at least 1 (got " + std::to_string(workers) + ")");
+  ProjectionPoint pt;
+  pt.workers = workers;
+  pt.measured = workers == m.world_size;
+  pt.steps_per_epoch = m.steps_per_epoch * m.world_size / workers;
+  const double spe = double(pt.steps_per_epoch);
+  for (const auto& mix : m.collectives) {
+    CollectiveCost c = collective_cost(mix, workers);
+    if (mix.op == "allreduce") pt.allreduce_mb += c.bus_bytes / 1e6;
+    else if (mix.op == "allgather" || mix.op == "allgatherv") pt.allgather_mb += c.bus_bytes / 1e6;
+    else if (mix.op == "broadcast") pt.broadcast_mb += c.bus_bytes / 1e6;
+  }
+  const CollectiveCost step = step_cost(m, workers);
+  pt.compute_seconds = m.compute_seconds_per_step * spe;
+  pt.comm_seconds = net.seconds(std::llround(step.latency_steps * spe), std::llround(step.bus_bytes * spe));
+  pt.total_seconds = pt.compute_seconds + pt.comm_seconds;
+  return pt;
+}
+
+std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects,
+                                     const std::vector<RunMeasurement>& baselines,
+                                     const std::vector<int>& workers, const NetworkProfile& net) {
+  const std::vector<RunMeasurement> dense_runs = average_seeds(baselines);
+  std::vector<Projection> out;
+  for (const auto& m : average_seeds(subjects)) {
+    Projection p;
+    p.basis = m;
+    p.network = net.name;
+    const RunMeasurement* dense = dense_baseline(dense_runs, m);
+    if (dense) p.dense_name = dense->name;
+    std::vector<int> sizes = {static_cast<int>(m.world_size)};
+    for (int w : workers)
+      if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
+    const ProjectionPoint own = project_point(m, static_cast<int>(m.world_size), net);
+    for (int w : sizes) {
+      ProjectionPoint pt = project_point(m, w, net);
+      if (pt.total_seconds > 0) {
+        pt.speedup_vs_measured = own.total_seconds / pt.total_seconds;
+        if (dense) pt.speedup_vs_dense = project_point(*dense, w, net).total_seconds / pt.total_seconds;
+      }
+      p.points.push_back(pt);
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::string render_projection_markdown(const std::vector<Projection>& projections) {
+  std::ostringstream s;
+  if (projections.empty()) return "";
+  const NetworkProfile& net = find_network_profile(projections[0].network);
+  s << "# Projected time per epoch on " << net.name << " (α = " << fmt("%g", net.alpha * 1e6)
+    << " µs, " << fmt("%g", 8e-9 / net.beta) << " Gb/s)\n\n"
+    << "Fixed batch per rank: steps/epoch = measured × P0 / P. Compute per step as measured at P0; "
+       "communication: the α–β cost of the collectives each step made (comm_totals), re-costed on P "
+       "ranks. MB columns: bus bytes each rank pushes per step; – where an epoch holds fewer "
+       "samples than one global batch.\n";
+  for (const auto& p : projections) {
+    const RunMeasurement& m = p.basis;
+    s << "\n## " << m.name << " — " << m.algorithm << ", " << m.model << ", " << m.dataset
+      << " (suite " << (m.suite.empty() ? "–" : m.suite) << "), measured on " << m.world_size
+      << " ranks, " << m.seeds << (m.seeds == 1 ? " seed" : " seeds") << "\n\n";
+    s << "Per step at " << m.world_size << " ranks: compute " << fmt("%.2f", 1e3 * m.compute_seconds_per_step) << " ms";
+    for (const auto& c : m.collectives)
+      s << "; " << c.op << " " << fmt("%.2f", c.calls) << " call(s), " << fmt("%.4f", c.payload_bytes / 1e6)
+        << " MB/rank";
+    const CollectiveCost own = step_cost(m, static_cast<int>(m.world_size));
+    s << ". α–β terms per step from this mix: " << fmt("%.2f", own.latency_steps) << " latencies, "
+      << fmt("%.4f", own.bus_bytes / 1e6) << " bus MB (steps table: "
+      << fmt("%.2f", m.recorded_latency_steps) << ", " << fmt("%.4f", m.recorded_bus_bytes / 1e6) << ").\n\n";
+    const bool ar = uses(p, "allreduce"), ag = uses(p, "allgather"), bc = uses(p, "broadcast");
+    s << "| workers | steps/epoch | compute s/epoch | comm s/epoch | total s/epoch |";
+    if (ar) s << " allreduce MB/step |";
+    if (ag) s << " allgather MB/step |";
+    if (bc) s << " broadcast MB/step |";
+    s << " speed-up vs " << m.world_size << " ranks | vs dense" << (p.dense_name.empty() ? "" : " (" + p.dense_name + ")") << " |\n";
+    s << "|---:|---:|---:|---:|---:|" << (ar ? "---:|" : "") << (ag ? "---:|" : "") << (bc ? "---:|" : "")
+      << "---:|---:|\n";
+    for (const auto& pt : p.points) {
+      // No step at all: the epoch holds fewer samples than one global batch.
+      auto secs = [&](double v) { return pt.steps_per_epoch > 0 ? fmt("%.3f", v) : std::string("–"); };
+      s << "| " << pt.workers << (pt.measured ? " (measured)" : "") << " | " << pt.steps_per_epoch
+        << " | " << secs(pt.compute_seconds) << " | " << secs(pt.comm_seconds) << " | "
+        << secs(pt.total_seconds) << " |";
+      if (ar) s << " " << fmt("%.4f", pt.allreduce_mb) << " |";
+      if (ag) s << " " << fmt("%.4f", pt.allgather_mb) << " |";
+      if (bc) s << " " << fmt("%.4f", pt.broadcast_mb) << " |";
+      s << " " << ratio(pt.speedup_vs_measured) << " | " << ratio(pt.speedup_vs_dense) << " |\n";
+    }
+  }
+  return s.str();
+}
+
+std::string render_projection_csv(const std::vector<Projection>& projections) {
+  std::ostringstream s;
+  s << "run,algorithm,model,dataset,suite,measured_ranks,seeds,network,workers,measured,"
+       "steps_per_epoch,compute_s_per_epoch,comm_s_per_epoch,total_s_per_epoch,"
+       "allreduce_mb_per_step,allgather_mb_per_step,broadcast_mb_per_step,speedup_vs_measured,"
+       "speedup_vs_dense,dense_run\n";
+  for (const auto& p : projections) {
+    const RunMeasurement& m = p.basis;
+    for (const auto& pt : p.points)
+      s << m.name << "," << m.algorithm << "," << m.model << "," << m.dataset << "," << m.suite << ","
+        << m.world_size << "," << m.seeds << "," << p.network << "," << pt.workers << ","
+        << (pt.measured ? 1 : 0) << "," << pt.steps_per_epoch << "," << secs(pt, pt.compute_seconds)
+        << "," << secs(pt, pt.comm_seconds) << "," << secs(pt, pt.total_seconds) << ","
+        << fmt("%.6f", pt.allreduce_mb) << "," << fmt("%.6f", pt.allgather_mb) << ","
+        << fmt("%.6f", pt.broadcast_mb) << ","
+        << (pt.speedup_vs_measured > 0 ? fmt("%.4f", pt.speedup_vs_measured) : "") << ","
+        << (pt.speedup_vs_dense > 0 ? fmt("%.4f", pt.speedup_vs_dense) : "") << "," << p.dense_name
+        << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace cedar

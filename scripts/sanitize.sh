@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer (gcc, -O1 -g) into
+# build-asan/ and runs them under ctest; any sanitizer report fails the run.
+#   scripts/sanitize.sh               # every unit test (ctest label "unit")
+#   scripts/sanitize.sh -R 'bad_|readers|config'   # extra arguments go to ctest; with -R only
+#                                                  # the matching tests' executables are built
+# LibTorch itself is not instrumented. Leak checking is off: LibTorch's static initialisation
+# keeps allocations LeakSanitizer would report at exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+export CCACHE_DIR="${CCACHE_DIR:-$CEDAR_HOME/ccache}"
+export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+BUILD_DIR="${CEDAR_ASAN_BUILD_DIR:-build-asan}"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DCEDAR_SANITIZE=ON -DCEDAR_BUILD_BENCH=OFF -DCEDAR_PYTHON="$VENV/bin/python" >/dev/null
+fi
+# The executables the unit tests run, read from ctest's files (ctest itself omits the commands
+# of executables not built yet); targets carry their executables' names.
+regex=""
+args=("$@")
+for ((i = 0; i + 1 < ${#args[@]}; ++i)); do [ "${args[i]}" = -R ] && regex="${args[i + 1]}"; done
+mapfile -t targets < <(python3 - "$BUILD_DIR" "$regex" <<'PY'
+import glob, os, re, sys
+build = os.path.abspath(sys.argv[1])
+wanted = re.compile(sys.argv[2])
+exe, unit = {}, set()
+for f in glob.glob(os.path.join(build, "**", "CTestTestfile.cmake"), recursive=True):
+    text = open(f).read()
+    for name, path in re.findall(r'add_test\(\[=\[(.+?)\]=\] "([^"]+)"', text):
+        exe[name] = path
+    for name, labels in re.findall(r'set_tests_properties\(\[=\[(.+?)\]=\] PROPERTIES .*?LABELS "([^"]*)"', text):
+        if "unit" in labels.split(";") and wanted.search(name):
+            unit.add(name)
+print("\n".join(sorted({os.path.basename(exe[n]) for n in unit if exe.get(n, "").startswith(build)})))
+PY
+)
+((${#targets[@]})) || { echo "[sanitize] no unit tests found in $BUILD_DIR" >&2; exit 1; }
+echo "[sanitize] building ${#targets[@]} executables in $BUILD_DIR: ${targets[*]}"
+cmake --build "$BUILD_DIR" -j "${CEDAR_JOBS:-$(nproc)}" --target "${targets[@]}"
+
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+cd "$BUILD_DIR"
+ctest -L unit --output-on-failure --timeout 900 "$@"

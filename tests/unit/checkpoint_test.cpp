@@ -1,0 +1,189 @@
+// Checkpoints: the folder protocol (nothing is a checkpoint until every rank wrote and rank 0
+// committed; older files go), the loader's position, and every registered algorithm's state:
+// stopping after k steps and continuing from the saved state gives bitwise the same results as
+// not stopping.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "algorithms/algorithm.h"
+#include "datasets/loader.h"
+#include "runner/checkpoint.h"
+#include "runner/comm/inprocess_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
+
+namespace cedar {
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/cedar-ckpt-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+TEST(CheckpointDir, ACheckpointExistsOnlyAfterCommitAndOlderFilesGo) {
+  const std::string dir = temp_dir() + "/run-1";
+  CheckpointDir r0(dir, 0, 2), r1(dir, 1, 2);
+  r0.prepare();
+  EXPECT_EQ(r0.latest(), -1);
+  r0.write(4, {{"x", torch::arange(3)}});
+  r1.write(4, {{"x", torch::arange(3) + 10}});
+  EXPECT_EQ(r0.latest(), -1) << "written but not committed";
+  r0.commit(4);
+  EXPECT_EQ(r1.latest(), 4);
+  r0.write(8, {{"x", torch::ones({2})}});
+  EXPECT_EQ(r1.latest(), 4) << "a crash between the ranks' writes leaves the previous checkpoint";
+  r1.write(8, {{"x", torch::zeros({2})}});
+  r0.commit(8);
+  EXPECT_EQ(r0.latest(), 8);
+  EXPECT_TRUE(torch::equal(r1.read(8).at("x"), torch::zeros({2})));
+  EXPECT_NE(::access((dir + "/rank-0.step-4.pt").c_str(), F_OK), 0) << "step 4 removed";
+  try {
+    r0.read(4);
+    FAIL() << "reading a removed checkpoint must throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/rank-0.step-4.pt"), std::string::npos) << e.what();
+  }
+  CheckpointDir other(dir, 0, 4);
+  try {
+    other.latest();
+    FAIL() << "a checkpoint of 2 ranks must not resume 4";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("written by 2 ranks"), std::string::npos) << e.what();
+  }
+  r0.remove();
+  EXPECT_EQ(r0.latest(), -1);
+}
+
+TEST(CheckpointDir, UnwritableFolderIsAClearError) {
+  CheckpointDir dir("/proc/cedar-checkpoints/run-1", 0, 1);
+  try {
+    dir.prepare();
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/proc/cedar-checkpoints"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LoaderPosition, RestoredLoaderServesTheSameBatches) {
+  DatasetSpec spec;
+  spec.name = "synthetic";
+  spec.synthetic_train = 256;
+  spec.synthetic_test = 16;
+  spec.image_size = 12;
+  spec.seed = 3;
+  LoadedDataset data = load_dataset(spec);
+  Augmentation aug{2, true};
+  ShardedLoader a(data.train, data.norm, aug, 8, 1, 2, 5, true, true);
+  a.start_epoch(2);
+  Batch b;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(a.next(b));
+  const LoaderPosition pos = a.position();
+  std::vector<torch::Tensor> expected;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(a.next(b));
+    expected.push_back(b.images.clone());
+  }
+  ShardedLoader c(data.train, data.norm, aug, 8, 1, 2, 5, true, true);
+  c.restore(pos);
+  for (int i = 0; i < 3; ++i) {
+    Batch x;
+    ASSERT_TRUE(c.next(x));
+    EXPECT_TRUE(torch::equal(x.images, expected[static_cast<size_t>(i)])) << "batch " << i;
+  }
+  EXPECT_THROW(c.restore({2, 100000, ""}), std::invalid_argument);
+}
+
+// Runs steps [from, to) of a toy training loop on this rank: seeded gradients for two parameters
+// (a matrix, so PowerSGD compresses it, and a vector), the algorithm's exchange, a plain SGD
+// update, after_step. Returns each step's reduced gradient concatenated with the parameters.
+std::vector<torch::Tensor> run_steps(Algorithm& alg, std::vector<NamedTensor>& params,
+                                     Communicator& comm, int64_t from, int64_t to) {
+  std::vector<torch::Tensor> out;
+  for (int64_t step = from; step < to; ++step) {
+    GradBucket bucket = testing::bucket_of_shapes({{12, 10}, {30}}, 0, "p");
+    for (size_t i = 0; i < bucket.entries.size(); ++i) {
+      bucket.entries[i].name = params[i].name;
+      bucket.entries[i].param = params[i].tensor;
+      auto gen = make_generator(77, comm.rank(), step, i);
+      bucket.entries[i].grad.copy_(torch::randn(bucket.entries[i].grad.sizes(), gen) +
+                                   0.1 * params[i].tensor);
+    }
+    StepContext ctx;
+    ctx.step = step;
+    ctx.epoch = step / 4;
+    ctx.steps_per_epoch = 4;
+    ctx.lr = 0.1 * (1.0 + 0.1 * static_cast<double>(step));  // a changing lr (error-feedback rescaling)
+    ctx.base_lr = 0.1;
+    ctx.seed = 9;
+    alg.reduce_gradients(bucket, comm, ctx);
+    for (size_t i = 0; i < params.size(); ++i) params[i].tensor.sub_(bucket.entries[i].grad, ctx.lr);
+    alg.after_step(params, {}, comm, ctx);
+    std::vector<torch::Tensor> parts{bucket.flat.clone()};
+    for (const auto& p : params) parts.push_back(p.tensor.reshape({-1}).clone());
+    out.push_back(torch::cat(parts));
+  }
+  return out;
+}
+
+std::vector<NamedTensor> initial_params() {
+  auto gen = make_generator(5, 0, 0);
+  return {{"layer.weight", torch::randn({12, 10}, gen)}, {"layer.bias", torch::randn({30}, gen)}};
+}
+
+class AlgorithmStateTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AlgorithmStateTest, ResumingFromSavedStateIsBitwiseIdentical) {
+  const AlgorithmInfo& info = find_algorithm(GetParam());
+  constexpr int64_t kStop = 5, kEnd = 10;
+  std::mutex mu;
+  std::vector<std::string> failures;
+  run_ranks(2, [&](Communicator& comm) {
+    torch::set_num_threads(1);
+    // Uninterrupted.
+    auto alg = info.make(YAML::Node(), Source{}, nullptr);
+    auto params = initial_params();
+    alg->setup(params, comm);
+    auto expected = run_steps(*alg, params, comm, 0, kEnd);
+    // Stopped after kStop steps, state saved, then a fresh instance restored from it.
+    auto first = info.make(YAML::Node(), Source{}, nullptr);
+    auto params2 = initial_params();
+    first->setup(params2, comm);
+    run_steps(*first, params2, comm, 0, kStop);
+    AlgorithmState state;
+    first->save_state(state);
+    first.reset();
+    std::vector<NamedTensor> restored;
+    for (const auto& p : params2) restored.push_back({p.name, p.tensor.clone()});
+    auto second = info.make(YAML::Node(), Source{}, nullptr);
+    second->setup(restored, comm);
+    second->load_state(state);
+    auto resumed = run_steps(*second, restored, comm, kStop, kEnd);
+    for (int64_t s = kStop; s < kEnd; ++s)
+      if (!torch::equal(resumed[static_cast<size_t>(s - kStop)], expected[static_cast<size_t>(s)])) {
+        std::lock_guard<std::mutex> lock(mu);
+        failures.push_back("rank " + std::to_string(comm.rank()) + " step " + std::to_string(s));
+      }
+  });
+  EXPECT_TRUE(failures.empty()) << GetParam() << " differs after resuming at " << failures.front();
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& a : algorithm_catalog()) names.push_back(a.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, AlgorithmStateTest, ::testing::ValuesIn(algorithm_names()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace cedar
