@@ -54,6 +54,7 @@ struct TrainConfig {
   uint64_t seed = 1;
   double target_accuracy = 0;
   double bucket_mb = 25;
+  bool overlap = false;
   std::string device = "cpu";
   bool checkpoint = true;
   int64_t checkpoint_every_steps = 0;
@@ -68,6 +69,7 @@ struct TrainConfig {
     v("seed", seed, "seed for initialisation, data order and stochastic compressors");
     v("target_accuracy", target_accuracy, "stop once test accuracy reaches this (0: off)", in_range(0, 1));
     v("bucket_mb", bucket_mb, "gradient fusion bucket size in MiB", greater_than(0));
+    v("overlap", overlap, "exchange each bucket during backward, as soon as its gradients are ready");
     v("device", device, "where tensors live: cpu, cuda (one GPU per local rank, NCCL) or auto",
       one_of({"cpu", "cuda", "auto"}));
     v("checkpoint", checkpoint, "write checkpoints that `cedar run --resume` continues from");

@@ -62,6 +62,9 @@ int threads_per_rank(int64_t configured) {
 RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   // Communicators: MPI when launched by mpirun/srun, else a single local process.
   std::unique_ptr<Communicator> bootstrap;
+  // With overlap the communication thread shares cores with backward: an MPI rank waiting for
+  // its peer should yield the core instead of spinning (unless the user chose otherwise).
+  if (cfg.train.overlap) setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   if (launched_under_mpi()) bootstrap = std::make_unique<MpiCommunicator>();
   else bootstrap = std::make_unique<LocalCommunicator>();
   const int rank = bootstrap->rank();
@@ -71,6 +74,12 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   if (device.is_cuda()) gpu_comm = make_nccl_communicator(*bootstrap, device.index());
   Communicator& backend = gpu_comm ? *gpu_comm : *bootstrap;
   MeteredCommunicator metered(backend);
+  if (cfg.train.overlap && device.is_cuda())
+    throw ConfigError("train.overlap: not supported with the NCCL backend (device cuda) yet");
+  if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
+    throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
+  const NetworkProfile emulated = find_network_profile(cfg.network.profile);
+  if (cfg.network.emulate) metered.emulate(&emulated);
 
   const int threads = threads_per_rank(cfg.train.threads);
   torch::set_num_threads(threads);

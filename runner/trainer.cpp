@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "runner/backward_overlap.h"
 #include "runner/buckets.h"
 #include "runner/evaluator.h"
 #include "runner/log.h"
@@ -105,6 +106,8 @@ RunSummary Trainer::run() {
   }
   model_->train();
   const bool checkpoints = checkpoints_ != nullptr;
+  std::unique_ptr<BackwardOverlap> overlap;
+  if (cfg_.train.overlap) overlap = std::make_unique<BackwardOverlap>(buckets_, params_);
   const int64_t every = cfg_.train.checkpoint_every_steps;
   const int64_t max_steps = cfg_.train.max_steps;
 
@@ -139,16 +142,24 @@ RunSummary Trainer::run() {
       model_->zero_grad();
       auto out = model_->forward(x);
       auto loss = torch::nn::functional::cross_entropy(out, y);
-      loss.backward();
-      gather_gradients(buckets_);
-      for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+      double exposed_comm = -1;  // with overlap: time waiting for exchanges after backward
+      if (overlap) {
+        overlap->start(*algorithm_, comm_, ctx);
+        loss.backward();
+        const double w0 = monotonic_seconds();
+        overlap->finish();
+        exposed_comm = monotonic_seconds() - w0;
+      } else {
+        loss.backward();
+        gather_gradients(buckets_);
+        for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+      }
+      const double exchange_seconds = comm_.step().seconds;
       const double bad_update = first_nonfinite_update();
       optimizer_->step(ctx.lr);
       algorithm_->after_step(params_, buffers_, comm_, ctx);
       const CommCounters step_comm = comm_.step();
       const double modeled = network_.seconds(step_comm.latency_steps, step_comm.bus_bytes);
-      if (cfg_.network.emulate && modeled > step_comm.seconds)
-        std::this_thread::sleep_for(std::chrono::duration<double>(modeled - step_comm.seconds));
       double step_time = monotonic_seconds() - t0;
 
       // Harness bookkeeping (unmetered), one allgather: loss, correct, count, payload, a stop
@@ -177,10 +188,14 @@ RunSummary Trainer::run() {
       es.loss_sum += s[0];
       es.correct += s[1];
       es.count += s[2];
-      const double comm_seconds = cfg_.network.emulate ? std::max(modeled, step_comm.seconds)
-                                                       : step_comm.seconds;
+      // Seconds inside the communicator (emulated time included). With overlap, compute is the
+      // step minus the communication backward did not hide.
+      const double comm_seconds = step_comm.seconds;
+      const double compute_seconds =
+          step_time - (exposed_comm >= 0 ? exposed_comm + (step_comm.seconds - exchange_seconds)
+                                         : comm_seconds);
       es.comm += comm_seconds;
-      es.compute += step_time - comm_seconds;
+      es.compute += compute_seconds;
       ++es.steps;
       cum_payload_ += step_comm.payload_bytes;
       cum_bus_ += step_comm.bus_bytes;
@@ -190,7 +205,7 @@ RunSummary Trainer::run() {
         row.step = step_;
         row.epoch = epoch;
         row.wall_seconds = monotonic_seconds() - start_;
-        row.compute_seconds = step_time - comm_seconds;
+        row.compute_seconds = compute_seconds;
         row.comm_seconds = comm_seconds;
         row.payload_bytes = step_comm.payload_bytes;
         row.bus_bytes = step_comm.bus_bytes;

@@ -1,6 +1,7 @@
 #include "runner/comm/metered_communicator.h"
 
 #include <chrono>
+#include <thread>
 
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/network_model.h"
@@ -27,6 +28,13 @@ void CommCounters::add(const CommCounters& o) {
 
 void MeteredCommunicator::record(const char* op, int64_t elements, int64_t payload, int64_t bus,
                                  int64_t latency, double seconds) {
+  if (emulate_) {
+    const double modeled = emulate_->seconds(latency, bus);
+    if (modeled > seconds) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(modeled - seconds));
+      seconds = modeled;
+    }
+  }
   CommCounters c{1, elements, payload, bus, latency, seconds};
   step_.add(c);
   totals_[op].add(c);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "runner/comm/communicator.h"
+#include "runner/comm/network_model.h"
 
 namespace cedar {
 
@@ -35,6 +36,9 @@ class MeteredCommunicator final : public Communicator {
   const CommCounters& step() const { return step_; }
   void reset_step() { step_ = CommCounters{}; }
   const std::map<std::string, CommCounters>& totals() const { return totals_; }
+  // With a profile, every collective takes at least its modeled time on that network (the
+  // difference is slept), so wall-clock follows the emulated network, collective by collective.
+  void emulate(const NetworkProfile* profile) { emulate_ = profile; }
   // Continues a checkpointed run's totals.
   void restore_totals(std::map<std::string, CommCounters> totals) { totals_ = std::move(totals); }
   Communicator& inner() { return inner_; }
@@ -43,6 +47,7 @@ class MeteredCommunicator final : public Communicator {
   void record(const char* op, int64_t elements, int64_t payload, int64_t bus, int64_t latency,
               double seconds);
   Communicator& inner_;
+  const NetworkProfile* emulate_ = nullptr;
   CommCounters step_;
   std::map<std::string, CommCounters> totals_;
 };

@@ -58,15 +58,22 @@ bool launched_under_mpi() {
          std::getenv("PMI_RANK") || std::getenv("MPI_LOCALNRANKS");
 }
 
+static int g_thread_level = -1;  // what MPI_Init_thread provided
+
 void ensure_mpi_initialized() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return;
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  // Serialized: the overlap of communication with backward calls MPI from one communication
+  // thread while the main thread waits (never two threads at once).
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  g_thread_level = provided;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::atexit(finalize_at_exit);
 }
+
+bool mpi_threads_serialized() { return g_thread_level >= MPI_THREAD_SERIALIZED; }
 
 MpiCommunicator::MpiCommunicator() {
   ensure_mpi_initialized();

@@ -6,6 +6,8 @@ namespace cedar {
 
 // True when this process was started by an MPI launcher (mpirun, srun --mpi=pmix).
 bool launched_under_mpi();
+// True once MPI is initialized with MPI_THREAD_SERIALIZED or more (needed by train.overlap).
+bool mpi_threads_serialized();
 
 // Initialises MPI once (MPI_THREAD_FUNNELED) and finalises it at exit.
 void ensure_mpi_initialized();

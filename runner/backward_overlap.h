@@ -1,0 +1,62 @@
+#pragma once
+// Overlap of communication with the backward pass: a hook on every parameter copies its gradient
+// into its bucket as soon as autograd produces it, and a communication thread exchanges each
+// bucket (Algorithm::reduce_gradients) once all of its gradients are in, while backward goes on
+// with earlier layers. Buckets are exchanged in their fixed index order (reverse model order, the
+// order backward produces them), so every rank issues the same collectives in the same order and
+// the results equal those of exchanging after backward.
+#include <ATen/core/Tensor.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+
+namespace cedar {
+
+class BackwardOverlap {
+ public:
+  BackwardOverlap(std::vector<GradBucket>& buckets, const std::vector<NamedTensor>& params);
+  ~BackwardOverlap();
+  BackwardOverlap(const BackwardOverlap&) = delete;
+  BackwardOverlap& operator=(const BackwardOverlap&) = delete;
+
+  // Before backward: arms the hooks and starts the communication thread for this step.
+  void start(Algorithm& algorithm, Communicator& comm, StepContext& ctx);
+  // After backward: zero-fills gradients autograd did not produce (unused parameters), waits for
+  // the last exchange and rethrows an error of the communication thread.
+  void finish();
+
+ private:
+  struct Slot {
+    size_t bucket;
+    at::Tensor view;  // the parameter's gradient view in its bucket
+  };
+  void gradient_ready(size_t slot, const at::Tensor& grad);
+  // The communication thread: for each started step, exchanges buckets in index order.
+  void worker(int threads);
+
+  std::vector<GradBucket>& buckets_;
+  std::vector<at::Tensor> params_;
+  std::vector<Slot> slots_;
+  std::vector<unsigned> hook_ids_;
+  std::vector<int64_t> missing_;   // per bucket: gradients not yet in this step
+  std::vector<bool> filled_;       // per slot: gradient in this step
+  std::atomic<bool> armed_{false};
+  bool stop_ = false;              // the trainer is going away: exchange nothing more
+  uint64_t started_ = 0, finished_ = 0;  // steps handed to / completed by the worker
+  Algorithm* algorithm_ = nullptr;
+  Communicator* comm_ = nullptr;
+  StepContext* ctx_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::thread worker_;
+  std::exception_ptr error_;
+};
+
+}  // namespace cedar
