@@ -32,7 +32,9 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
     at::Tensor header = at::tensor(lengths, at::kLong);
     parts.insert(parts.begin(), as_bytes(header));
   }
-  at::Tensor mine = at::cat(parts);
+  // Encodings are built on the CPU; they travel on the communicator's device (NCCL: the GPU)
+  // and are decoded on the CPU again.
+  at::Tensor mine = at::cat(parts).to(comm.device());
 
   // Every rank's encoding of this bucket.
   std::vector<at::Tensor> per_rank;
@@ -42,9 +44,10 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
       throw CommError("compressed exchange: allgather returned " + std::to_string(all.numel()) +
                       " bytes, expected " + std::to_string(comm.size()) + " x " +
                       std::to_string(mine.numel()));
+    all = all.cpu();
     for (int r = 0; r < comm.size(); ++r) per_rank.push_back(all.narrow(0, r * mine.numel(), mine.numel()));
   } else {
-    per_rank = comm.allgatherv(mine);
+    for (const at::Tensor& buf : comm.allgatherv(mine)) per_rank.push_back(buf.cpu());
   }
 
   // Decode: per rank, split into per-tensor payloads.

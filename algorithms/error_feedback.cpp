@@ -10,7 +10,7 @@ at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, 
   if (!e.defined()) e = at::zeros_like(g);
   at::Tensor p = g + e;
   at::Tensor payload = c.compress(p, gen);
-  e = p - c.decompress(payload, p.numel());
+  e = p - c.decompress(payload, p.numel()).to(p.device());  // decoders work on the CPU
   return payload;
 }
 

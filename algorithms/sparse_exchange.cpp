@@ -85,7 +85,9 @@ at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t nume
 
 std::vector<SparseView> allgather_sparse(const at::Tensor& payload, Communicator& comm) {
   std::vector<SparseView> out;
-  for (const at::Tensor& buf : comm.allgatherv(payload)) out.push_back(decode_sparse(buf));
+  // The encoding travels on the communicator's device and is decoded on the CPU.
+  for (const at::Tensor& buf : comm.allgatherv(payload.to(comm.device())))
+    out.push_back(decode_sparse(buf.cpu()));
   return out;
 }
 

@@ -21,6 +21,8 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string backend() const = 0;
+  // Where tensors handed to this communicator must live (NCCL: its CUDA device).
+  virtual at::Device device() const { return at::Device(at::kCPU); }
 
   // In-place elementwise sum over ranks of a contiguous tensor (same shape/dtype on every rank).
   virtual void allreduce_sum(at::Tensor& t) = 0;

@@ -27,6 +27,7 @@ class MeteredCommunicator final : public Communicator {
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::string backend() const override { return inner_.backend(); }
+  at::Device device() const override { return inner_.device(); }
   void allreduce_sum(at::Tensor& t) override;
   at::Tensor allgather(const at::Tensor& t) override;
   std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;

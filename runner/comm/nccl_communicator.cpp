@@ -64,6 +64,9 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend() const override { return "nccl"; }
+  at::Device device() const override {
+    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device_));
+  }
 
   void allreduce_sum(at::Tensor& t) override {
     check_cuda(t, "allreduce");

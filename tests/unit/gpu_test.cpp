@@ -1,0 +1,110 @@
+// The GPU path (skipped without a CUDA device): the NCCL communicator on one rank, and every
+// registered algorithm exchanging CUDA gradients — its output stays on the GPU, is finite, and
+// for the deterministic algorithms equals the same exchange on the CPU.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "algorithms/algorithm.h"
+#include "runner/comm/communicator.h"
+#include "runner/comm/metered_communicator.h"
+#include "runner/comm/nccl_communicator.h"
+#include "tests/unit/bucket_fixtures.h"
+
+namespace cedar {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                       \
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible"; \
+  static_assert(true)
+
+TEST(NcclCommunicator, OneRankCollectivesKeepTheirInput) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_TRUE(nccl_available()) << "this build has no NCCL backend";
+  LocalCommunicator bootstrap;
+  auto nccl = make_nccl_communicator(bootstrap, 0);
+  MeteredCommunicator comm(*nccl);
+  auto x = torch::arange(1000, torch::dtype(torch::kFloat).device(torch::kCUDA));
+  auto y = x.clone();
+  comm.allreduce_sum(y);
+  EXPECT_TRUE(torch::equal(y.cpu(), x.cpu()));
+  EXPECT_TRUE(torch::equal(comm.allgather(x).cpu(), x.cpu()));
+  auto parts = comm.allgatherv(x.narrow(0, 0, 7));
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_TRUE(torch::equal(parts[0].cpu(), x.narrow(0, 0, 7).cpu()));
+  comm.broadcast(y, 0);
+  EXPECT_TRUE(torch::equal(y.cpu(), x.cpu()));
+  EXPECT_EQ(comm.totals().at("allreduce").calls, 1);
+}
+
+// Three steps of a toy loop on `device`; returns the last reduced bucket on the CPU.
+torch::Tensor exchange_on(const AlgorithmInfo& info, torch::Device device) {
+  LocalCommunicator comm;
+  auto alg = info.make(YAML::Node(), Source{}, nullptr);
+  auto gen = make_generator(5, 0, 0);
+  std::vector<NamedTensor> params = {{"w", torch::randn({12, 10}, gen).to(device)},
+                                     {"b", torch::randn({30}, gen).to(device)}};
+  alg->setup(params, comm);
+  torch::Tensor last;
+  for (int64_t step = 0; step < 3; ++step) {
+    GradBucket bucket = testing::bucket_of_shapes({{12, 10}, {30}}, 0, "p");
+    bucket.flat = bucket.flat.to(device);
+    int64_t off = 0;
+    for (size_t i = 0; i < bucket.entries.size(); ++i) {
+      auto& e = bucket.entries[i];
+      e.name = params[i].name;
+      e.param = params[i].tensor;
+      e.grad = bucket.flat.narrow(0, off, e.grad.numel()).view(e.grad.sizes());
+      off += e.grad.numel();
+      auto g = make_generator(77, 0, step, i);
+      e.grad.copy_(torch::randn(e.grad.sizes(), g).to(device));
+    }
+    StepContext ctx;
+    ctx.step = step;
+    ctx.steps_per_epoch = 10;
+    ctx.lr = 0.1;
+    ctx.base_lr = 0.1;
+    ctx.seed = 9;
+    alg->reduce_gradients(bucket, comm, ctx);
+    EXPECT_EQ(bucket.flat.device(), device) << info.name << " moved the bucket";
+    for (size_t i = 0; i < params.size(); ++i) params[i].tensor.sub_(bucket.entries[i].grad, 0.1);
+    alg->after_step(params, {}, comm, ctx);
+    last = bucket.flat.cpu();
+  }
+  return last;
+}
+
+class GpuAlgorithmTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuAlgorithmTest, ExchangesCudaGradientsOnTheGpu) {
+  SKIP_WITHOUT_GPU();
+  const AlgorithmInfo& info = find_algorithm(GetParam());
+  torch::Tensor gpu = exchange_on(info, torch::Device(torch::kCUDA, 0));
+  EXPECT_TRUE(torch::isfinite(gpu).all().item<bool>()) << GetParam();
+  // On one rank these reduce deterministically: the GPU result must match the CPU's.
+  const std::string n = GetParam();
+  if (n == "dense" || n == "fp16" || n == "topk" || n == "powersgd" || n == "local-sgd" ||
+      n == "signsgd" || n == "lag") {
+    torch::Tensor cpu = exchange_on(info, torch::Device(torch::kCPU));
+    EXPECT_TRUE(torch::allclose(gpu, cpu, 1e-4, 1e-4))
+        << n << ": max difference " << (gpu - cpu).abs().max().item<double>();
+  }
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& a : algorithm_catalog()) names.push_back(a.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, GpuAlgorithmTest, ::testing::ValuesIn(algorithm_names()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace cedar
