@@ -145,7 +145,8 @@ void pack_signs(const float* x, int64_t n, uint8_t* out) {
   }
   if (full * 8 < n) {
     uint32_t byte = 0;
-    for (int64_t i = full * 8; i < n; ++i) byte |= static_cast<uint32_t>(x[i] >= 0) << (i - full * 8);
+    for (int64_t i = full * 8; i < n; ++i)
+      byte |= static_cast<uint32_t>(x[i] >= 0) << (i - full * 8);
     out[full] = static_cast<uint8_t>(byte);
   }
 }

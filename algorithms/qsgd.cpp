@@ -213,7 +213,8 @@ class QsgdCompressor final : public Compressor {
       }
       for (int k = 0; k < 8 && k * B < 64; ++k)
         code[g + k] = static_cast<uint32_t>(lo >> (k * B)) & mask;
-      if constexpr (B > 8) code[g + 7] = (code[g + 7] | (static_cast<uint32_t>(in[8]) << (64 - 7 * B))) & mask;
+      if constexpr (B > 8)
+        code[g + 7] = (code[g + 7] | static_cast<uint32_t>(in[8]) << (64 - 7 * B)) & mask;
     }
     if (g < n) {
       BitReader r(in, B);
@@ -233,7 +234,7 @@ class QsgdCompressor final : public Compressor {
       const int64_t needed = (c1 - 1) / bucket_ + 1;
       if (needed > normed) bucket_norms(x, n, normed, needed, norms);
       normed = std::max(normed, needed);
-      uniform_floats(gen, u, len);
+      uniform_floats(gen, u, len);  // at::rand({n}, gen)'s values, one chunk at a time
       for (int64_t lo = c0; lo < c1;) {
         const int64_t b = lo / bucket_;
         const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));

@@ -107,7 +107,7 @@ void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, 
   uint8_t code[kChunk];
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t len = std::min(kChunk, n - c0);
-    uniform_floats(gen, u, len);
+    uniform_floats(gen, u, len);  // at::rand({n}, gen)'s values, one chunk at a time
     const float* xc = x + c0;
     for (int64_t k = 0; k < len; ++k) {
       const float a = std::min(std::fabs(xc[k]), t);
@@ -120,7 +120,8 @@ void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, 
                                   code[4 * j + 3] << 6);
     if (full * 4 < len) {
       uint8_t last = 0;
-      for (int64_t k = full * 4; k < len; ++k) last |= static_cast<uint8_t>(code[k] << (2 * (k - full * 4)));
+      for (int64_t k = full * 4; k < len; ++k)
+        last |= static_cast<uint8_t>(code[k] << (2 * (k - full * 4)));
       o[full] = last;
     }
   }

@@ -7,7 +7,9 @@
 // Correctness is checked outside the timed loop (exact integer-valued fp32 sums / gathered
 // values) and the number of wrong elements over all ranks is printed in the same row.
 // The two paths are timed alternately (which goes first alternates too), `reps` times each; the
-// median time is reported, with the busbw range over the repetitions as a measure of the noise.
+// median time is reported, with the busbw range over the repetitions as a measure of the noise,
+// and the median over repetitions of the paired ratio busbw(cedar) / busbw(MPI) of the two loops
+// timed back to back, which a change of the machine's load during the run affects least.
 #include <mpi.h>
 #include <torch/torch.h>
 
@@ -112,6 +114,7 @@ struct Row {
   int iters;
   double seconds;               // median over repetitions
   double fastest, slowest;      // over repetitions
+  double paired_ratio;          // cedar rows: median of busbw(cedar) / busbw(mpi) per repetition
   int64_t wrong;
 };
 
@@ -131,12 +134,17 @@ int main(int argc, char** argv) {
   int warmup = 5, reps = 5;
   int64_t bytes_per_rep = int64_t(1) << 26;
   std::string csv;
-  app.add_option("--min-bytes", min_bytes, "smallest message size (bytes)")->check(CLI::Range(int64_t(64), int64_t(1) << 31));
-  app.add_option("--max-bytes", max_bytes, "largest message size (bytes)")->check(CLI::Range(int64_t(64), int64_t(1) << 31));
-  app.add_option("--warmup", warmup, "untimed calls before each timed loop")->check(CLI::NonNegativeNumber);
-  app.add_option("--reps", reps, "timed loops per path and size (the median is reported)")->check(CLI::PositiveNumber);
+  const auto sizes = CLI::Range(int64_t(64), int64_t(1) << 31);
+  app.add_option("--min-bytes", min_bytes, "smallest message size (bytes)")->check(sizes);
+  app.add_option("--max-bytes", max_bytes, "largest message size (bytes), doubling from min")
+      ->check(sizes);
+  app.add_option("--warmup", warmup, "untimed calls before each timed loop")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--reps", reps, "timed loops per path and size (the median is reported)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--bytes-per-rep", bytes_per_rep,
-                 "iterations per timed loop = clamp(this / size, 5, 1000)")->check(CLI::PositiveNumber);
+                 "iterations per timed loop = clamp(this / size, 5, 1000)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--csv", csv, "also write the rows to this CSV file (rank 0)");
   try {
     app.parse(argc, argv);
@@ -168,11 +176,14 @@ int main(int argc, char** argv) {
         for (Path p : {first, second})
           secs[static_cast<int>(p)].push_back(time_calls(op, p, b, comm, warmup, iters));
       }
+      std::vector<double> paired;
+      for (int r = 0; r < reps; ++r) paired.push_back(secs[1][r] / secs[0][r]);
       for (Path p : {Path::kCedar, Path::kMpi}) {
         const auto& v = secs[static_cast<int>(p)];
         rows.push_back({op, p, elems * 4 * (op == Op::kAllgather ? n : 1), iters, median(v),
                         *std::min_element(v.begin(), v.end()),
-                        *std::max_element(v.begin(), v.end()), wrong[static_cast<int>(p)]});
+                        *std::max_element(v.begin(), v.end()),
+                        p == Path::kCedar ? median(paired) : 1.0, wrong[static_cast<int>(p)]});
       }
     }
   }
@@ -180,17 +191,17 @@ int main(int argc, char** argv) {
   if (root) {
     std::printf("# %d ranks, %d warm-up calls, median of %d timed loops; GB/s = 1e9 B/s\n", n,
                 warmup, reps);
-    std::printf("%-10s %-6s %12s %6s %12s %9s %9s %19s %7s\n", "op", "path", "size(B)", "iters",
-                "time(us)", "algbw", "busbw", "busbw range", "#wrong");
+    std::printf("%-10s %-6s %12s %6s %12s %9s %9s %19s %7s %7s\n", "op", "path", "size(B)",
+                "iters", "time(us)", "algbw", "busbw", "busbw range", "vs mpi", "#wrong");
     for (const Row& r : rows) {
       const double algbw = algbw_gbps(r.bytes, r.seconds);
       const double factor =
           r.op == Op::kAllreduce ? allreduce_busbw_factor(n) : allgather_busbw_factor(n);
-      std::printf("%-10s %-6s %12lld %6d %12.2f %9.3f %9.3f %9.3f - %7.3f %7lld\n",
+      std::printf("%-10s %-6s %12lld %6d %12.2f %9.3f %9.3f %9.3f - %7.3f %7.3f %7lld\n",
                   op_name(r.op), path_name(r.path), static_cast<long long>(r.bytes), r.iters,
                   r.seconds * 1e6, algbw, algbw * factor,
                   algbw_gbps(r.bytes, r.slowest) * factor, algbw_gbps(r.bytes, r.fastest) * factor,
-                  static_cast<long long>(r.wrong));
+                  r.paired_ratio, static_cast<long long>(r.wrong));
     }
     if (!csv.empty()) {
       FILE* f = std::fopen(csv.c_str(), "w");
@@ -200,15 +211,16 @@ int main(int argc, char** argv) {
       }
       std::fprintf(f,
                    "op,path,ranks,bytes,iters,seconds,algbw_gbps,busbw_gbps,busbw_min_gbps,"
-                   "busbw_max_gbps,wrong\n");
+                   "busbw_max_gbps,paired_ratio,wrong\n");
       for (const Row& r : rows) {
         const double algbw = algbw_gbps(r.bytes, r.seconds);
         const double factor =
             r.op == Op::kAllreduce ? allreduce_busbw_factor(n) : allgather_busbw_factor(n);
-        std::fprintf(f, "%s,%s,%d,%lld,%d,%.9g,%.6g,%.6g,%.6g,%.6g,%lld\n", op_name(r.op),
+        std::fprintf(f, "%s,%s,%d,%lld,%d,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%lld\n", op_name(r.op),
                      path_name(r.path), n, static_cast<long long>(r.bytes), r.iters, r.seconds,
                      algbw, algbw * factor, algbw_gbps(r.bytes, r.slowest) * factor,
-                     algbw_gbps(r.bytes, r.fastest) * factor, static_cast<long long>(r.wrong));
+                     algbw_gbps(r.bytes, r.fastest) * factor, r.paired_ratio,
+                     static_cast<long long>(r.wrong));
       }
       std::fclose(f);
     }

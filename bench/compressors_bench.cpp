@@ -6,6 +6,8 @@
 //                          (LocalCommunicator): encode, the (identity) exchange, decode and
 //                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
 //                          fp16 have no separate codec; the others run here at 1M only)
+//   rng/<way>              the uniforms of QSGD and TernGrad: at::rand, and the same stream drawn
+//                          in place by uniform_floats (what the encoders use)
 //   dgc_select             DGC's sampled-threshold selection at 0.1% density
 //   torch_topk, torch_topk_abs   torch::topk(v, k) and torch::topk(|v|, k) on the same tensor
 // Gradients are standard normal (seeded), shaped {n/1000, 1000} so that matrix algorithms
@@ -23,7 +25,6 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
 #include "algorithms/sparse_exchange.h"
 #include "runner/comm/communicator.h"
@@ -98,7 +99,7 @@ void codec(benchmark::State& state, CompressorFactory factory) {
 std::unique_ptr<Compressor> qsgd_4bit() { return cedar::make_qsgd_compressor(4, 512, false); }
 std::unique_ptr<Compressor> topk_1pct() { return std::make_unique<cedar::TopKCompressor>(0.01); }
 std::unique_ptr<Compressor> randomk_1pct() {
-  return std::make_unique<cedar::RandomKCompressor>(0.01, /*values_only=*/false);
+  return std::make_unique<cedar::RandomKCompressor>(0.01, /*values_only=*/true);  // the default
 }
 
 // reduce_gradients of one bucket holding the whole gradient, on one rank. The bucket is refilled
@@ -132,6 +133,27 @@ void reduce(benchmark::State& state, const std::string& name) {
     state.ResumeTiming();
     one_step();
   }
+  set_throughput(state, n);
+}
+
+// The uniforms of the stochastic quantizers (QSGD, TernGrad): one fp32 per element, the stream of
+// at::rand. at_rand: the tensor call; uniform_floats: the same values into a reused buffer.
+void rng(benchmark::State& state, bool tensor) {
+  const int64_t n = state.range(0);
+  std::vector<float> buffer(tensor ? 0 : static_cast<size_t>(n));
+  int64_t step = 0;
+  auto draw = [&] {
+    at::Generator gen = cedar::make_generator(1, 0, step++);
+    if (tensor) {
+      at::Tensor u = at::rand({n}, gen);
+      benchmark::DoNotOptimize(u.data_ptr());
+    } else {
+      cedar::uniform_floats(gen, buffer.data(), n);
+      benchmark::DoNotOptimize(buffer.data());
+    }
+  };
+  draw();
+  for (auto _ : state) draw();
   set_throughput(state, n);
 }
 
@@ -203,6 +225,8 @@ int main(int argc, char** argv) {
       add("reduce/" + info.name, reduce, info.name);
     }
   }
+  add("rng/at_rand", rng, true);
+  add("rng/uniform_floats", rng, false);
   add("dgc_select", dgc_select);
   add("torch_topk", torch_topk, false);
   add("torch_topk_abs", torch_topk, true);

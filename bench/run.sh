@@ -2,7 +2,7 @@
 # One command for every benchmark: builds the bench targets, runs them with modest durations
 # (about 10 minutes on 2 cores) and prints the measured ratios against the performance targets.
 #   compressors_bench  compressor kernels vs a memory pass, DGC selection vs torch::topk (1 thread)
-#   comm_bench         allreduce / allgather busbw, Cedar's metered communicator vs raw MPI (2 ranks)
+#   comm_bench         allreduce / allgather busbw, the metered communicator vs raw MPI (2 ranks)
 #   step_bench         one training step per algorithm: compute / compression / communication
 #                      (ResNet-20 at 32 images per rank, VGG-16 at 8; 2 ranks x 1 thread)
 #   compare.sh         cedar dense / powersgd vs PyTorch DDP / DDP + powerSGD_hook (ResNet-20)
@@ -16,29 +16,38 @@ PY="${CEDAR_VENV:-${CEDAR_HOME:-$HOME/.cache/cedar}/venv}/bin/python"
 CEDAR_TARGETS="compressors_bench comm_bench step_bench cedar" \
   flock "${CEDAR_BUILD_LOCK:-/tmp/cedar-build.lock}" scripts/build.sh
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-MPIRUN=(mpirun -np 2 --oversubscribe --bind-to none)
 mkdir -p "$OUT"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "version: $(git describe --always --dirty 2>/dev/null || echo unknown)"
-  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)," \
+    "$(getconf _NPROCESSORS_ONLN) cores"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/machine.txt"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+MPIRUN=(mpirun -np 2 --oversubscribe --bind-to none)
 
 echo "[bench] compressors (1 thread; median of 3 repetitions)"
 build/bench/compressors_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   --benchmark_min_time="${CEDAR_BENCH_MIN_TIME:-0.05}" \
   --benchmark_out="$OUT/compressors.json" --benchmark_out_format=json | tee "$OUT/compressors.txt"
+# The targeted kernels again with LibTorch's allocator asking for transparent huge pages: at 15M
+# and 25M elements every fresh output tensor is a new mapping whose 4 KiB pages fault one by one.
+THP_MEM_ALLOC_ENABLE=1 build/bench/compressors_bench \
+  --benchmark_filter='^(memory_pass|codec/(qsgd|sign)|reduce/terngrad)/' \
+  --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  --benchmark_min_time="${CEDAR_BENCH_MIN_TIME:-0.05}" \
+  --benchmark_out="$OUT/compressors_thp.json" --benchmark_out_format=json \
+  > "$OUT/compressors_thp.txt"
 
 echo "[bench] communicator vs raw MPI (2 ranks)"
 "${MPIRUN[@]}" build/bench/comm_bench --csv "$OUT/comm.csv" | tee "$OUT/comm.txt"
 
 echo "[bench] one training step per algorithm (2 ranks x 1 thread)"
-"${MPIRUN[@]}" build/bench/step_bench --model resnet20 --batch 32 --csv "$OUT/step_resnet20.csv" \
-  | tee "$OUT/step_resnet20.txt"
-"${MPIRUN[@]}" build/bench/step_bench --model vgg16 --batch 8 --warmup 2 --steps 5 \
+"${MPIRUN[@]}" build/bench/step_bench --model resnet20 --batch 32 --warmup 2 --steps 6 \
+  --csv "$OUT/step_resnet20.csv" | tee "$OUT/step_resnet20.txt"
+"${MPIRUN[@]}" build/bench/step_bench --model vgg16 --batch 8 --warmup 1 --steps 3 \
   --csv "$OUT/step_vgg16.csv" | tee "$OUT/step_vgg16.txt"
 
 echo "[bench] cedar vs PyTorch DDP (ResNet-20, 2 ranks x 1 thread)"

@@ -144,10 +144,12 @@ int main(int argc, char** argv) {
   int threads = 1;
   app.add_option("--model", o.model, "model name (cedar list)");
   app.add_option("--batch", o.batch, "images per rank per step")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", o.warmup, "untimed steps per algorithm")->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", o.warmup, "untimed steps per algorithm")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--steps", o.steps, "timed steps per algorithm")->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "intra-op threads per rank")->check(CLI::PositiveNumber);
-  app.add_option("--bucket-mb", o.bucket_mb, "gradient bucket size in MiB")->check(CLI::PositiveNumber);
+  app.add_option("--bucket-mb", o.bucket_mb, "gradient bucket size in MiB")
+      ->check(CLI::PositiveNumber);
   app.add_option("--algorithms", algorithms, "comma-separated algorithm names, or all");
   app.add_option("--csv", csv, "also write the rows to this CSV file (rank 0)");
   try {
@@ -177,7 +179,8 @@ int main(int argc, char** argv) {
                       median(t.comm), median(t.payload)});
       if (root) {
         const Row& r = rows.back();
-        std::printf("%-12s %9.1f ms  compute %8.1f  compress %7.1f  comm %7.1f ms  %10.3f MB/rank\n",
+        std::printf("%-12s %9.1f ms  compute %8.1f  compress %7.1f  comm %7.1f ms  %10.3f "
+                    "MB/rank\n",
                     r.algorithm.c_str(), 1e3 * r.total, 1e3 * r.compute, 1e3 * r.compress,
                     1e3 * r.comm, r.payload / 1e6);
         std::fflush(stdout);
@@ -193,7 +196,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "step_bench: cannot write %s\n", csv.c_str());
       MpiCommunicator::abort_job(2);
     }
-    std::fprintf(f, "model,batch,ranks,threads,algorithm,step_s,compute_s,compress_s,comm_s,payload_bytes\n");
+    std::fprintf(f, "model,batch,ranks,threads,algorithm,step_s,compute_s,compress_s,comm_s,"
+                    "payload_bytes\n");
     for (const Row& r : rows)
       std::fprintf(f, "%s,%lld,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.0f\n", o.model.c_str(),
                    static_cast<long long>(o.batch), comm.size(), threads, r.algorithm.c_str(),

@@ -3,6 +3,8 @@ cedar_add_test(qsgd_test SOURCES unit/qsgd_test.cpp LIBS cedar_algorithms)
 cedar_torch_pch(qsgd_test)
 cedar_add_test(quantizers_test SOURCES unit/quantizers_test.cpp LIBS cedar_algorithms)
 cedar_torch_pch(quantizers_test)
+cedar_add_test(quantizer_kernels_test SOURCES unit/quantizer_kernels_test.cpp LIBS cedar_algorithms)
+cedar_torch_pch(quantizer_kernels_test)
 
 # The same algorithms on real MPI ranks.
 add_executable(quantization_mpi_tests mpi/mpi_test_main.cpp mpi/quantization_mpi_test.cpp)
