@@ -89,9 +89,19 @@ void MpiCommunicator::allreduce_sum(at::Tensor& t) {
         "Allreduce");
 }
 
+at::Tensor MpiCommunicator::gather_output(int64_t numel, const at::TensorOptions& options) {
+  constexpr int64_t kReuseFromBytes = int64_t{1} << 20;
+  const int64_t bytes = numel * static_cast<int64_t>(options.dtype().itemsize());
+  if (bytes < kReuseFromBytes) return at::empty({numel}, options);
+  const bool free = gather_storage_.defined() && gather_storage_.storage().use_count() == 1;
+  if (!free || gather_storage_.numel() < bytes)
+    gather_storage_ = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
+  return gather_storage_.narrow(0, 0, bytes).view(options.dtype().toScalarType());
+}
+
 at::Tensor MpiCommunicator::allgather(const at::Tensor& t) {
   check_cpu(t, "allgather");
-  at::Tensor out = at::empty({t.numel() * size_}, t.options());
+  at::Tensor out = gather_output(t.numel() * size_, t.options());
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
   check(MPI_Allgather(t.data_ptr(), count_of(bytes, "allgather"), MPI_BYTE, out.data_ptr(),
                       count_of(bytes, "allgather"), MPI_BYTE, MPI_COMM_WORLD),
@@ -113,7 +123,7 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
     displs[r] = count_of(total * esize, "allgatherv");
     total += counts[r];
   }
-  at::Tensor flat = at::empty({total}, t.options());
+  at::Tensor flat = gather_output(total, t.options());
   check(MPI_Allgatherv(t.data_ptr(), count_of(mine * esize, "allgatherv"), MPI_BYTE,
                        flat.data_ptr(), byte_counts.data(), displs.data(), MPI_BYTE,
                        MPI_COMM_WORLD),

@@ -9,7 +9,7 @@ bool launched_under_mpi();
 // True once MPI is initialized with MPI_THREAD_SERIALIZED or more (needed by train.overlap).
 bool mpi_threads_serialized();
 
-// Initialises MPI once (MPI_THREAD_FUNNELED) and finalises it at exit.
+// Initialises MPI once (MPI_THREAD_SERIALIZED) and finalises it at exit.
 void ensure_mpi_initialized();
 
 class MpiCommunicator final : public Communicator {
@@ -28,7 +28,13 @@ class MpiCommunicator final : public Communicator {
   static void abort_job(int code);
 
  private:
+  // The output of a gather: from 1 MiB on, one kept storage is reused once the caller has dropped
+  // every view of the previous result (a fresh buffer of tens of MB takes longer to fault in than
+  // the gather itself); while any view is alive a new storage is taken instead.
+  at::Tensor gather_output(int64_t numel, const at::TensorOptions& options);
+
   int rank_ = 0, size_ = 1;
+  at::Tensor gather_storage_;  // uint8, the reusable output storage
 };
 
 }  // namespace cedar

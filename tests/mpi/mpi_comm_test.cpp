@@ -45,6 +45,32 @@ TEST(MpiComm, AllreduceAllgatherBroadcastAndBytes) {
   EXPECT_EQ(tot.at("broadcast").payload_bytes, r == 1 ? 16 : 0);
 }
 
+TEST(MpiComm, LargeGatherOutputsAreReusedOnlyOnceDropped) {
+  MpiCommunicator comm;
+  const int n = comm.size(), r = comm.rank();
+  const int64_t m = (int64_t{1} << 20) / 4;  // 1 MiB of floats per rank
+  at::Tensor kept = comm.allgather(torch::full({m}, float(r)));
+  const void* kept_storage = kept.data_ptr();
+  // While `kept` is alive its storage must not be written by the next gathers.
+  at::Tensor second = comm.allgather(torch::full({m}, float(r + 10)));
+  at::Tensor parts_flat = torch::cat(comm.allgatherv(torch::full({m}, float(r + 20))));
+  EXPECT_NE(second.data_ptr(), kept_storage);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(kept[i * m + m - 1].item<float>(), float(i));
+    EXPECT_EQ(second[i * m].item<float>(), float(i + 10));
+    EXPECT_EQ(parts_flat[i * m + 5].item<float>(), float(i + 20));
+  }
+  // Once every view of a result is dropped its storage serves the next gather of that size.
+  at::Tensor third = comm.allgather(torch::full({m}, float(r + 30)));
+  const void* third_storage = third.data_ptr();
+  EXPECT_EQ(third[(n - 1) * m].item<float>(), float(n - 1 + 30));
+  third = at::Tensor();
+  at::Tensor fourth = comm.allgather(torch::full({m}, float(r + 40)));
+  EXPECT_EQ(fourth.data_ptr(), third_storage);
+  EXPECT_EQ(fourth[(n - 1) * m + 3].item<float>(), float(n - 1 + 40));
+  EXPECT_EQ(kept[m].item<float>(), 1.0f);  // still intact
+}
+
 TEST(MpiComm, GpuTensorsAreRejectedWithAClearMessage) {
   MpiCommunicator mpi;
   auto h = torch::zeros({2}, torch::kHalf);
