@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -159,20 +160,54 @@ at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zer
                                 std::to_string(bytes.numel()) + " of " +
                                 c10::toString(bytes.scalar_type()));
   at::Tensor in = bytes.contiguous().cpu();
-  const uint8_t* p = in.data_ptr<uint8_t>();
   at::Tensor out = at::empty({n}, at::kFloat);
-  float* o = out.data_ptr<float>();
+  unpack_signs_into(in.data_ptr<uint8_t>(), n, one, zero, out.data_ptr<float>());
+  return out;
+}
+
+void unpack_signs_into(const uint8_t* p, int64_t n, float one, float zero, float* o) {
   // The four values of every half-byte: each byte becomes two 16-byte copies.
-  float nibble[16][4];
+  alignas(16) float nibble[16][4];
   for (int b = 0; b < 16; ++b)
     for (int k = 0; k < 4; ++k) nibble[b][k] = (b >> k) & 1 ? one : zero;
   const int64_t full = n / 8;
-  for (int64_t j = 0; j < full; ++j) {
+  int64_t j = 0;
+#if defined(__SSE2__)
+  if (stream_output(n)) {
+    // Unaligned head byte by byte, then whole aligned 32-byte groups with non-temporal stores.
+    for (; j < full && (reinterpret_cast<uintptr_t>(o + 8 * j) & 15); ++j) {
+      std::memcpy(o + 8 * j, nibble[p[j] & 15], 16);
+      std::memcpy(o + 8 * j + 4, nibble[p[j] >> 4], 16);
+    }
+    for (; j < full; ++j) {
+      _mm_stream_ps(o + 8 * j, _mm_load_ps(nibble[p[j] & 15]));
+      _mm_stream_ps(o + 8 * j + 4, _mm_load_ps(nibble[p[j] >> 4]));
+    }
+    _mm_sfence();
+  }
+#endif
+  for (; j < full; ++j) {
     std::memcpy(o + 8 * j, nibble[p[j] & 15], 16);
     std::memcpy(o + 8 * j + 4, nibble[p[j] >> 4], 16);
   }
   for (int64_t i = full * 8; i < n; ++i) o[i] = (p[full] >> (i - full * 8)) & 1 ? one : zero;
-  return out;
+}
+
+void store_floats(float* dst, const float* src, int64_t n, bool stream) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (stream) {
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15); ++i) dst[i] = src[i];
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+  }
+#endif
+  if (i < n) std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
+}
+
+void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 }  // namespace cedar

@@ -3,44 +3,12 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 namespace cedar {
-namespace {
-
-// MT19937 as at::mt19937 implements it (ATen/core/MT19937RNGEngine.h), written as loops over the
-// whole state that the compiler vectorises; the scalar engine makes one call per number.
-constexpr int kMtN = 624, kMtM = 397;
-
-inline uint32_t mt_twist(uint32_t u, uint32_t v) {
-  return (((u & 0x80000000u) | (v & 0x7fffffffu)) >> 1) ^ ((0u - (v & 1u)) & 0x9908b0dfu);
-}
-
-// at::mt19937::next_state.
-void mt_regenerate(uint32_t* s) {
-  int i = 0;
-  for (; i < kMtN - kMtM; ++i) s[i] = s[i + kMtM] ^ mt_twist(s[i], s[i + 1]);
-  for (; i < kMtN - 1; ++i) s[i] = s[i + kMtM - kMtN] ^ mt_twist(s[i], s[i + 1]);
-  s[kMtN - 1] = s[kMtM - 1] ^ mt_twist(s[kMtN - 1], s[0]);
-}
-
-// The engine's tempering, then at::uniform_real_distribution<float>(0, 1): the low 24 bits of
-// each number times 2^-24 (exact in fp32).
-void mt_uniform(const uint32_t* s, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t y = s[i];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    out[i] = static_cast<float>(static_cast<int32_t>(y & 0xffffffu)) * (1.0f / 16777216.0f);
-  }
-}
-
-}  // namespace
 
 at::Tensor as_bytes(const at::Tensor& t) {
   at::Tensor c = t.contiguous().cpu();
@@ -70,31 +38,26 @@ at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t str
   return at::make_generator<at::CPUGeneratorImpl>(s);
 }
 
-void uniform_floats(at::Generator& gen, float* out, int64_t n) {
-  if (n <= 0) return;
+uint64_t draw_key(at::Generator& gen) {
   if (!gen.device().is_cpu())
-    throw std::invalid_argument("uniform_floats: a CPU generator is required, got one for " +
+    throw std::invalid_argument("draw_key: a CPU generator is required, got one for " +
                                 gen.device().str());
   std::lock_guard<std::mutex> lock(gen.mutex());
-  auto* impl = gen.get<at::CPUGeneratorImpl>();
-  at::mt19937 engine = impl->engine();
-  at::mt19937_data_pod d = engine.data();
-  uint32_t* s = d.state_.data();
-  // The engine returns state[next_] and moves on; after state[N - 1] (left_ == 1) it
-  // regenerates the state first. So left_ - 1 numbers of the current state are still unread.
-  int64_t take = std::min<int64_t>(n, d.left_ - 1);
-  mt_uniform(s + d.next_, take, out);
-  d.next_ += static_cast<uint32_t>(take);
-  d.left_ -= static_cast<int>(take);
-  for (int64_t done = take; done < n; done += take) {
-    mt_regenerate(s);
-    take = std::min<int64_t>(n - done, kMtN);
-    mt_uniform(s, take, out + done);
-    d.next_ = static_cast<uint32_t>(take);
-    d.left_ = kMtN - static_cast<int>(take) + 1;
-  }
-  engine.set_data(d);
-  impl->set_engine(engine);
+  return gen.get<at::CPUGeneratorImpl>()->random64();
+}
+
+void check_decode_target(const at::Tensor& out, const char* who) {
+  if (!out.defined() || !out.device().is_cpu() || out.scalar_type() != at::kFloat ||
+      !out.is_contiguous())
+    throw std::invalid_argument(std::string(who) +
+                                ": decoding needs a contiguous CPU fp32 output tensor, got " +
+                                (out.defined() ? out.toString() + " on " + out.device().str()
+                                               : std::string("an undefined tensor")));
+}
+
+void Compressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
+  check_decode_target(out, "decompress_into");
+  out.view({-1}).copy_(decompress(payload, out.numel()));
 }
 
 }  // namespace cedar

@@ -17,6 +17,11 @@ class Compressor {
   virtual at::Tensor compress(const at::Tensor& x, at::Generator& gen) = 0;
   // Decodes one payload back to a dense fp32 tensor of `numel` elements.
   virtual at::Tensor decompress(const at::Tensor& payload, int64_t numel) = 0;
+  // Decodes one payload into caller-provided storage: `out` a contiguous CPU fp32 tensor whose
+  // numel() is the element count. Codecs that write straight into it override this; the default
+  // copies decompress()'s result. Reusing `out` spares a fresh allocation (and its page faults)
+  // per call. Throws std::invalid_argument when `out` is not contiguous CPU fp32.
+  virtual void decompress_into(const at::Tensor& payload, at::Tensor& out);
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }
 };
@@ -28,9 +33,11 @@ at::Tensor from_bytes(const at::Tensor& bytes, at::ScalarType type);
 // Seeded generator for (run seed, rank, step, stream): reproducible from (config, seed, world size).
 at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t stream = 0);
 
-// Writes into out[0, n) exactly the values of at::rand({n}, gen) (fp32, CPU generator) and advances
-// `gen` as it does, without the tensor: encoders draw their uniforms chunk by chunk next to the
-// data they quantize. Consecutive calls continue one stream, as consecutive at::rand calls do.
-void uniform_floats(at::Generator& gen, float* out, int64_t n);
+// Draws 64 random bits from a CPU generator (advancing it): the key of the counter-based uniforms
+// (counter_rng.h) of one encoder call, so that they follow from the generator's seed.
+uint64_t draw_key(at::Generator& gen);
+
+// Checks that `out` can receive `numel` decoded fp32 values in place (decompress_into).
+void check_decode_target(const at::Tensor& out, const char* who);
 
 }  // namespace cedar

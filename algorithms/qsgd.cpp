@@ -24,9 +24,13 @@
 //                   code = level | (negative << bits), level in [0, s]; negative is set only when
 //                   level > 0 (a zero has no sign).
 //   size = 4·⌈n/B⌉ + ⌈n·(bits+1)/8⌉ bytes.
+// Norms: max by |v_i|; l2 as the square root of Σ v_i² in fp64, accumulated in eight partial
+// sums (element i of the bucket into sum i mod 8), added as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)),
+// then rounded to fp32.
 // Randomness: per bucket of the trainer, make_generator(seed, rank, step, stream = bucket.index);
-// per tensor, in bucket order, u = at::rand({numel}, gen) and level = l + (u_i < a_i − l) with
-// a_i = |v_i|·(s/‖v‖) in fp32 — reproducible from (config, seed, world size).
+// per tensor, in bucket order, key = draw_key(gen) and u_i = CounterUniforms(key) at element i
+// (counter_rng.h), level = l + (u_i < a_i − l) with a_i = |v_i|·(s/‖v‖) in fp32 — reproducible
+// from (config, seed, world size).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -36,9 +40,14 @@
 #include <string>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressed_exchange.h"
+#include "algorithms/counter_rng.h"
 #include "runner/comm/communicator.h"
 
 namespace cedar {
@@ -78,21 +87,32 @@ class QsgdCompressor final : public Compressor {
     at::Tensor out = at::empty({payload_bytes(n)}, at::kByte);
     uint8_t* op = out.data_ptr<uint8_t>();
     std::vector<float> norms(static_cast<size_t>(m));
+    const CounterUniforms rng(draw_key(gen));
+    const float* vp = v.data_ptr<float>();
+    uint8_t* codes = op + 4 * m;
     switch (bits_ + 1) {
-      case 2: encode<2>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      case 3: encode<3>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      case 4: encode<4>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      case 5: encode<5>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      case 6: encode<6>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      case 7: encode<7>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      case 8: encode<8>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
-      default: encode<9>(v.data_ptr<float>(), n, gen, norms.data(), op + 4 * m); break;
+      case 2: encode<2>(vp, n, rng, norms.data(), codes); break;
+      case 3: encode<3>(vp, n, rng, norms.data(), codes); break;
+      case 4: encode<4>(vp, n, rng, norms.data(), codes); break;
+      case 5: encode<5>(vp, n, rng, norms.data(), codes); break;
+      case 6: encode<6>(vp, n, rng, norms.data(), codes); break;
+      case 7: encode<7>(vp, n, rng, norms.data(), codes); break;
+      case 8: encode<8>(vp, n, rng, norms.data(), codes); break;
+      default: encode<9>(vp, n, rng, norms.data(), codes); break;
     }
     if (m) std::memcpy(op, norms.data(), 4 * static_cast<size_t>(m));
     return out;
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    at::Tensor out = at::empty({numel}, at::kFloat);
+    decompress_into(payload, out);
+    return out;
+  }
+
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
+    check_decode_target(out, "qsgd");
+    const int64_t numel = out.numel();
     if (payload.numel() != payload_bytes(numel))
       throw std::invalid_argument("qsgd: a payload of " + std::to_string(payload.numel()) +
                                   " bytes for " + std::to_string(numel) + " elements (expected " +
@@ -102,18 +122,17 @@ class QsgdCompressor final : public Compressor {
     const uint8_t* ip = in.data_ptr<uint8_t>();
     std::vector<float> norms(static_cast<size_t>(m));
     if (m) std::memcpy(norms.data(), ip, 4 * static_cast<size_t>(m));
-    at::Tensor out = at::empty({numel}, at::kFloat);
+    float* o = out.data_ptr<float>();
     switch (bits_ + 1) {
-      case 2: decode<2>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      case 3: decode<3>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      case 4: decode<4>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      case 5: decode<5>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      case 6: decode<6>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      case 7: decode<7>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      case 8: decode<8>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
-      default: decode<9>(ip + 4 * m, numel, norms.data(), out.data_ptr<float>()); break;
+      case 2: decode<2>(ip + 4 * m, numel, norms.data(), o); break;
+      case 3: decode<3>(ip + 4 * m, numel, norms.data(), o); break;
+      case 4: decode<4>(ip + 4 * m, numel, norms.data(), o); break;
+      case 5: decode<5>(ip + 4 * m, numel, norms.data(), o); break;
+      case 6: decode<6>(ip + 4 * m, numel, norms.data(), o); break;
+      case 7: decode<7>(ip + 4 * m, numel, norms.data(), o); break;
+      case 8: decode<8>(ip + 4 * m, numel, norms.data(), o); break;
+      default: decode<9>(ip + 4 * m, numel, norms.data(), o); break;
     }
-    return out;
   }
 
  private:
@@ -136,29 +155,42 @@ class QsgdCompressor final : public Compressor {
       for (float v : mx) r = std::max(r, v);
       return r;
     }
-    double sq = 0;
-    for (int64_t i = 0; i < n; ++i) sq += static_cast<double>(x[i]) * x[i];
-    return static_cast<float>(std::sqrt(sq));
+    return static_cast<float>(std::sqrt(sum_of_squares(x, n)));
   }
 
-  // Norms of buckets [first, last). L2 norms are sums in bucket order; eight full buckets are
-  // summed side by side so that the eight chains of additions overlap.
-  void bucket_norms(const float* x, int64_t n, int64_t first, int64_t last, float* norms) const {
-    const int64_t full = n / bucket_;  // buckets of exactly bucket_ elements
-    int64_t b = first;
-    if (!max_norm_) {
-      for (; b + 8 <= std::min(last, full); b += 8) {
-        const float* p = x + b * bucket_;
-        double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (int64_t i = 0; i < bucket_; ++i)
-          for (int j = 0; j < 8; ++j) {
-            const double e = p[j * bucket_ + i];
-            sq[j] += e * e;
-          }
-        for (int j = 0; j < 8; ++j) norms[b + j] = static_cast<float>(std::sqrt(sq[j]));
+  // Σ x_i² in fp64 in the documented order: eight partial sums (element i into sum i mod 8),
+  // added pairwise. The eight chains of additions overlap and vectorize.
+  static double sum_of_squares(const float* x, int64_t n) {
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+#if defined(__SSE2__)
+    // The loop below with the eight sums in registers: lanes (0,1) (2,3) (4,5) (6,7).
+    if (n >= 8) {
+      __m128d q[4] = {_mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd()};
+      for (; i + 8 <= n; i += 8) {
+        const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
+        const __m128d d[4] = {_mm_cvtps_pd(x0), _mm_cvtps_pd(_mm_movehl_ps(x0, x0)),
+                              _mm_cvtps_pd(x1), _mm_cvtps_pd(_mm_movehl_ps(x1, x1))};
+        for (int j = 0; j < 4; ++j) q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
       }
+      for (int j = 0; j < 4; ++j) _mm_storeu_pd(s + 2 * j, q[j]);
     }
-    for (; b < last; ++b) {
+#endif
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) {
+        const double e = x[i + j];
+        s[j] += e * e;
+      }
+    for (int j = 0; i < n; ++i, ++j) {
+      const double e = x[i];
+      s[j] += e * e;
+    }
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  }
+
+  // Norms of buckets [first, last).
+  void bucket_norms(const float* x, int64_t n, int64_t first, int64_t last, float* norms) const {
+    for (int64_t b = first; b < last; ++b) {
       const int64_t lo = b * bucket_;
       norms[b] = bucket_norm(x + lo, std::min(bucket_, n - lo));
     }
@@ -223,7 +255,8 @@ class QsgdCompressor final : public Compressor {
   }
 
   template <int B>
-  void encode(const float* x, int64_t n, at::Generator& gen, float* norms, uint8_t* codes) const {
+  void encode(const float* x, int64_t n, const CounterUniforms& rng, float* norms,
+              uint8_t* codes) const {
     float u[kChunk];
     uint32_t code[kChunk];
     const float s = static_cast<float>(levels_);
@@ -234,7 +267,7 @@ class QsgdCompressor final : public Compressor {
       const int64_t needed = (c1 - 1) / bucket_ + 1;
       if (needed > normed) bucket_norms(x, n, normed, needed, norms);
       normed = std::max(normed, needed);
-      uniform_floats(gen, u, len);  // at::rand({n}, gen)'s values, one chunk at a time
+      rng.fill(static_cast<uint64_t>(c0), len, u);
       for (int64_t lo = c0; lo < c1;) {
         const int64_t b = lo / bucket_;
         const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
@@ -247,27 +280,37 @@ class QsgdCompressor final : public Compressor {
     }
   }
 
+  // Values into out[0, n): chunk by chunk through an L1 buffer, streamed out when large.
   template <int B>
   void decode(const uint8_t* codes, int64_t n, const float* norms, float* out) const {
     uint32_t code[kChunk];
-    const uint32_t sign_bit = 1u << bits_;
+    float value[kChunk];
     const uint8_t* end = codes + packed_bytes(n, B);
+    const bool stream = stream_output(n);
+    constexpr int bits = B - 1;  // B = bits_ + 1: constants the loop below vectorizes with
+    constexpr uint32_t levels = (1u << bits) - 1;
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
       const int64_t len = std::min(kChunk, n - c0), c1 = c0 + len;
       unpack<B>(codes + c0 / 8 * B, end, len, code);
       for (int64_t lo = c0; lo < c1;) {
         const int64_t b = lo / bucket_;
         const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
-        const float unit = norms[b] / static_cast<float>(levels_);
+        const float unit = norms[b] / static_cast<float>(levels);
         const uint32_t* c = code + (lo - c0);
-        float* o = out + lo;
+        float* v = (stream ? value : out + c0) + (lo - c0);
         for (int64_t i = 0; i < hi - lo; ++i) {
-          const float value = static_cast<float>(c[i] & levels_) * unit;
-          o[i] = (c[i] & sign_bit) ? -value : value;
+          // level · unit with the sign bit of the code moved to the float's sign bit.
+          const float mag = static_cast<float>(static_cast<int32_t>(c[i] & levels)) * unit;
+          uint32_t word;
+          std::memcpy(&word, &mag, 4);
+          word ^= (c[i] >> bits) << 31;
+          std::memcpy(v + i, &word, 4);
         }
         lo = hi;
       }
+      if (stream) store_floats(out + c0, value, len, true);
     }
+    if (stream) store_fence();
   }
 
   int bits_;

@@ -23,6 +23,7 @@
 #include <ATen/ATen.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,18 @@ class SignCompressor final : public Compressor {
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
     return unpack_signs(payload, numel, 1.0f, -1.0f);
+  }
+
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
+    check_decode_target(out, "signsgd");
+    const int64_t n = out.numel();
+    if (payload.scalar_type() != at::kByte || payload.numel() != packed_bytes(n, 1))
+      throw std::invalid_argument("signsgd: expected " + std::to_string(packed_bytes(n, 1)) +
+                                  " uint8 bytes for " + std::to_string(n) + " signs, got " +
+                                  std::to_string(payload.numel()) + " of " +
+                                  c10::toString(payload.scalar_type()));
+    at::Tensor in = payload.contiguous().cpu();
+    unpack_signs_into(in.data_ptr<uint8_t>(), n, 1.0f, -1.0f, out.data_ptr<float>());
   }
 };
 

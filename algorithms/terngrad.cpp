@@ -23,19 +23,29 @@
 //   a byte boundary; 0 → 0, 1 → +s, 2 → −s (3 unused).
 //   Bytes per rank per bucket, either way: 4T + Σ ⌈n_i/4⌉.
 // σ is the population standard deviation (divide by n), computed in double, as in the reference
-// code. Randomness: make_generator(seed, rank, step, stream = bucket.index); per tensor in bucket
-// order u = at::rand({n}, gen) and b_i = (u_i·s < |clipped g_i|) in fp32.
+// code, in one pass over g shifted by its first element K (exact for a constant g, no
+// cancellation when the mean is far from 0): with d_i = g_i − K summed into eight partial sums
+// (element i into sum i mod 8, added ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))) for Σd and Σd²,
+// σ² = max(0, (Σd² − (Σd)²/n)/n). Randomness: make_generator(seed, rank, step,
+// stream = bucket.index); per tensor in bucket order key = draw_key(gen), u_i = CounterUniforms(
+// key) at element i (counter_rng.h) and b_i = (u_i·s < |clipped g_i|) in fp32.
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
+#include "algorithms/counter_rng.h"
 #include "runner/comm/communicator.h"
 
 namespace cedar {
@@ -65,22 +75,57 @@ struct LayerStats {
   float max_abs = 0;                                     // max |x_i|, NaNs skipped (0: none)
 };
 
-// σ is summed in element order in fp64, the mean in the same pass as the maximum (whose order
-// does not matter: eight running maxima), then the squared deviations.
+// One pass: max |x_i| (eight running maxima; the order does not matter, NaNs skipped) and, when
+// clipping, the shifted sums of the header comment.
 LayerStats layer_stats(const float* x, int64_t n, double c) {
   const bool clip = c > 0 && n > 0;
   float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  double sum = 0;
+  double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   if (clip) {
+    const double k = x[0];
+#if defined(__SSE2__)
+    // The loop below with the eight sums and maxima in registers: lanes (0,1) (2,3) (4,5) (6,7).
+    if (n >= 8) {
+      const __m128d kk = _mm_set1_pd(k);
+      const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+      __m128d a[4], q[4];
+      for (int j = 0; j < 4; ++j) a[j] = q[j] = _mm_setzero_pd();
+      __m128 m0 = _mm_setzero_ps(), m1 = _mm_setzero_ps();
+      for (; i + 8 <= n; i += 8) {
+        const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
+        // max(|x|, m) keeps m where |x| is NaN, as std::max(m, |x|) does.
+        m0 = _mm_max_ps(_mm_and_ps(x0, abs_mask), m0);
+        m1 = _mm_max_ps(_mm_and_ps(x1, abs_mask), m1);
+        const __m128d d[4] = {_mm_sub_pd(_mm_cvtps_pd(x0), kk),
+                              _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x0, x0)), kk),
+                              _mm_sub_pd(_mm_cvtps_pd(x1), kk),
+                              _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x1, x1)), kk)};
+        for (int j = 0; j < 4; ++j) {
+          a[j] = _mm_add_pd(a[j], d[j]);
+          q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
+        }
+      }
+      _mm_storeu_ps(mx, m0);
+      _mm_storeu_ps(mx + 4, m1);
+      for (int j = 0; j < 4; ++j) {
+        _mm_storeu_pd(s1 + 2 * j, a[j]);
+        _mm_storeu_pd(s2 + 2 * j, q[j]);
+      }
+    }
+#endif
     for (; i + 8 <= n; i += 8)
       for (int j = 0; j < 8; ++j) {
-        sum += x[i + j];
+        const double d = x[i + j] - k;
+        s1[j] += d;
+        s2[j] += d * d;
         mx[j] = std::max(mx[j], std::fabs(x[i + j]));
       }
-    for (; i < n; ++i) {
-      sum += x[i];
-      mx[0] = std::max(mx[0], std::fabs(x[i]));
+    for (int j = 0; i < n; ++i, ++j) {
+      const double d = x[i] - k;
+      s1[j] += d;
+      s2[j] += d * d;
+      mx[j] = std::max(mx[j], std::fabs(x[i]));
     }
   } else {
     for (; i + 8 <= n; i += 8)
@@ -90,24 +135,24 @@ LayerStats layer_stats(const float* x, int64_t n, double c) {
   LayerStats st;
   for (float v : mx) st.max_abs = std::max(st.max_abs, v);
   if (clip) {
-    const double mean = sum / static_cast<double>(n);
-    double sq = 0;
-    for (i = 0; i < n; ++i) {
-      const double d = x[i] - mean;
-      sq += d * d;
-    }
-    st.clip = static_cast<float>(c * std::sqrt(sq / static_cast<double>(n)));
+    auto total = [](const double* s) {
+      return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    };
+    const double nn = static_cast<double>(n), sum = total(s1);
+    const double var = std::max(0.0, (total(s2) - sum * sum / nn) / nn);
+    st.clip = static_cast<float>(c * std::sqrt(var));
   }
   return st;
 }
 
 // The 2-bit codes of x[0, n) (packed_bytes(n, 2) bytes at out), u_i drawn from `gen` in order.
 void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out) {
+  const CounterUniforms rng(draw_key(gen));
   float u[kChunk];
   uint8_t code[kChunk];
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t len = std::min(kChunk, n - c0);
-    uniform_floats(gen, u, len);  // at::rand({n}, gen)'s values, one chunk at a time
+    rng.fill(static_cast<uint64_t>(c0), len, u);
     const float* xc = x + c0;
     for (int64_t k = 0; k < len; ++k) {
       const float a = std::min(std::fabs(xc[k]), t);
@@ -138,7 +183,16 @@ void add_ternary(const uint8_t* in, int64_t n, const float value[4], bool first,
     for (int b = 0; b < 256; ++b)
       for (int q = 0; q < 4; ++q) quad[b][q] = v[(b >> (2 * q)) & 3];
     if (first) {
-      for (int64_t j = 0; j < full; ++j) std::memcpy(sum + 4 * j, quad[in[j]], 16);
+      int64_t j = 0;
+#if defined(__SSE2__)
+      if (stream_output(n)) {  // non-temporal stores (bit_packing.h) from the first aligned group
+        for (; j < full && (reinterpret_cast<uintptr_t>(sum + 4 * j) & 15); ++j)
+          std::memcpy(sum + 4 * j, quad[in[j]], 16);
+        for (; j < full; ++j) _mm_stream_ps(sum + 4 * j, _mm_load_ps(quad[in[j]]));
+        _mm_sfence();
+      }
+#endif
+      for (; j < full; ++j) std::memcpy(sum + 4 * j, quad[in[j]], 16);
     } else {
       for (int64_t j = 0; j < full; ++j)
         for (int q = 0; q < 4; ++q) sum[4 * j + q] += quad[in[j]][q];

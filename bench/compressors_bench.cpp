@@ -1,13 +1,15 @@
 // Compressor throughput on one thread, in GB/s of fp32 gradient (4 bytes per element processed),
 // beside a plain memory pass over the same tensor in the same binary:
 //   memory_pass            memcpy of the gradient into a reused buffer (read + write, 4n each)
-//   codec/<name>           Compressor::compress then decompress of one gradient (the kernels alone)
+//   codec/<name>           Compressor::compress then decompress_into of one gradient (the kernels
+//                          alone), decoding into a reused buffer as the memory pass copies into
+//                          one (training decodes into existing gradient storage)
 //   reduce/<algorithm>     Algorithm::reduce_gradients of a one-tensor bucket on one rank
 //                          (LocalCommunicator): encode, the (identity) exchange, decode and
 //                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
 //                          fp16 have no separate codec; the others run here at 1M only)
-//   rng/<way>              the uniforms of QSGD and TernGrad: at::rand, and the same stream drawn
-//                          in place by uniform_floats (what the encoders use)
+//   rng/<way>              uniforms: at::rand (a fresh tensor), and the counter-based uniforms
+//                          QSGD and TernGrad draw (counter_rng.h) into a reused buffer
 //   dgc_select             DGC's sampled-threshold selection at 0.1% density
 //   torch_topk, torch_topk_abs   torch::topk(v, k) and torch::topk(|v|, k) on the same tensor
 // Gradients are standard normal (seeded), shaped {n/1000, 1000} so that matrix algorithms
@@ -26,6 +28,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
+#include "algorithms/counter_rng.h"
 #include "algorithms/sparse_exchange.h"
 #include "runner/comm/communicator.h"
 
@@ -82,13 +85,15 @@ void codec(benchmark::State& state, CompressorFactory factory) {
   const int64_t n = state.range(0);
   const at::Tensor x = gradient(n).reshape({-1});
   std::unique_ptr<Compressor> c = factory();
+  at::Tensor decoded = at::empty({n});  // reused, faulted in by the warm-up
   int64_t step = 0, payload_bytes = 0;
   auto round_trip = [&] {
     at::Generator gen = cedar::make_generator(1, 0, step++);
     at::Tensor payload = c->compress(x, gen);
-    at::Tensor decoded = c->decompress(payload, n);
+    c->decompress_into(payload, decoded);
     payload_bytes = payload.numel();
     benchmark::DoNotOptimize(decoded.data_ptr());
+    benchmark::ClobberMemory();
   };
   round_trip();  // warm-up
   for (auto _ : state) round_trip();
@@ -136,8 +141,8 @@ void reduce(benchmark::State& state, const std::string& name) {
   set_throughput(state, n);
 }
 
-// The uniforms of the stochastic quantizers (QSGD, TernGrad): one fp32 per element, the stream of
-// at::rand. at_rand: the tensor call; uniform_floats: the same values into a reused buffer.
+// One fp32 uniform per element. at_rand: the tensor call; counter: the counter-based uniforms of
+// the stochastic quantizers (QSGD, TernGrad), keyed from the generator, into a reused buffer.
 void rng(benchmark::State& state, bool tensor) {
   const int64_t n = state.range(0);
   std::vector<float> buffer(tensor ? 0 : static_cast<size_t>(n));
@@ -148,7 +153,7 @@ void rng(benchmark::State& state, bool tensor) {
       at::Tensor u = at::rand({n}, gen);
       benchmark::DoNotOptimize(u.data_ptr());
     } else {
-      cedar::uniform_floats(gen, buffer.data(), n);
+      cedar::CounterUniforms(cedar::draw_key(gen)).fill(0, n, buffer.data());
       benchmark::DoNotOptimize(buffer.data());
     }
   };
@@ -226,7 +231,7 @@ int main(int argc, char** argv) {
     }
   }
   add("rng/at_rand", rng, true);
-  add("rng/uniform_floats", rng, false);
+  add("rng/counter", rng, false);
   add("dgc_select", dgc_select);
   add("torch_topk", torch_topk, false);
   add("torch_topk_abs", torch_topk, true);

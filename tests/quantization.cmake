@@ -5,6 +5,7 @@ cedar_add_test(quantizers_test SOURCES unit/quantizers_test.cpp LIBS cedar_algor
 cedar_torch_pch(quantizers_test)
 cedar_add_test(quantizer_kernels_test SOURCES unit/quantizer_kernels_test.cpp LIBS cedar_algorithms)
 cedar_torch_pch(quantizer_kernels_test)
+cedar_add_test(counter_rng_test SOURCES unit/counter_rng_test.cpp LIBS cedar_algorithms)
 
 # The same algorithms on real MPI ranks.
 add_executable(quantization_mpi_tests mpi/mpi_test_main.cpp mpi/quantization_mpi_test.cpp)

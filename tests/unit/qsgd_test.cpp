@@ -16,6 +16,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
+#include "algorithms/counter_rng.h"
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
@@ -255,11 +256,12 @@ std::vector<at::Tensor> rank_grads(int r, int64_t t) {
           torch::randn({13}, gen) * 1e-3};
 }
 
-// The paper's quantizer in plain LibTorch, drawing the documented uniforms.
+// The paper's quantizer in plain LibTorch, drawing the documented uniforms (one key per tensor).
 at::Tensor reference_qsgd(const at::Tensor& g, int bits, int64_t B, at::Generator& gen) {
   at::Tensor v = g.reshape({-1});
   const int64_t n = v.numel();
-  at::Tensor u = at::rand({n}, gen, at::TensorOptions().dtype(at::kFloat));
+  at::Tensor u = at::empty({n});
+  CounterUniforms(draw_key(gen)).fill(0, n, u.data_ptr<float>());
   const float s = static_cast<float>((1 << bits) - 1);
   at::Tensor out = torch::empty({n});
   auto va = v.accessor<float, 1>();

@@ -1,7 +1,9 @@
-// The fast paths of the quantizers against their plain definitions: uniform_floats draws exactly
-// at::rand's stream, pack_signs / unpack_signs are pack_bits(x >= 0) / its decoding, and the
-// chunked QSGD encoder and decoder produce the documented format (fp32 norms, then the
-// (bits + 1)-bit codes of bit_packing.h) across chunk, bucket and byte boundaries.
+// The fast paths of the quantizers against their plain definitions: pack_signs / unpack_signs are
+// pack_bits(x >= 0) / its decoding, the chunked QSGD encoder and decoder produce the documented
+// format (fp32 norms, then the (bits + 1)-bit codes of bit_packing.h) across chunk, bucket and
+// byte boundaries with the documented uniforms (counter_rng.h), and decompress_into writes the
+// values decompress returns into caller storage (also through non-temporal stores, aligned or
+// not).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,9 +14,11 @@
 
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
+#include "algorithms/counter_rng.h"
 
 namespace cedar {
 std::unique_ptr<Compressor> make_qsgd_compressor(int bits, int64_t bucket_size, bool max_norm);
+std::unique_ptr<Compressor> make_sign_compressor();
 
 namespace {
 
@@ -25,32 +29,13 @@ bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   return std::memcmp(x.data_ptr(), y.data_ptr(), x.numel() * x.element_size()) == 0;
 }
 
-TEST(UniformFloats, DrawsAtRandsStreamAcrossStateBoundaries) {
-  // 624 numbers per MT19937 state: lengths that end before, on and after its boundaries.
-  const std::vector<int64_t> lengths = {1, 622, 1, 624, 625, 0, 3000, 1247, 5};
-  for (uint64_t seed : {0u, 1u, 77u}) {
-    at::Generator a = make_generator(seed, 0, 0), b = make_generator(seed, 0, 0);
-    for (int64_t n : lengths) {
-      at::Tensor expected = at::rand({n}, a);
-      at::Tensor mine = at::empty({n});
-      uniform_floats(b, mine.data_ptr<float>(), n);
-      ASSERT_TRUE(same_bits(expected, mine)) << "seed " << seed << ", " << n << " numbers";
-    }
-    // The generator moved on exactly as at::rand moves it: later draws of any kind agree.
-    EXPECT_TRUE(same_bits(at::rand({10}, a), at::rand({10}, b)));
-    EXPECT_TRUE(same_bits(at::randn({10}, a), at::randn({10}, b)));
-  }
-}
-
-TEST(UniformFloats, ValuesAreMultiplesOfTwoToTheMinus24InTheUnitInterval) {
-  at::Generator g = make_generator(5, 0, 0);
-  std::vector<float> u(10000);
-  uniform_floats(g, u.data(), static_cast<int64_t>(u.size()));
-  for (float v : u) {
-    ASSERT_GE(v, 0.0f);
-    ASSERT_LT(v, 1.0f);
-    ASSERT_EQ(std::ldexp(v, 24), std::floor(std::ldexp(v, 24)));
-  }
+TEST(DrawKey, AdvancesTheGeneratorAndFollowsItsSeed) {
+  at::Generator a = make_generator(3, 0, 0), b = make_generator(3, 0, 0), c = make_generator(4, 0, 0);
+  const uint64_t k1 = draw_key(a), k2 = draw_key(a);
+  EXPECT_NE(k1, k2);
+  EXPECT_EQ(k1, draw_key(b));
+  EXPECT_EQ(k2, draw_key(b));
+  EXPECT_NE(k1, draw_key(c));
 }
 
 TEST(SignPacking, PackSignsEqualsPackBitsOfGreaterOrEqualZero) {
@@ -83,17 +68,20 @@ TEST(SignPacking, UnpackSignsMapsBitsToTheTwoValues) {
 at::Tensor qsgd_reference(const at::Tensor& x, int bits, int64_t bucket, at::Generator& gen) {
   const int64_t n = x.numel(), m = (n + bucket - 1) / bucket;
   const float s = static_cast<float>((1u << bits) - 1);
-  at::Tensor u = at::rand({n}, gen);
+  std::vector<float> u(static_cast<size_t>(n));
+  CounterUniforms(draw_key(gen)).fill(0, n, u.data());
   const float* xp = x.data_ptr<float>();
-  const float* up = u.data_ptr<float>();
+  const float* up = u.data();
   std::vector<float> norms(m);
   at::Tensor codes = at::empty({n}, at::kInt);
   int32_t* cp = codes.data_ptr<int32_t>();
   for (int64_t b = 0; b < m; ++b) {
     const int64_t lo = b * bucket, hi = std::min(n, lo + bucket);
-    double sq = 0;
-    for (int64_t i = lo; i < hi; ++i) sq += static_cast<double>(xp[i]) * xp[i];
-    norms[b] = static_cast<float>(std::sqrt(sq));
+    // Eight partial sums, element i of the bucket into sum i mod 8, added pairwise.
+    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t i = lo; i < hi; ++i) sq[(i - lo) % 8] += static_cast<double>(xp[i]) * xp[i];
+    norms[b] = static_cast<float>(
+        std::sqrt(((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]))));
     for (int64_t i = lo; i < hi; ++i) {
       float a = std::fabs(xp[i]) * (norms[b] > 0 ? s / norms[b] : 0.0f);
       if (!(a <= s)) a = s;
@@ -135,6 +123,37 @@ TEST(QsgdCodec, ChunkedEncoderWritesTheDocumentedFormat) {
           ASSERT_EQ(decoded[i].item<float>(), (c >> bits) ? -value : value) << i;
         }
       }
+}
+
+// decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
+// small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view.
+TEST(DecompressInto, WritesTheValuesOfDecompressIntoCallerStorage) {
+  const int64_t big = kStreamingBytes / 4 + 1003;
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  auto sign = make_sign_compressor();
+  for (Compressor* codec : {qsgd.get(), sign.get()})
+    for (int64_t n : {int64_t{1}, int64_t{4099}, big}) {
+      at::Tensor x = at::randn({n}, make_generator(n, 2, 0));
+      at::Generator gen = make_generator(1, 0, 0);
+      at::Tensor payload = codec->compress(x, gen);
+      at::Tensor expected = codec->decompress(payload, n);
+      at::Tensor buffer = at::full({n + 1}, 7.0f);
+      for (int64_t offset : {0, 1}) {  // offset 1: 4 bytes off the 16-byte alignment
+        at::Tensor out = buffer.narrow(0, offset, n);
+        codec->decompress_into(payload, out);
+        ASSERT_TRUE(same_bits(out.contiguous(), expected)) << n << " elements, offset " << offset;
+      }
+    }
+  at::Tensor x = at::randn({100});
+  at::Generator gen = make_generator(1, 0, 0);
+  for (Compressor* codec : {qsgd.get(), sign.get()}) {
+    at::Tensor payload = codec->compress(x, gen);
+    at::Tensor wrong_type = at::empty({100}, at::kDouble), strided = at::empty({200}).slice(0, 0, 200, 2),
+               wrong_size = at::empty({92});  // 12 sign bytes, not 13
+    EXPECT_THROW(codec->decompress_into(payload, wrong_type), std::invalid_argument);
+    EXPECT_THROW(codec->decompress_into(payload, strided), std::invalid_argument);
+    EXPECT_THROW(codec->decompress_into(payload, wrong_size), std::invalid_argument);
+  }
 }
 
 }  // namespace

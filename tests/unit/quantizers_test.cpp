@@ -13,6 +13,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
+#include "algorithms/counter_rng.h"
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/inprocess_communicator.h"
 #include "runner/comm/metered_communicator.h"
@@ -161,7 +162,8 @@ TEST(TernGrad, UnbiasedForTheClippedGradient) {
 }
 
 // The paper's rule in plain LibTorch: clip at 2.5σ per rank and layer, s = max of the ranks'
-// max|clipped| (scaler sharing) or the rank's own, b = (u·s < |clipped|), average over ranks.
+// max|clipped| (scaler sharing) or the rank's own, b = (u·s < |clipped|) with the documented
+// uniforms (one key per tensor), average over ranks.
 std::vector<at::Tensor> reference_terngrad(int P, int64_t t, bool sharing) {
   std::vector<std::vector<at::Tensor>> clipped(P);
   std::vector<std::vector<float>> scale(P);
@@ -181,7 +183,8 @@ std::vector<at::Tensor> reference_terngrad(int P, int64_t t, bool sharing) {
       float s = scale[r][i];
       if (sharing)
         for (int q = 0; q < P; ++q) s = std::max(s, scale[q][i]);
-      at::Tensor u = at::rand({clipped[r][i].numel()}, gen, at::TensorOptions().dtype(at::kFloat));
+      at::Tensor u = at::empty({clipped[r][i].numel()});
+      CounterUniforms(draw_key(gen)).fill(0, u.numel(), u.data_ptr<float>());
       at::Tensor b = (u * s < clipped[r][i]).to(at::kFloat);
       at::Tensor tern = (b * grads[i].reshape({-1}).sign() * s).view(grads[i].sizes());
       sum[i] = r == 0 ? tern : sum[i] + tern;
