@@ -71,7 +71,19 @@ class ScaledSignCompressor final : public Compressor {
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    at::Tensor in = payload.contiguous();
+    // A peer's bytes: the size is checked before the scale is read from them.
+    if (numel < 0)
+      throw std::invalid_argument("ef-signsgd: negative element count " + std::to_string(numel));
+    if (payload.scalar_type() != at::kByte || payload.dim() != 1)
+      throw std::invalid_argument("ef-signsgd: expected a 1-D uint8 payload, got " +
+                                  std::to_string(payload.dim()) + "-D " +
+                                  c10::toString(payload.scalar_type()));
+    if (payload.numel() != payload_bytes(numel))
+      throw std::invalid_argument("ef-signsgd: a payload of " + std::to_string(payload.numel()) +
+                                  " bytes for " + std::to_string(numel) + " elements (expected " +
+                                  std::to_string(payload_bytes(numel)) + ": a 4-byte scale and " +
+                                  std::to_string(packed_bytes(numel, 1)) + " bytes of sign bits)");
+    at::Tensor in = payload.contiguous().cpu();
     float scale = 0;
     std::memcpy(&scale, in.data_ptr<uint8_t>(), 4);
     // The values of bit * (2·scale) − scale in fp32, as the tensor expression computes them.

@@ -1,11 +1,12 @@
 // IDX reader for MNIST and Fashion-MNIST (http://yann.lecun.com/exdb/mnist/). Each file is a
 // big-endian header followed by unsigned bytes: images 0x00000803, count, rows, cols; labels
-// 0x00000801, count. Files may be gzipped (detected by the gzip magic 1f 8b) or raw.
+// 0x00000801, count. Files may be gzipped (detected by the gzip magic 1f 8b) or raw; either way
+// no more is read than one byte past what the header declares.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,54 +29,46 @@ std::string hex32(uint32_t v) {
   return out;
 }
 
-bool is_gzip(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char magic[2] = {0, 0};
-  in.read(reinterpret_cast<char*>(magic), 2);
-  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
+// A file's content in order, inflated when it is gzipped (zlib reads other files as they are).
+// Read as far as asked only: a header's sizes decide how much more is read, never the stream.
+class ContentReader {
+ public:
+  explicit ContentReader(const std::string& path) : path_(path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) throw DataError("IDX: missing file " + path);
+    gz_ = gzopen(path.c_str(), "rb");
+    if (gz_ == nullptr) throw DataError("IDX: cannot open " + path);
+    gzbuffer(gz_, 1 << 20);
+  }
+  ~ContentReader() { gzclose(gz_); }
+  ContentReader(const ContentReader&) = delete;
+  ContentReader& operator=(const ContentReader&) = delete;
 
-std::vector<uint8_t> read_gzip(const std::string& path) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) throw DataError("IDX: cannot open " + path);
-  gzbuffer(gz, 1 << 20);
-  std::vector<uint8_t> data;
-  constexpr size_t kChunk = 1 << 22;
-  for (;;) {
-    const size_t used = data.size();
-    data.resize(used + kChunk);
-    const int got = gzread(gz, data.data() + used, static_cast<unsigned>(kChunk));
-    if (got < 0) {
-      int code = 0;
-      const std::string message = gzerror(gz, &code);
-      gzclose(gz);
-      throw DataError("IDX: corrupt gzip data in " + path + ": " + message);
+  // Appends up to `n` more bytes to `out` (fewer at the end of the content). The buffer grows
+  // with the bytes that arrive, not with `n`, which may come from a hostile header.
+  void read(std::vector<uint8_t>& out, uint64_t n) {
+    constexpr uint64_t kChunk = 1 << 22;
+    while (n > 0) {
+      const size_t used = out.size();
+      const auto want = static_cast<unsigned>(std::min(n, kChunk));
+      out.resize(used + want);
+      const int got = gzread(gz_, out.data() + used, want);
+      if (got < 0) {
+        int code = 0;
+        throw DataError("IDX: corrupt gzip data in " + path_ + ": " + gzerror(gz_, &code));
+      }
+      out.resize(used + static_cast<size_t>(got));
+      if (got == 0) return;
+      n -= static_cast<uint64_t>(got);
     }
-    data.resize(used + static_cast<size_t>(got));
-    if (got == 0) break;
   }
-  gzclose(gz);
-  return data;
-}
+  // Whether the file is read as it is (not gzipped); valid after the first read.
+  bool raw() const { return gzdirect(gz_) == 1; }
 
-std::vector<uint8_t> read_raw(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (!in || ec) throw DataError("IDX: cannot open " + path);
-  std::vector<uint8_t> data(static_cast<size_t>(size));
-  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  if (in.gcount() != static_cast<std::streamsize>(data.size())) {
-    throw DataError("IDX: short read from " + path);
-  }
-  return data;
-}
-
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw DataError("IDX: missing file " + path);
-  return is_gzip(path) ? read_gzip(path) : read_raw(path);
-}
+ private:
+  std::string path_;
+  gzFile gz_ = nullptr;
+};
 
 uint32_t be32(const std::vector<uint8_t>& d, size_t at) {
   return (uint32_t{d[at]} << 24) | (uint32_t{d[at + 1]} << 16) | (uint32_t{d[at + 2]} << 8) |
@@ -88,10 +81,16 @@ std::string join_sizes(const std::vector<int64_t>& sizes) {
   return out;
 }
 
-// Checks the header (magic, then `dims` sizes) and that the payload is exactly the product.
-std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::string& path,
-                                  uint32_t magic, int dims, const char* what) {
+// An IDX file read and checked: the header (magic, then `dims` sizes) first, then the payload,
+// which must be exactly the product of the sizes. Reading stops one byte past that product, so
+// a file longer than its header says (a gzip stream inflating to gigabytes) is rejected without
+// reading the rest. Returns the whole file; `sizes` gets the header's sizes.
+std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int dims, const char* what,
+                                  std::vector<int64_t>& sizes) {
+  ContentReader in(path);
+  std::vector<uint8_t> d;
   const size_t header = 4 * static_cast<size_t>(1 + dims);
+  in.read(d, header);
   if (d.size() < header) {
     throw DataError("IDX: " + path + " is truncated: " + std::to_string(d.size()) +
                     " bytes, shorter than the " + std::to_string(header) + "-byte " + what +
@@ -101,7 +100,7 @@ std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::stri
     throw DataError("IDX: " + path + " has magic " + hex32(be32(d, 0)) + ", expected " +
                     hex32(magic) + " (IDX " + what + " file)");
   }
-  std::vector<int64_t> sizes;
+  sizes.clear();
   uint64_t payload = 1;
   bool overflow = false;
   for (int i = 0; i < dims; ++i) {
@@ -109,7 +108,6 @@ std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::stri
     // Three 32-bit sizes can multiply past 2^64 and wrap to the real payload length.
     overflow = overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(sizes.back()), &payload);
   }
-  const uint64_t have = d.size() - header;
   if (overflow) {
     throw DataError("IDX: " + path + " has an impossible header: the " + what + " sizes " +
                     join_sizes(sizes) + " multiply to more than 2^64 bytes");
@@ -120,22 +118,31 @@ std::vector<int64_t> parse_header(const std::vector<uint8_t>& d, const std::stri
                       " include a zero, so the file holds no " + what + " data");
     }
   }
-  if (have != payload) {
-    throw DataError("IDX: " + path + (have < payload ? " is truncated" : " has trailing data") +
-                    ": expected " + std::to_string(payload) + " " + what + " bytes after the " +
-                    "header, found " + std::to_string(have));
+  in.read(d, payload + 1);
+  const uint64_t have = d.size() - header;
+  if (have < payload) {
+    throw DataError("IDX: " + path + " is truncated: expected " + std::to_string(payload) + " " +
+                    what + " bytes after the header, found " + std::to_string(have));
   }
-  return sizes;
+  if (have > payload) {
+    // A raw file's length is known without reading it; an inflated stream's is not.
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    const std::string found = in.raw() && !ec ? std::to_string(size - header) : "more";
+    throw DataError("IDX: " + path + " has trailing data: expected " + std::to_string(payload) +
+                    " " + what + " bytes after the header, found " + found);
+  }
+  return d;
 }
 
 }  // namespace
 
 ImageSet read_idx(const std::string& images_path, const std::string& labels_path, int64_t limit) {
   if (limit < 0) throw std::invalid_argument("read_idx: limit must be >= 0");
-  const std::vector<uint8_t> images = read_file(images_path);
-  const std::vector<int64_t> dims = parse_header(images, images_path, kImagesMagic, 3, "image");
-  const std::vector<uint8_t> labels = read_file(labels_path);
-  const int64_t label_count = parse_header(labels, labels_path, kLabelsMagic, 1, "label")[0];
+  std::vector<int64_t> dims, label_dims;
+  const std::vector<uint8_t> images = read_checked(images_path, kImagesMagic, 3, "image", dims);
+  const std::vector<uint8_t> labels = read_checked(labels_path, kLabelsMagic, 1, "label", label_dims);
+  const int64_t label_count = label_dims[0];
   if (label_count != dims[0]) {
     throw DataError("IDX: count mismatch: " + images_path + " holds " + std::to_string(dims[0]) +
                     " images but " + labels_path + " holds " + std::to_string(label_count) +

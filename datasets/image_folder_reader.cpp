@@ -2,11 +2,15 @@
 // in sorted order; each JPEG is decoded with TurboJPEG (using its DCT scaling to the smallest
 // size still at least image_size on the shorter side), resized so the shorter side is image_size
 // with an antialiased bilinear (triangle) filter, centre-cropped and stored channel-planar.
+// Memory stays bounded for hostile files: a header whose decoded size exceeds kMaxDecodedPixels
+// is rejected before decoding, and only the source rows the centre crop reads are resized (a
+// 1 x 65000 image scaled to a 1024 shorter side is virtually 1024 x 66.5 million pixels).
 #include <turbojpeg.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -57,6 +61,10 @@ std::vector<uint8_t> read_bytes(const fs::path& file) {
   return data;
 }
 
+// 2^26 pixels (192 MiB as RGB): far above any real photograph after DCT scaling (a 65535 x 65535
+// JPEG decodes to 8192 x 8192 at 1/8), far below what a crafted header can ask for.
+constexpr int64_t kMaxDecodedPixels = int64_t{1} << 26;
+
 struct Rgb {
   int width = 0;
   int height = 0;
@@ -95,6 +103,12 @@ class JpegDecoder {
     Rgb out;
     out.width = TJSCALED(w, best);
     out.height = TJSCALED(h, best);
+    const int64_t pixels = int64_t{out.width} * out.height;
+    if (pixels > kMaxDecodedPixels)
+      throw DataError("ImageFolder: " + file.string() + ": " + std::to_string(w) + " x " +
+                      std::to_string(h) + " pixels decode to " + std::to_string(pixels) +
+                      " pixels for a shorter side of at least " + std::to_string(min_side) +
+                      ", more than the " + std::to_string(kMaxDecodedPixels) + " pixels allowed");
     const int channels = cmyk ? 4 : 3;
     std::vector<uint8_t> buffer(static_cast<size_t>(out.width) * out.height * channels);
     if (tjDecompress2(handle_, jpeg.data(), size, buffer.data(), out.width, 0, out.height,
@@ -173,12 +187,20 @@ void resize_crop(const Rgb& src, int size, uint8_t* dst) {
   const Taps tx = make_taps(src.width, rw, (rw - size) / 2, size);
   const Taps ty = make_taps(src.height, rh, (rh - size) / 2, size);
 
-  // Horizontal pass over every source row, then the vertical pass.
+  // The crop's output rows read source rows [y0, y1) only: about size x src.height / rh of them
+  // plus the filter's support, never more than the source has.
+  int y0 = src.height, y1 = 0;
+  for (size_t i = 0; i < ty.first.size(); ++i) {
+    y0 = std::min(y0, ty.first[i]);
+    y1 = std::max(y1, ty.first[i] + static_cast<int>(ty.weights[i].size()));
+  }
+
+  // Horizontal pass over those rows, then the vertical pass.
   const size_t row = static_cast<size_t>(size) * 3;
-  std::vector<float> tmp(static_cast<size_t>(src.height) * row);
-  for (int y = 0; y < src.height; ++y) {
+  std::vector<float> tmp(static_cast<size_t>(y1 - y0) * row);
+  for (int y = y0; y < y1; ++y) {
     const uint8_t* in = src.pixels.data() + static_cast<size_t>(y) * src.width * 3;
-    float* o = tmp.data() + static_cast<size_t>(y) * row;
+    float* o = tmp.data() + static_cast<size_t>(y - y0) * row;
     for (int x = 0; x < size; ++x) {
       float acc[3] = {0.f, 0.f, 0.f};
       const auto& w = tx.weights[static_cast<size_t>(x)];
@@ -191,7 +213,7 @@ void resize_crop(const Rgb& src, int size, uint8_t* dst) {
   const size_t plane = static_cast<size_t>(size) * size;
   for (int y = 0; y < size; ++y) {
     const auto& w = ty.weights[static_cast<size_t>(y)];
-    const float* base = tmp.data() + static_cast<size_t>(ty.first[static_cast<size_t>(y)]) * row;
+    const float* base = tmp.data() + static_cast<size_t>(ty.first[static_cast<size_t>(y)] - y0) * row;
     for (int x = 0; x < size; ++x) {
       for (int c = 0; c < 3; ++c) {
         float acc = 0.f;

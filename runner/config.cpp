@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "runner/known_names.h"
+
 namespace cedar {
 namespace {
 
@@ -26,6 +28,17 @@ YAML::Node load_file(const std::string& path) {
                       std::to_string(e.mark.column + 1) + ": YAML syntax error: " +
                       (deep ? "lists or mappings nested too deeply" : e.msg));
   }
+}
+
+// A model or dataset name must be one the registries build: checked now, at the key's place,
+// rather than after the run's set-up when the registry is asked for it.
+void check_known(const std::string& value, const std::vector<std::string>& known, const char* what,
+                 const std::string& key, const Source& src, const YAML::Node& section) {
+  for (const auto& k : known)
+    if (k == value) return;
+  const YAML::Node node = section.IsMap() ? section["name"] : YAML::Node();
+  throw ConfigError(where(src, key, node) + ": " + key + ": unknown " + what + " '" + value +
+                    "' (known: " + join_names(known) + ")");
 }
 
 template <class P>
@@ -89,6 +102,8 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   load_params(c.train, root["train"], c.source, "train");
   load_params(c.optimizer, root["optimizer"], c.source, "optimizer");
   load_params(c.network, root["network"], c.source, "network");
+  check_known(c.model.name, known_model_names(), "model", "model.name", c.source, root["model"]);
+  check_known(c.data.name, known_dataset_names(), "dataset", "data.name", c.source, root["data"]);
 
   YAML::Node alg = root["algorithm"];
   c.algorithm_params = YAML::Node(YAML::NodeType::Map);

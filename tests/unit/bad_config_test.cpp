@@ -12,8 +12,11 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "datasets/loader.h"
+#include "models/model.h"
 #include "runner/config.h"
 #include "runner/experiment.h"
+#include "runner/known_names.h"
 #include "runner/suite.h"
 
 namespace cedar {
@@ -166,12 +169,82 @@ const std::vector<BadConfig>& bad_configs() {
       // Grids (cedar suite) and world sizes.
       {"grid world size 0", "grid: {world_size: [2, 0]}\n", {}, {"$F:1:24: grid.world_size: expected positive integers"}},
       {"grid world size negative", "grid: {world_size: [-4]}\n", {}, {"grid.world_size: expected positive integers"}},
-      {"grid world size as a word", "grid: {world_size: [four]}\n", {}, {"grid.world_size: expected positive integers"}},
+      {"grid world size as a word", "grid: {world_size: [four]}\n", {},
+       {"$F:1:21: grid.world_size: expected positive integers, got 'four'"}},
       {"grid empty list", "grid: {seed: []}\n", {}, {"grid.seed: empty list"}},
       {"grid algorithm without a name", "grid: {algorithm: [{sparsity: 0.9}]}\n", {},
        {"grid.algorithm: each entry is a name or a mapping with 'name'"}},
       {"grid algorithm with a bad parameter", "grid: {algorithm: [dense, {name: qsgd, bits: 0}]}\n", {},
        {"--set algorithm: algorithm.bits: value 0 is out of range [1, 8]"}},
+      // Grid values of the wrong type: the place, the grid key and what was expected (yaml-cpp's
+      // own conversion says only "bad conversion").
+      {"grid algorithm name as a mapping", "grid: {algorithm: [{name: {x: 1}}]}\n", {},
+       {"$F:1:27: grid.algorithm.name: expected an algorithm name, got a mapping"}},
+      {"grid algorithm label as a list", "grid: {algorithm: [{name: dgc, label: [a]}]}\n", {},
+       {"$F:1:39: grid.algorithm.label: expected a string, got a list"}},
+      {"grid key that is a list", "grid: {[a]: 1}\n", {}, {"$F:1:8: grid: keys must be plain names, got a list"}},
+      {"grid algorithm key that is a list", "grid: {algorithm: [{name: dense, [x]: 1}]}\n", {},
+       {"$F:1:34: grid.algorithm: keys must be plain names, got a list"}},
+      {"grid set key that is a list", "grid: {algorithm: [{name: dense, set: {[a]: 1}}]}\n", {},
+       {"$F:1:40: grid.algorithm.set: keys must be plain names, got a list"}},
+      {"grid overrides key that is a mapping", "grid: {overrides: [{{a: 1}: 2}]}\n", {},
+       {"$F:1:21: grid.overrides: keys must be plain names, got a mapping"}},
+      {"grid seed as a list", "grid: {seed: [[1]]}\n", {},
+       {"$F:1:15: grid.seed: expected non-negative integers, got a list"}},
+      {"grid model as a mapping", "grid: {model: [{name: vgg16}]}\n", {},
+       {"$F:1:16: grid.model: expected a model name, got a mapping"}},
+      {"grid dataset as a null", "grid: {dataset: [~]}\n", {}, {"grid.dataset: expected a dataset name, got a null value"}},
+      {"grid override value of the wrong type", "grid:\n  overrides: [{optimizer.lr: fast}]\n", {},
+       {"$F:2:16: grid.overrides: --set optimizer.lr: optimizer.lr: expected a number, got 'fast'"}},
+      {"grid set value of the wrong type", "grid:\n  algorithm: [{name: dense, set: {train.epochs: [2]}}]\n", {},
+       {"$F:2:35: grid.algorithm.set: --set train.epochs: train.epochs: expected an integer, got a list"}},
+      {"grid set key that is unknown", "grid:\n  algorithm: [{name: dense, set: {train.epoch: 2}}]\n", {},
+       {"$F:2:35: grid.algorithm.set: --set train.epoch: unknown key 'train.epoch'"}},
+
+      // The same grid key twice, and values listed twice (the runs would repeat).
+      {"duplicate grid key", "grid:\n  seed: [1]\n  seed: [2]\n", {}, {"$F:3:3: duplicate key 'grid.seed'"}},
+      {"duplicate key in a grid algorithm entry", "grid: {algorithm: [{name: dgc, sparsity: 0.9, sparsity: 0.99}]}\n", {},
+       {"$F:1:47: duplicate key 'grid.algorithm.sparsity'"}},
+      {"duplicate key in a grid set", "grid: {algorithm: [{name: dense, set: {optimizer.lr: 0.1, optimizer.lr: 0.2}}]}\n",
+       {}, {"$F:1:59: duplicate key 'grid.algorithm.set.optimizer.lr'"}},
+      {"duplicate key in grid overrides", "grid: {overrides: [{train.epochs: 1, train.epochs: 2}]}\n", {},
+       {"$F:1:38: duplicate key 'grid.overrides.train.epochs'"}},
+      {"seed listed twice", "grid: {seed: [1, 2, 1]}\n", {}, {"$F:1:21: grid.seed: 1 is listed twice"}},
+      {"world size listed twice", "grid: {world_size: [2, 2]}\n", {}, {"$F:1:24: grid.world_size: 2 is listed twice"}},
+      {"model listed twice", "grid: {model: [lenet5, lenet5]}\n", {}, {"$F:1:24: grid.model: lenet5 is listed twice"}},
+
+      // Keys two parts of a suite would both set, one silently winning.
+      {"override of the seed the suite sets", "grid: {overrides: [{train.seed: 3}]}\n", {},
+       {"$F:1:21: grid.overrides: 'train.seed' is set by the suite for every run", "grid.seed"}},
+      {"override of the run name", "grid: {overrides: [{name: x}]}\n", {},
+       {"$F:1:21: grid.overrides: 'name' is set by the suite for every run"}},
+      {"override of a section holding the seed", "grid: {overrides: [{train: {epochs: 2, seed: 4}}]}\n", {},
+       {"$F:1:21: grid.overrides: 'train.seed' is set by the suite"}},
+      {"override of the model the grid varies", "grid: {model: [lenet5, resnet20], overrides: [{model.name: vgg11}]}\n",
+       {}, {"$F:1:48: grid.overrides: 'model.name' is set by grid.model"}},
+      {"override of the algorithm the grid varies", "grid: {algorithm: [dense, dgc], overrides: [{algorithm.name: topk}]}\n",
+       {}, {"$F:1:46: grid.overrides: 'algorithm.name' is set by grid.algorithm"}},
+      {"override and an entry's set on one key",
+       "grid: {algorithm: [{name: signsgd, set: {optimizer.lr: 0.001}}], overrides: [{optimizer.lr: 0.1}]}\n", {},
+       {"$F:1:79: grid.overrides: 'optimizer.lr' is also set by grid.algorithm entry 'signsgd'"}},
+      {"override replacing a section an entry's set writes into",
+       "grid: {algorithm: [{name: signsgd, set: {optimizer.lr: 0.001}}], overrides: [{optimizer: {momentum: 0}}]}\n", {},
+       {"grid.overrides: 'optimizer' is also set by grid.algorithm entry 'signsgd'", "'optimizer.lr'"}},
+      {"set of the algorithm's own parameter", "grid: {algorithm: [{name: dgc, set: {algorithm.sparsity: 0.9}}]}\n", {},
+       {"$F:1:38: grid.algorithm.set: 'algorithm.sparsity' belongs in the entry itself"}},
+
+      // Model and dataset names, checked when the file is loaded.
+      {"unknown model", "model: {name: resnet21}\n", {},
+       {"$F:1:15: model.name: unknown model 'resnet21' (known: resnet20, ", "lenet5"}},
+      {"unknown dataset", "data: {name: cifar11}\n", {},
+       {"$F:1:14: data.name: unknown dataset 'cifar11' (known: cifar10, ", "synthetic"}},
+      {"empty model name", "model: {name: ''}\n", {}, {"$F:1:15: model.name: unknown model ''"}},
+      {"unknown model from --set", "train: {epochs: 1}\n", {"model.name=vgg17"},
+       {"--set model.name: model.name: unknown model 'vgg17'"}},
+      {"unknown model in the grid", "grid: {model: [lenet5, lenet6]}\n", {},
+       {"$F:1:24: grid.model: unknown model 'lenet6' (known: resnet20, "}},
+      {"unknown dataset in the grid", "grid: {dataset: [mnist, emnist]}\n", {},
+       {"$F:1:25: grid.dataset: unknown dataset 'emnist' (known: cifar10, "}},
 
       // Overrides.
       {"override into a scalar", "train: {epochs: 1}\n", {"train.epochs.x=1"}, {"--set train.epochs.x=1", "'epochs' is not a mapping"}},
@@ -228,6 +301,12 @@ TEST(BadConfig, NearbyGoodValuesAreAccepted) {
       "optimizer: {schedule: step, milestones: [2, 0]}\n",
       "train: {seed: 18446744073709551615}\n",
       "grid: {world_size: [2, 1], algorithm: [dense, {name: qsgd, bits: 2}]}\n",
+      "grid: {overrides: [{optimizer.lr: 0.05}, {optimizer.lr: 0.1}], seed: [1, 2]}\n",
+      "grid: {algorithm: [{name: signsgd, set: {optimizer.lr: 0.001}}], overrides: [{optimizer.momentum: 0.5}]}\n",
+      "grid: {overrides: [{train: {epochs: 2}}], seed: [3]}\n",
+      "algorithm: {name: dgc}\ngrid: {overrides: [{algorithm.sparsity: 0.99}, {algorithm.sparsity: 0.9}]}\n",
+      "model: {name: lenet5}\ngrid: {model: [resnet20, vgg11], dataset: [synthetic, cifar100]}\n",
+      "model: {name: vgg16}\ndata: {name: imagenet-folder}\n",
   };
   for (size_t i = 0; i < good.size(); ++i) {
     const std::string path = write_yaml("good_config_" + std::to_string(i) + ".yaml", good[i]);
@@ -235,7 +314,7 @@ TEST(BadConfig, NearbyGoodValuesAreAccepted) {
   }
 }
 
-// What only a run can check (names resolved by the registries, the data set's size): `cedar run`
+// What only a run can check (the data set's size, combinations of options): `cedar run`
 // on synthetic data, one rank. None of the algorithms constrains the world size (signSGD's vote
 // ties on an even count give 0 by design) and no option requires divisibility of the batch: the
 // one batch constraint is that batch_size x ranks fits in the training set.
@@ -246,10 +325,6 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
     std::vector<std::string> expect;
   };
   const std::vector<Row> rows = {
-      {"unknown model", "model: {name: resnet21}\ndata: {name: synthetic}\n",
-       {"unknown model 'resnet21'", "resnet20", "lenet5"}},
-      {"unknown dataset", "model: {name: lenet5}\ndata: {name: cifar11}\n",
-       {"unknown dataset 'cifar11'", "cifar10", "synthetic"}},
       {"batch larger than the training set", "model: {name: lenet5}\ndata: {name: synthetic}\ntrain: {batch_size: 5000, threads: 1}\n",
        {"train.batch_size 5000 x 1 ranks exceeds the 2048 training images"}},
       {"LARS with Nesterov momentum", "model: {name: lenet5}\ndata: {name: synthetic}\noptimizer: {name: lars, nesterov: true}\ntrain: {threads: 1}\n",
@@ -271,6 +346,21 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
     for (const auto& part : rows[i].expect)
       EXPECT_NE(message.find(part), std::string::npos) << rows[i].what << ": message '" << message << "' lacks '" << part << "'";
   }
+}
+
+// Names are checked at load against lists kept without LibTorch; they must be exactly what the
+// registries build, or a valid name would be refused (or an unknown one accepted until set-up).
+TEST(BadConfig, KnownNamesAreTheRegistries) {
+  std::vector<std::string> models, datasets;
+  for (const auto& m : model_catalog()) models.push_back(m.name);
+  for (const auto& d : dataset_catalog()) datasets.push_back(d.name);
+  EXPECT_EQ(known_model_names(), models);
+  EXPECT_EQ(known_dataset_names(), datasets);
+  // And every one of them loads.
+  for (const auto& m : models)
+    for (const auto& d : datasets)
+      EXPECT_NO_THROW(load_experiment(write_yaml("names.yaml", "model: {name: " + m + "}\ndata: {name: " + d + "}\n")))
+          << m << " " << d;
 }
 
 TEST(BadConfig, IntegersAreDecimalOrHexadecimal) {

@@ -3,12 +3,19 @@
 // that names the file at fault and what is wrong with it, never a crash or a silent success.
 // (tests/unit/readers_test.cpp checks the readers on good files and the first obvious errors.)
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -161,6 +168,17 @@ size_t after_marker(const std::vector<uint8_t>& jpeg, uint8_t code) {
   return jpeg.size();
 }
 
+// `jpeg` with the frame size in its SOF0 header replaced (the scan data stays that of the small
+// image): what a file claiming to be huge looks like to the header parser.
+std::vector<uint8_t> with_frame_size(std::vector<uint8_t> jpeg, uint16_t width, uint16_t height) {
+  const size_t sof = after_marker(jpeg, 0xc0);  // then length (2), precision (1), height, width
+  jpeg[sof + 3] = static_cast<uint8_t>(height >> 8);
+  jpeg[sof + 4] = static_cast<uint8_t>(height & 0xff);
+  jpeg[sof + 5] = static_cast<uint8_t>(width >> 8);
+  jpeg[sof + 6] = static_cast<uint8_t>(width & 0xff);
+  return jpeg;
+}
+
 std::vector<BadData> bad_files() {
   const std::vector<uint8_t> jpeg = good_jpeg();
   const size_t sof = after_marker(jpeg, 0xc0), sos = after_marker(jpeg, 0xda);
@@ -244,6 +262,11 @@ std::vector<BadData> bad_files() {
       {"JPEG with a corrupted frame header", folder_with("sof.JPEG", flipped(jpeg, sof, sof + 8)), read_folder, {"ImageFolder"}},
       {"JPEG cut right after its scan header", folder_with("scan.JPEG", cut(jpeg, sos + 12)), read_folder,
        {"corrupt JPEG data"}},
+      // 2000 x 65000 cannot be DCT-scaled to a 2048 shorter side: decoding it whole would take
+      // 390 MB before the (missing) scan data is even looked at.
+      {"JPEG whose header claims 2000 x 65000 pixels", folder_with("huge.JPEG", with_frame_size(jpeg, 2000, 65000)),
+       [](const fs::path& dir) { read_image_folder(dir.string(), "train", 0, 0, 2048); },
+       {"2000 x 65000 pixels", "more than the 67108864 pixels"}},
       {"JPEG name on a dangling link",
        [](const fs::path& dir) {
          testdata::write_bytes(dir / "train" / "a" / "ok.JPEG", good_jpeg());
@@ -325,6 +348,113 @@ TEST(BadData, IntactCounterpartsRead) {
   testdata::write_bytes(tmp.path() / "f" / "train" / "a" / "ok.JPEG", good_jpeg());
   testdata::write_bytes(tmp.path() / "f" / "train" / "a" / "README", {'x'});
   EXPECT_EQ(read_image_folder((tmp.path() / "f").string(), "train", 0, 0, 8).count, 1);
+}
+
+// --- Memory bounds ------------------------------------------------------------------------------
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;  // AddressSanitizer maps its shadow memory: no address-space limit
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The address space this process has mapped now.
+size_t mapped_bytes() {
+  std::ifstream in("/proc/self/statm");
+  size_t pages = 0;
+  in >> pages;
+  return pages * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Runs `body` in a child process that may map at most `headroom` bytes more than this one has now
+// (RLIMIT_AS; no limit under AddressSanitizer) and says how it went: "ok", "out of memory" (it
+// needed more), the message of any other exception, or the signal that ended it.
+std::string run_with_headroom(size_t headroom, const std::function<void()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    close(fds[0]);
+    std::string result = "ok";
+    const rlimit limit{mapped_bytes() + headroom, mapped_bytes() + headroom};
+    if (!kSanitized && setrlimit(RLIMIT_AS, &limit) != 0) {
+      result = "setrlimit failed";
+    } else {
+      try {
+        body();
+      } catch (const std::bad_alloc&) {
+        result = "out of memory";
+      } catch (const std::exception& e) {
+        result = e.what();
+      }
+    }
+    const ssize_t written = write(fds[1], result.data(), result.size());
+    _exit(written == static_cast<ssize_t>(result.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return out;
+}
+
+constexpr size_t kHeadroom = size_t{256} << 20;
+
+// A 1-pixel-wide, 65000-pixel-tall JPEG (and its transpose) at image_size 1024: the shorter side
+// scales up 1024 times, to a virtual 1024 x 66.5-million image of which only the centre
+// 1024 x 1024 is kept. Resizing every source row for it took 65000 x 1024 x 3 floats (800 MB).
+TEST(BadData, ThinImagesResizeInBoundedMemory) {
+  if (kSanitized) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+  TempDir tmp("thin_jpeg");
+  const std::array<uint8_t, 3> colour{200, 100, 50};
+  testdata::write_solid_jpeg(tmp.path() / "train" / "tall" / "tall.JPEG", 1, 65000, colour);
+  testdata::write_solid_jpeg(tmp.path() / "train" / "wide" / "wide.JPEG", 65000, 1, colour);
+  const auto read = [&] { return read_image_folder(tmp.str(), "train", 0, 0, 1024); };
+  ASSERT_EQ(run_with_headroom(kHeadroom, [&] { read(); }), "ok");
+  // What it computes is the solid colour, channel-planar, in every pixel of both images.
+  const ImageSet set = read();
+  ASSERT_EQ(set.count, 2);
+  const size_t plane = 1024 * 1024;
+  for (int64_t i = 0; i < set.count; ++i)
+    for (size_t c = 0; c < 3; ++c) {
+      const uint8_t* p = set.image(i) + c * plane;
+      const auto [lo, hi] = std::minmax_element(p, p + plane);
+      EXPECT_LE(std::abs(*lo - colour[c]), 2) << "image " << i << " channel " << c;
+      EXPECT_LE(std::abs(*hi - colour[c]), 2) << "image " << i << " channel " << c;
+    }
+}
+
+// An IDX image file whose header declares 3 images of 4 x 4 but whose gzip members inflate to
+// 1 GiB: the reader stops one byte past the declared payload instead of inflating it all.
+TEST(BadData, GzipBombStopsPastTheDeclaredSize) {
+  if (kSanitized) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+  TempDir tmp("gzip_bomb");
+  const std::vector<uint8_t> zeros(size_t{16} << 20, 0);
+  std::vector<uint8_t> file = testdata::gzip_bytes(cat(idx_images(3, 4, 4, 48), zeros));
+  const std::vector<uint8_t> member = testdata::gzip_bytes(zeros);
+  for (int i = 1; i < 64; ++i) file = cat(file, member);  // gzip members concatenate (RFC 1952)
+  const fs::path images = tmp.path() / "images.idx.gz", labels = tmp.path() / "labels.idx";
+  testdata::write_bytes(images, file);
+  testdata::write_bytes(labels, idx_labels(3, 3));
+  const std::string result =
+      run_with_headroom(kHeadroom, [&] { read_idx(images.string(), labels.string()); });
+  EXPECT_NE(result.find(images.string() + " has trailing data: expected 48 image bytes after the header"),
+            std::string::npos) << result;
+}
+
+// A side whose square overflows: 3 x 2^32 x 2^32 bytes per image wraps to 0 in 64 bits.
+TEST(BadData, SyntheticSizesAreBounded) {
+  const std::string result = run_with_headroom(kHeadroom, [] { make_synthetic(2, 3, int64_t{1} << 32, 10, 1); });
+  EXPECT_NE(result.find("make_synthetic: count=2 channels=3 size=4294967296"), std::string::npos) << result;
+  EXPECT_NE(result.find("size must be in [1, 4096]"), std::string::npos) << result;
+  EXPECT_THROW(make_synthetic(1, 1, 4097, 1, 1), std::invalid_argument);
+  EXPECT_EQ(make_synthetic(2, 3, 16, 10, 1).pixels.size(), size_t{2} * 3 * 16 * 16);
 }
 
 }  // namespace
