@@ -23,10 +23,8 @@
 //   shared_indices  all ranks draw the same coordinates (values-only allreduce) (default true)
 #include <ATen/ATen.h>
 
-#include <map>
 #include <vector>
 
-#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/error_feedback.h"
@@ -45,12 +43,6 @@ at::Tensor RandomKCompressor::select(const at::Tensor& x, at::Generator& gen) {
 
 namespace {
 
-Bound unit_fraction() {
-  Bound b = in_range(0, 1);
-  b.lo_open = true;
-  return b;
-}
-
 struct RandomKParams {
   double ratio = 0.01;
   bool error_feedback = true;
@@ -59,7 +51,7 @@ struct RandomKParams {
   void visit(V& v) {
     v("ratio", ratio,
       "fraction of each tensor's coordinates sent (uniformly random), k = ceil(ratio*d)",
-      unit_fraction());
+      keep_ratio_bound());
     v("error_feedback", error_feedback, "add the unsent remainder to the next gradient (memory)");
     v("shared_indices", shared_indices,
       "all ranks draw the same coordinates from the run seed and send values only (allreduce)");
@@ -72,8 +64,8 @@ class RandomK final : public Algorithm {
       : params_(p), compressor_(p.ratio, /*values_only=*/p.shared_indices) {}
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
-    ErrorFeedback* memory = params_.error_feedback ? &memory_ : nullptr;
-    if (memory) rescale_memory_for_lr(memory_, bucket, last_lr_, ctx.lr);
+    ErrorFeedback* memory = params_.error_feedback ? &memory_.memory() : nullptr;
+    if (memory) memory_.rescale(bucket, ctx.lr);
     const int stream_rank = params_.shared_indices ? 0 : comm.rank();
     at::Generator gen = make_generator(ctx.seed, stream_rank, ctx.step, bucket.index);
     int64_t bytes = 0;
@@ -85,14 +77,8 @@ class RandomK final : public Algorithm {
     ctx.stats["randomk.payload_bytes"] += static_cast<double>(bytes);
   }
 
-  void save_state(AlgorithmState& out) const override {
-    save_tensor_map(out, "memory.", memory_.memories_view());
-    save_number_map(out, "last_lr", last_lr_);
-  }
-  void load_state(const AlgorithmState& in) override {
-    load_tensor_map(in, "memory.", memory_.memories());
-    last_lr_ = load_number_map(in, "last_lr");
-  }
+  void save_state(AlgorithmState& out) const override { memory_.save(out); }
+  void load_state(const AlgorithmState& in) override { memory_.load(in); }
 
  private:
   // Same coordinates on every rank: allreduce the values, average, scatter.
@@ -122,8 +108,7 @@ class RandomK final : public Algorithm {
 
   RandomKParams params_;
   RandomKCompressor compressor_;
-  ErrorFeedback memory_;
-  std::map<int64_t, double> last_lr_;
+  LrScaledMemory memory_;
 };
 
 }  // namespace

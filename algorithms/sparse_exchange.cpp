@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/algorithm_state.h"
 #include "runner/comm/communicator.h"
 
 namespace cedar {
@@ -75,9 +76,19 @@ at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) 
 
 at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t numel) {
   if (!values_only_) return SparseCompressor::decompress(payload, numel);
-  at::Tensor values = from_bytes(payload, at::kFloat);
-  if (!last_indices_.defined() || last_indices_.numel() != values.numel())
+  if (!last_indices_.defined())
     throw std::logic_error("random-k: values-only payload decoded without its index set");
+  // Exactly one fp32 value per shared index: from_bytes would drop a partial value unnoticed.
+  if (payload.scalar_type() != at::kByte || payload.dim() != 1)
+    throw std::invalid_argument("random-k: expected a 1-D uint8 payload, got " +
+                                std::to_string(payload.dim()) + "-D " +
+                                c10::toString(payload.scalar_type()));
+  const int64_t k = last_indices_.numel();
+  if (payload.numel() != 4 * k)
+    throw std::invalid_argument("random-k: a values-only payload of " + std::to_string(payload.numel()) +
+                                " bytes for " + std::to_string(k) + " shared indices (expected " +
+                                std::to_string(4 * k) + ": one fp32 value each)");
+  at::Tensor values = from_bytes(payload, at::kFloat);
   at::Tensor out = at::zeros({numel}, at::kFloat);
   out.index_put_({last_indices_.cpu()}, values);
   return out;
@@ -130,6 +141,22 @@ void rescale_memory_for_lr(ErrorFeedback& ef, const GradBucket& bucket,
     }
   }
   if (lr > 0) last_lr[bucket.index] = lr;
+}
+
+void LrScaledMemory::save(AlgorithmState& out) const {
+  save_tensor_map(out, "memory.", memory_.memories_view());
+  save_number_map(out, "last_lr", last_lr_);
+}
+
+void LrScaledMemory::load(const AlgorithmState& in) {
+  load_tensor_map(in, "memory.", memory_.memories());
+  last_lr_ = load_number_map(in, "last_lr");
+}
+
+Bound keep_ratio_bound() {
+  Bound b = in_range(0, 1);
+  b.lo_open = true;
+  return b;
 }
 
 }  // namespace cedar

@@ -98,4 +98,25 @@ void scatter_add_segments(const SparseView& s, const std::vector<at::Tensor>& se
 void rescale_memory_for_lr(ErrorFeedback& ef, const GradBucket& bucket,
                            std::map<int64_t, double>& last_lr, double lr);
 
+// The error-feedback memory of top-k and random-k together with the learning rate each bucket
+// last used, so that one object rescales it (above) and checkpoints it.
+class LrScaledMemory {
+ public:
+  // Rescales the bucket's memories from the bucket's last learning rate to `lr`.
+  void rescale(const GradBucket& bucket, double lr) {
+    rescale_memory_for_lr(memory_, bucket, last_lr_, lr);
+  }
+  ErrorFeedback& memory() { return memory_; }
+  // Keys "memory.<tensor name>" (the memories) and "last_lr" (bucket index -> learning rate).
+  void save(AlgorithmState& out) const;
+  void load(const AlgorithmState& in);
+
+ private:
+  ErrorFeedback memory_;
+  std::map<int64_t, double> last_lr_;
+};
+
+// (0, 1]: the range of a sparsifier's `ratio` (fraction of each tensor's coordinates sent).
+Bound keep_ratio_bound();
+
 }  // namespace cedar

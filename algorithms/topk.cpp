@@ -18,12 +18,8 @@
 //   error_feedback  keep the unsent remainder in a memory                     (default true)
 #include <ATen/ATen.h>
 
-#include <map>
-
-#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
-#include "algorithms/error_feedback.h"
 #include "algorithms/sparse_exchange.h"
 #include "runner/comm/communicator.h"
 
@@ -38,12 +34,6 @@ at::Tensor TopKCompressor::select(const at::Tensor& x, at::Generator&) {
 
 namespace {
 
-Bound unit_fraction() {
-  Bound b = in_range(0, 1);
-  b.lo_open = true;
-  return b;
-}
-
 struct TopKParams {
   double ratio = 0.01;
   bool error_feedback = true;
@@ -51,7 +41,7 @@ struct TopKParams {
   void visit(V& v) {
     v("ratio", ratio,
       "fraction of each tensor's coordinates sent (largest magnitudes), k = ceil(ratio*d)",
-      unit_fraction());
+      keep_ratio_bound());
     v("error_feedback", error_feedback, "add the unsent remainder to the next gradient (memory)");
   }
 };
@@ -61,28 +51,22 @@ class TopK final : public Algorithm {
   explicit TopK(const TopKParams& p) : params_(p), compressor_(p.ratio) {}
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
-    if (params_.error_feedback) rescale_memory_for_lr(memory_, bucket, last_lr_, ctx.lr);
+    if (params_.error_feedback) memory_.rescale(bucket, ctx.lr);
     // Top-k draws nothing at random; the generator only satisfies the Compressor interface.
     at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step, bucket.index);
     ExchangeResult r = exchange_compressed(bucket, comm, compressor_,
-                                           params_.error_feedback ? &memory_ : nullptr, gen);
+                                           params_.error_feedback ? &memory_.memory() : nullptr,
+                                           gen);
     ctx.stats["topk.payload_bytes"] += static_cast<double>(r.payload_bytes);
   }
 
-  void save_state(AlgorithmState& out) const override {
-    save_tensor_map(out, "memory.", memory_.memories_view());
-    save_number_map(out, "last_lr", last_lr_);
-  }
-  void load_state(const AlgorithmState& in) override {
-    load_tensor_map(in, "memory.", memory_.memories());
-    last_lr_ = load_number_map(in, "last_lr");
-  }
+  void save_state(AlgorithmState& out) const override { memory_.save(out); }
+  void load_state(const AlgorithmState& in) override { memory_.load(in); }
 
  private:
   TopKParams params_;
   TopKCompressor compressor_;
-  ErrorFeedback memory_;
-  std::map<int64_t, double> last_lr_;
+  LrScaledMemory memory_;
 };
 
 }  // namespace

@@ -4,7 +4,6 @@
 // A hostile payload may give any gradient values, but never an out-of-bounds access, undefined
 // behaviour, or an error other than the exchange's CommError / std::invalid_argument.
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <fuzzer/FuzzedDataProvider.h>
 #include <yaml-cpp/yaml.h>
 
@@ -15,6 +14,8 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "fuzz/fake_peers.h"
+#include "fuzz/fuzz_inputs.h"
+#include "fuzz/torch_fuzz_main.h"
 
 namespace cedar {
 AlgorithmInfo qsgd_algorithm();
@@ -32,25 +33,12 @@ void exchange(FuzzedDataProvider& in) {
   cedar::Source src{"fuzz", {}};
   auto algorithm = cedar::qsgd_algorithm().make(params, src, nullptr);
 
-  const int tensors = in.ConsumeIntegralInRange<int>(1, 3);
-  std::vector<int64_t> sizes;
-  int64_t total = 0;
-  for (int i = 0; i < tensors; ++i) total += sizes.emplace_back(in.ConsumeIntegralInRange<int64_t>(0, 300));
-  const float scale = in.ConsumeFloatingPointInRange<float>(-1e3f, 1e3f);
-  cedar::GradBucket bucket;
-  bucket.flat = at::arange(total, at::kFloat).sin_().mul_(scale);
-  int64_t off = 0;
-  for (int i = 0; i < tensors; ++i) {
-    at::Tensor g = bucket.flat.narrow(0, off, sizes[static_cast<size_t>(i)]);
-    bucket.entries.push_back({"t" + std::to_string(i), g.clone(), g});
-    off += sizes[static_cast<size_t>(i)];
-  }
+  cedar::GradBucket bucket = cedar::fuzz::consume_bucket(in, 0, 300, [&](int64_t total) {
+    const float scale = in.ConsumeFloatingPointInRange<float>(-1e3f, 1e3f);
+    return at::arange(total, at::kFloat).sin_().mul_(scale);
+  });
   const bool short_allgather = in.ConsumeBool();
-  const int peers = in.ConsumeIntegralInRange<int>(1, 3);
-  std::vector<std::vector<uint8_t>> sent;
-  for (int p = 0; p < peers; ++p)
-    sent.push_back(in.ConsumeBytes<uint8_t>(in.ConsumeIntegralInRange<size_t>(0, 2048)));
-  cedar::fuzz::FakePeers comm(std::move(sent), short_allgather);
+  cedar::fuzz::FakePeers comm(cedar::fuzz::consume_peer_bytes(in, 2048), short_allgather);
   cedar::StepContext ctx;
   ctx.seed = 7;
   try {
@@ -63,9 +51,7 @@ void exchange(FuzzedDataProvider& in) {
 void unpack(FuzzedDataProvider& in) {
   const int bits = in.ConsumeIntegralInRange<int>(0, 17);
   const int64_t n = in.ConsumeIntegralInRange<int64_t>(-2, 5000);
-  std::vector<uint8_t> bytes = in.ConsumeRemainingBytes<uint8_t>();
-  at::Tensor t = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
-  if (!bytes.empty()) std::memcpy(t.data_ptr<uint8_t>(), bytes.data(), bytes.size());
+  at::Tensor t = cedar::fuzz::bytes_tensor(in.ConsumeRemainingBytes<uint8_t>());
   try {
     at::Tensor codes = cedar::unpack_bits(t, n, bits);
     if (codes.numel() != n) std::abort();
@@ -76,14 +62,7 @@ void unpack(FuzzedDataProvider& in) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  at::set_num_threads(1);
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+void cedar::fuzz::fuzz_input(FuzzedDataProvider& in) {
   if (in.ConsumeBool()) exchange(in);
   else unpack(in);
-  return 0;
 }

@@ -5,7 +5,6 @@
 // A hostile payload may give any gradient values, but never an out-of-bounds access, undefined
 // behaviour, or an error other than CommError / std::invalid_argument.
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -15,6 +14,8 @@
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/sparse_exchange.h"
 #include "fuzz/fake_peers.h"
+#include "fuzz/fuzz_inputs.h"
+#include "fuzz/torch_fuzz_main.h"
 
 namespace {
 
@@ -28,23 +29,9 @@ class AboveMean final : public cedar::SparseCompressor {
   }
 };
 
-at::Tensor bytes_tensor(const std::vector<uint8_t>& bytes) {
-  at::Tensor t = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
-  if (!bytes.empty()) std::memcpy(t.data_ptr<uint8_t>(), bytes.data(), bytes.size());
-  return t;
-}
-
-std::vector<std::vector<uint8_t>> peer_bytes(FuzzedDataProvider& in) {
-  std::vector<std::vector<uint8_t>> sent;
-  const int peers = in.ConsumeIntegralInRange<int>(1, 3);
-  for (int p = 0; p < peers; ++p)
-    sent.push_back(in.ConsumeBytes<uint8_t>(in.ConsumeIntegralInRange<size_t>(0, 1024)));
-  return sent;
-}
-
 void decompress(FuzzedDataProvider& in) {
   const int64_t numel = in.ConsumeIntegralInRange<int64_t>(0, 2000);
-  at::Tensor payload = bytes_tensor(in.ConsumeRemainingBytes<uint8_t>());
+  at::Tensor payload = cedar::fuzz::bytes_tensor(in.ConsumeRemainingBytes<uint8_t>());
   AboveMean c;
   at::Tensor out = c.decompress(payload, numel);
   if (out.numel() != numel) std::abort();
@@ -56,25 +43,15 @@ void dgc_path(FuzzedDataProvider& in) {
   for (int i = 0; i < n; ++i) segments.push_back(at::zeros({in.ConsumeIntegralInRange<int64_t>(0, 300)}));
   const double scale = in.ConsumeBool() ? 1.0 : 0.25;
   at::Tensor mine = cedar::encode_sparse(at::arange(0, 3, at::kLong) * 2, at::ones({3}));
-  cedar::fuzz::FakePeers comm(peer_bytes(in), false);
+  cedar::fuzz::FakePeers comm(cedar::fuzz::consume_peer_bytes(in, 1024), false);
   for (const cedar::SparseView& s : cedar::allgather_sparse(mine, comm))
     cedar::scatter_add_segments(s, segments, scale);
 }
 
 void variable_exchange(FuzzedDataProvider& in) {
-  const int tensors = in.ConsumeIntegralInRange<int>(1, 3);
-  std::vector<int64_t> sizes;
-  int64_t total = 0;
-  for (int i = 0; i < tensors; ++i) total += sizes.emplace_back(in.ConsumeIntegralInRange<int64_t>(1, 200));
-  cedar::GradBucket bucket;
-  bucket.flat = at::arange(total, at::kFloat).cos_();
-  int64_t off = 0;
-  for (int i = 0; i < tensors; ++i) {
-    at::Tensor g = bucket.flat.narrow(0, off, sizes[static_cast<size_t>(i)]);
-    bucket.entries.push_back({"t" + std::to_string(i), g.clone(), g});
-    off += sizes[static_cast<size_t>(i)];
-  }
-  cedar::fuzz::FakePeers comm(peer_bytes(in), false);
+  cedar::GradBucket bucket = cedar::fuzz::consume_bucket(
+      in, 1, 200, [](int64_t total) { return at::arange(total, at::kFloat).cos_(); });
+  cedar::fuzz::FakePeers comm(cedar::fuzz::consume_peer_bytes(in, 1024), false);
   AboveMean c;
   at::Generator gen = cedar::make_generator(1, 0, 0);
   cedar::exchange_compressed(bucket, comm, c, nullptr, gen);
@@ -82,13 +59,7 @@ void variable_exchange(FuzzedDataProvider& in) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  at::set_num_threads(1);
-  return 0;
-}
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+void cedar::fuzz::fuzz_input(FuzzedDataProvider& in) {
   try {
     switch (in.ConsumeIntegralInRange<int>(0, 2)) {
       case 0: decompress(in); break;
@@ -98,5 +69,4 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const cedar::CommError&) {
   } catch (const std::invalid_argument&) {
   }
-  return 0;
 }

@@ -45,13 +45,6 @@ const ComparisonRow* dense_of(const std::vector<ComparisonRow>& rows, const Comp
   return nullptr;
 }
 
-double modeled(const ComparisonRow& r, const std::string& profile) {
-  const auto& profiles = network_profiles();
-  for (size_t i = 0; i < profiles.size() && i < r.modeled_seconds.size(); ++i)
-    if (profiles[i].name == profile) return r.modeled_seconds[i];
-  return 0;
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -96,8 +89,8 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
       else if (c.metric == "accuracy_gap") v.measured = 100 * (r->final_mean - d->final_mean);
       else if (c.metric == "compression") v.measured = r->compression;
       else if (c.metric == "wall_speedup" && r->wall_mean > 0) v.measured = d->wall_mean / r->wall_mean;
-      else if (c.metric == "modeled_speedup" && modeled(*r, c.profile) > 0)
-        v.measured = modeled(*d, c.profile) / modeled(*r, c.profile);
+      else if (c.metric == "modeled_speedup" && modeled_seconds_on(*r, c.profile) > 0)
+        v.measured = modeled_seconds_on(*d, c.profile) / modeled_seconds_on(*r, c.profile);
       if (v.measured) {
         bool ok = (!c.at_least || *v.measured >= *c.at_least) && (!c.at_most || *v.measured <= *c.at_most);
         v.verdict = ok ? "reproduced" : "not reproduced";

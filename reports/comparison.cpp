@@ -1,19 +1,17 @@
 #include "reports/comparison.h"
 
-#include "runner/comm/network_model.h"
-
-#include <sqlite3.h>
-
 #include <cmath>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/results_reader.h"
+#include "runner/comm/network_model.h"
+
 namespace cedar {
 namespace {
 
-const char* kRunsQuery = R"SQL(
-SELECT r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world_size, r.seed,
+const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
        COALESCE(r.final_test_accuracy, 0), COALESCE(r.best_test_accuracy, 0),
        COALESCE(r.wall_seconds, 0),
        (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
@@ -38,13 +36,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-double modeled(const ComparisonRow& r, const std::string& profile) {
-  const auto& profiles = network_profiles();
-  for (size_t p = 0; p < profiles.size() && p < r.modeled_seconds.size(); ++p)
-    if (profiles[p].name == profile) return r.modeled_seconds[p];
-  return 0;
-}
-
 std::string pct(double mean, double sd, int n) {
   std::string s = fmt("%.2f", 100 * mean);
   if (n > 1) s += " ± " + fmt("%.2f", 100 * sd);
@@ -55,37 +46,14 @@ std::string pct(double mean, double sd, int n) {
 
 std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite,
                                  double target) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    throw std::runtime_error("cannot open results database " + db_path + ": " + msg);
-  }
-  sqlite3_busy_timeout(db, 60000);
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, kRunsQuery, -1, &st, nullptr) != SQLITE_OK) {
-    std::string msg = sqlite3_errmsg(db);
-    sqlite3_close(db);
-    throw std::runtime_error(db_path + ": not a Cedar results database (" + msg + ")");
-  }
+  ResultsReader db(db_path);
+  sqlite3_stmt* st = db.prepare(kRunsQuery.c_str());
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(st, 2, target);
   std::vector<RunResult> out;
-  auto text = [&](int i) {
-    const unsigned char* t = sqlite3_column_text(st, i);
-    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-  };
   while (sqlite3_step(st) == SQLITE_ROW) {
     RunResult r;
-    r.id = sqlite3_column_int64(st, 0);
-    r.suite = text(1);
-    r.name = text(2);
-    r.algorithm = text(3);
-    r.model = text(4);
-    r.dataset = text(5);
-    r.status = text(6);
-    r.world_size = sqlite3_column_int64(st, 7);
-    r.seed = sqlite3_column_int64(st, 8);
+    read_run_columns(st, r);
     r.final_accuracy = sqlite3_column_double(st, 9);
     r.best_accuracy = sqlite3_column_double(st, 10);
     r.wall_seconds = sqlite3_column_double(st, 11);
@@ -99,8 +67,14 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     out.push_back(r);
   }
   sqlite3_finalize(st);
-  sqlite3_close(db);
   return out;
+}
+
+double modeled_seconds_on(const ComparisonRow& r, const std::string& profile) {
+  const auto& profiles = network_profiles();
+  for (size_t p = 0; p < profiles.size() && p < r.modeled_seconds.size(); ++p)
+    if (profiles[p].name == profile) return r.modeled_seconds[p];
+  return 0;
 }
 
 std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, double target) {
@@ -192,8 +166,9 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
       << fmt("%.1f", r.wall_mean) << " | " << fmt("%.3f", r.payload_mb) << " | "
       << fmt("%.3f", r.bus_mb) << " | "
       << (r.compression > 0 ? fmt("%.1f×", r.compression) : "–") << " | "
-      << fmt("%.1f", modeled(r, "1gbe")) << " / " << fmt("%.1f", modeled(r, "10gbe")) << " / "
-      << fmt("%.1f", modeled(r, "100gbe")) << " | ";
+      << fmt("%.1f", modeled_seconds_on(r, "1gbe")) << " / "
+      << fmt("%.1f", modeled_seconds_on(r, "10gbe")) << " / "
+      << fmt("%.1f", modeled_seconds_on(r, "100gbe")) << " | ";
     if (target) {
       if (r.time_to_target < 0) s << "not reached | ";
       else s << fmt("%.1f", r.time_to_target)

@@ -48,6 +48,8 @@ struct ComparisonRow {
 std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite,
                                  double target = 0);
 std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, double target = 0);
+// The row's modeled training time on the network profile named `profile` (0 when unknown).
+double modeled_seconds_on(const ComparisonRow& r, const std::string& profile);
 
 std::string render_markdown(const std::vector<ComparisonRow>& rows);
 std::string render_csv(const std::vector<ComparisonRow>& rows);

@@ -1,6 +1,5 @@
 #include "reports/plots.h"
 
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -9,6 +8,8 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+
+#include "reports/results_reader.h"
 
 namespace cedar {
 namespace {
@@ -38,43 +39,21 @@ void make_dir(const std::string& dir) {
     throw std::runtime_error("cannot create plot folder " + dir);
 }
 
-class Db {
- public:
-  explicit Db(const std::string& path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      throw std::runtime_error("cannot open results database " + path + ": " + msg);
-    }
-    sqlite3_busy_timeout(db_, 60000);
-  }
-  ~Db() { sqlite3_close(db_); }
-  sqlite3_stmt* prepare(const char* sql, const std::string& suite) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
-      throw std::runtime_error(std::string("results database: ") + sqlite3_errmsg(db_));
-    sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-    return st;
-  }
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
 // Completed runs only; the latest of each (name, seed).
 const char* kLatest =
     "r.status = 'completed' AND (?1 = '' OR r.suite = ?1) AND r.id = (SELECT MAX(r2.id) FROM runs r2 "
     "WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed AND r2.status = 'completed')";
 
 std::map<std::string, Curve> load(const std::string& db_path, const std::string& suite) {
-  Db db(db_path);
+  ResultsReader db(db_path);
   std::map<std::string, Curve> curves;
   std::string evals_sql = std::string(
       "SELECT r.name, r.seed, e.epoch, e.wall_seconds, e.cum_payload_bytes, e.test_accuracy "
       "FROM evals e JOIN runs r ON r.id = e.run_id WHERE ") + kLatest + " ORDER BY r.name, r.seed, e.step";
-  sqlite3_stmt* st = db.prepare(evals_sql.c_str(), suite);
+  sqlite3_stmt* st = db.prepare(evals_sql.c_str());
+  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st) == SQLITE_ROW) {
-    std::string name = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    std::string name = column_text(st, 0);
     curves[name].evals[sqlite3_column_int64(st, 1)].push_back(
         {sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
          sqlite3_column_double(st, 4) / 1e6, sqlite3_column_double(st, 5)});
@@ -83,9 +62,10 @@ std::map<std::string, Curve> load(const std::string& db_path, const std::string&
   std::string loss_sql = std::string(
       "SELECT r.name, r.seed, s.step, s.train_loss FROM steps s JOIN runs r ON r.id = s.run_id WHERE ") +
       kLatest + " ORDER BY r.name, r.seed, s.step";
-  st = db.prepare(loss_sql.c_str(), suite);
+  st = db.prepare(loss_sql.c_str());
+  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st) == SQLITE_ROW) {
-    std::string name = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    std::string name = column_text(st, 0);
     curves[name].loss[sqlite3_column_int64(st, 1)].push_back(
         {sqlite3_column_int64(st, 2), sqlite3_column_double(st, 3)});
   }

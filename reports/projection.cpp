@@ -1,7 +1,5 @@
 #include "reports/projection.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,14 +7,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/results_reader.h"
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/network_model.h"
 
 namespace cedar {
 namespace {
 
-const char* kRunsQuery = R"SQL(
-SELECT r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world_size, r.seed,
+const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
        (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
@@ -38,39 +36,7 @@ const char* kCommQuery =
     "SELECT op, SUM(calls), SUM(payload_bytes), SUM(CASE WHEN rank = 0 THEN bus_bytes ELSE 0 END) "
     "FROM comm_totals WHERE run_id = ?1 GROUP BY op ORDER BY op";
 
-// A read-only connection and its statements, closed on every path out.
-class Reader {
- public:
-  explicit Reader(const std::string& path) : path_(path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      throw std::runtime_error("cannot open results database " + path + ": " + msg);
-    }
-    sqlite3_busy_timeout(db_, 60000);
-  }
-  ~Reader() { sqlite3_close(db_); }
-  Reader(const Reader&) = delete;
-  Reader& operator=(const Reader&) = delete;
-
-  sqlite3_stmt* prepare(const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
-      throw std::runtime_error(path_ + ": not a Cedar results database (" + sqlite3_errmsg(db_) + ")");
-    return st;
-  }
-
- private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
-};
-
-std::string column_text(sqlite3_stmt* st, int i) {
-  const unsigned char* t = sqlite3_column_text(st, i);
-  return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
-}
-
-void read_details(Reader& db, RunMeasurement& m) {
+void read_details(ResultsReader& db, RunMeasurement& m) {
   sqlite3_stmt* st = db.prepare(kLongestEpochQuery);
   sqlite3_bind_int64(st, 1, m.id);
   if (sqlite3_step(st) == SQLITE_ROW) m.steps_per_epoch = sqlite3_column_int64(st, 0);
@@ -176,22 +142,14 @@ CollectiveCost step_cost(const RunMeasurement& m, int workers) {
 
 std::vector<RunMeasurement> load_measurements(const std::string& db_path, const std::string& suite,
                                               int64_t run_id) {
-  Reader db(db_path);
+  ResultsReader db(db_path);
   std::vector<RunMeasurement> out;
-  sqlite3_stmt* st = db.prepare(kRunsQuery);
+  sqlite3_stmt* st = db.prepare(kRunsQuery.c_str());
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, run_id);
   while (sqlite3_step(st) == SQLITE_ROW) {
     RunMeasurement m;
-    m.id = sqlite3_column_int64(st, 0);
-    m.suite = column_text(st, 1);
-    m.name = column_text(st, 2);
-    m.algorithm = column_text(st, 3);
-    m.model = column_text(st, 4);
-    m.dataset = column_text(st, 5);
-    m.status = column_text(st, 6);
-    m.world_size = sqlite3_column_int64(st, 7);
-    m.seed = sqlite3_column_int64(st, 8);
+    read_run_columns(st, m);
     m.steps = sqlite3_column_int64(st, 9);
     const double steps = double(std::max<int64_t>(1, m.steps));
     m.compute_seconds_per_step = sqlite3_column_double(st, 10) / steps;

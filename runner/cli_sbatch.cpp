@@ -2,7 +2,6 @@
 // beside the results database and submits it with sbatch; --dry-run prints it instead, --wait
 // waits for the job and then prints the comparison table.
 #include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,8 +18,6 @@
 #include "runner/config.h"
 #include "runner/launcher.h"
 #include "runner/sbatch.h"
-
-extern char** environ;
 
 namespace cedar {
 namespace {
@@ -47,22 +44,10 @@ int run_reading_lines(const std::vector<std::string>& argv, const std::function<
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   posix_spawn_file_actions_addclose(&actions, fds[1]);
-  // The child starts with no blocked signals (cedar blocks SIGINT/SIGTERM for its watcher thread).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  const pid_t pid = spawn_process(argv, &actions);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   close(fds[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     close(fds[0]);
     throw std::runtime_error("cannot start " + argv[0] + " (is Slurm installed and on PATH? " +
                              "--dry-run prints the job script without submitting it)");
@@ -79,12 +64,7 @@ int run_reading_lines(const std::vector<std::string>& argv, const std::function<
   }
   if (!pending.empty()) on_line(pending);
   close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  return wait_exit_status(pid);
 }
 
 }  // namespace

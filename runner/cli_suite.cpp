@@ -25,13 +25,6 @@ std::string fingerprint(const std::string& file, const SuiteRun& run) {
   return run_fingerprint(resolved_yaml(cfg, algorithm_yaml), run.world_size);
 }
 
-std::string quote(const std::string& s) {
-  if (s.find_first_of(" {}[],:'\"") == std::string::npos) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace
 
 int command_suite(const SuiteArgs& args) {
@@ -53,9 +46,9 @@ int command_suite(const SuiteArgs& args) {
     for (size_t i : selected) {
       const SuiteRun& r = suite.runs[i];
       std::string cmd;
-      for (const auto& a : launch_command(r.world_size, {})) cmd += quote(a) + " ";
+      for (const auto& a : launch_command(r.world_size, {})) cmd += shell_word(a) + " ";
       cmd += suite.file + " --db " + args.db;
-      for (const auto& o : r.overrides) cmd += " --set " + quote(o);
+      for (const auto& o : r.overrides) cmd += " --set " + shell_word(o);
       std::printf("  %2zu %-28s ranks %d seed %llu\n    %s\n", i, r.name.c_str(), r.world_size,
                   static_cast<unsigned long long>(r.seed), cmd.c_str());
     }

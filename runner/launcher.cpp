@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <regex>
 #include <stdexcept>
 
 extern char** environ;
@@ -35,10 +37,16 @@ std::vector<std::string> launch_command(int world_size, const std::vector<std::s
 }
 
 int run_process(const std::vector<std::string>& argv) {
+  const pid_t pid = spawn_process(argv, nullptr);
+  if (pid < 0) throw std::runtime_error("cannot start " + argv[0]);
+  return wait_exit_status(pid);
+}
+
+pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t* actions) {
+  if (argv.empty()) return -1;
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  // The child starts with no blocked signals (cedar blocks SIGINT/SIGTERM for its watcher thread).
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;
@@ -46,15 +54,26 @@ int run_process(const std::vector<std::string>& argv) {
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, cargv[0], nullptr, &attr, cargv.data(), environ);
+  const int rc = posix_spawnp(&pid, cargv[0], actions, &attr, cargv.data(), environ);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_exit_status(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 1;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
+}
+
+std::string shell_word(const std::string& s) {
+  static const std::regex safe("[A-Za-z0-9_./:=@%+,-]+");
+  if (std::regex_match(s, safe)) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 }  // namespace cedar

@@ -9,6 +9,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "runner/launcher.h"
 #include "runner/params.h"
 
 namespace cedar {
@@ -35,14 +36,6 @@ std::string escape_percent(const std::string& path) {
 }
 
 }  // namespace
-
-std::string shell_word(const std::string& s) {
-  static const std::regex safe("[A-Za-z0-9_./:=@%+,-]+");
-  if (std::regex_match(s, safe)) return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 long parse_time_limit(const std::string& text) {
   static const std::regex form("(?:([0-9]+)-)?([0-9]+):([0-9]{2}):([0-9]{2})");

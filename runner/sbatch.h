@@ -54,7 +54,4 @@ std::string job_dir_for(const std::string& db, const std::string& suite_name, lo
 // The batch script's text.
 std::string job_script(const SbatchOptions& opts, const JobCommand& cmd, const Suite& suite);
 
-// `s` as one word for bash (single-quoted when it holds anything but safe characters).
-std::string shell_word(const std::string& s);
-
 }  // namespace cedar

@@ -24,17 +24,11 @@ done
 all=(fuzz_config fuzz_idx fuzz_cifar fuzz_jpeg fuzz_qsgd fuzz_sparse)
 ((${#targets[@]})) || targets=("${all[@]}")
 
-source scripts/setup.sh
-export CCACHE_DIR="${CCACHE_DIR:-$CEDAR_HOME/ccache}"
-export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+source scripts/lib/env.sh
 BUILD_DIR="${CEDAR_FUZZ_BUILD_DIR:-build-fuzz}"
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -S fuzz -B "$BUILD_DIR" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-    -DCEDAR_PYTHON="$VENV/bin/python" "${launcher[@]}" >/dev/null
-fi
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+configure_once fuzz "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j "${CEDAR_JOBS:-$(nproc)}" --target make_seeds "${targets[@]}"
 
 seeds="$BUILD_DIR/seeds"

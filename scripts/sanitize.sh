@@ -8,15 +8,10 @@
 # keeps allocations LeakSanitizer would report at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
-export CCACHE_DIR="${CCACHE_DIR:-$CEDAR_HOME/ccache}"
-export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+source scripts/lib/env.sh
 BUILD_DIR="${CEDAR_ASAN_BUILD_DIR:-build-asan}"
-if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-    -DCEDAR_SANITIZE=ON -DCEDAR_BUILD_BENCH=OFF -DCEDAR_PYTHON="$VENV/bin/python" >/dev/null
-fi
+configure_once . "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  -DCEDAR_SANITIZE=ON -DCEDAR_BUILD_BENCH=OFF >/dev/null
 # The executables the unit tests run, read from ctest's files (ctest itself omits the commands
 # of executables not built yet); targets carry their executables' names.
 regex=""

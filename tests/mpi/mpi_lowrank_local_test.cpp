@@ -5,11 +5,11 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "datasets/loader.h"
-#include "models/model.h"
 #include "runner/comm/metered_communicator.h"
 #include "runner/comm/mpi_communicator.h"
 #include "runner/trainer.h"
+#include "tests/mpi/synthetic_training.h"
+#include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
 AlgorithmInfo powersgd_algorithm();
@@ -18,25 +18,13 @@ AlgorithmInfo local_sgd_algorithm();
 
 namespace {
 
-// Every rank's copy of `t`, gathered over the unmetered backend.
-at::Tensor gather_all(MeteredCommunicator& comm, const at::Tensor& t) {
-  return comm.inner().allgather(t.reshape({-1})).view({comm.size(), -1});
-}
+using testing::gather_all;
 
 TEST(MpiLowrankLocal, PowerSgdAggregateIdenticalOnEveryRankAndBytesEqualFormula) {
   MpiCommunicator mpi;
   MeteredCommunicator comm(mpi);
   ASSERT_GE(comm.size(), 2) << "run under mpirun -np 2 or more";
-  const std::vector<std::vector<int64_t>> shapes = {{32, 16, 3, 3}, {32}, {10, 32}};
-  GradBucket b;
-  b.flat = torch::zeros({32 * 144 + 32 + 320});
-  int64_t off = 0;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    int64_t n = c10::multiply_integers(shapes[i]);
-    b.entries.push_back({"p" + std::to_string(i), torch::zeros(shapes[i]),
-                         b.flat.narrow(0, off, n).view(shapes[i])});
-    off += n;
-  }
+  GradBucket b = testing::bucket_of_shapes({{32, 16, 3, 3}, {32}, {10, 32}}, 0, "p");
   auto alg = powersgd_algorithm().make(YAML::Load("{rank: 2}"), Source{}, nullptr);
   const int64_t formula = 4 * ((32 + 144) * 2 + (10 + 32) * 2 + 32);
   for (int64_t step = 0; step < 3; ++step) {
@@ -63,33 +51,13 @@ struct TrainResult {
 TrainResult train(const AlgorithmInfo& info, const std::string& yaml, int64_t steps) {
   MpiCommunicator mpi;
   MeteredCommunicator comm(mpi);
-  torch::set_num_threads(1);
-  ExperimentConfig cfg;
-  cfg.model.name = "resnet20";
-  cfg.data.name = "synthetic";
-  cfg.train.batch_size = 8;
-  cfg.train.max_steps = steps;
-  DatasetSpec ds;
-  ds.name = "synthetic";
-  ds.image_size = 8;
-  ds.synthetic_train = 256;
-  ds.synthetic_test = 16;
-  LoadedDataset data = load_dataset(ds);
-  torch::manual_seed(7);
-  ModelSpec ms;
-  ms.name = "resnet20";
-  ms.in_channels = data.train.channels;
-  ms.num_classes = data.train.num_classes;
-  ms.image_size = 8;
-  auto model = make_model(ms);
-  Trainer trainer(cfg, model, data, info.make(YAML::Load(yaml), Source{}, nullptr), comm, mpi,
-                  nullptr, -1, torch::Device(torch::kCPU), true);
+  auto t = testing::synthetic_resnet20(steps, 256, 16, 7);  // the same weights on every rank
+  Trainer trainer(t.cfg, t.model, t.data, info.make(YAML::Load(yaml), Source{}, nullptr), comm,
+                  mpi, nullptr, -1, torch::Device(torch::kCPU), true);
   trainer.run();
   TrainResult out;
-  std::vector<torch::Tensor> flat;
   int64_t formula = 0;
-  for (auto& p : model->parameters()) {
-    flat.push_back(p.detach().reshape({-1}));
+  for (auto& p : t.model->parameters()) {
     if (p.dim() < 2) {
       formula += 4 * p.numel();
     } else {
@@ -97,8 +65,8 @@ TrainResult train(const AlgorithmInfo& info, const std::string& yaml, int64_t st
       formula += (n + m) * r * 2 < n * m ? 4 * (n + m) * r : 4 * p.numel();
     }
   }
-  out.params = gather_all(comm, torch::cat(flat));
-  out.numel = count_parameters(*model);
+  out.params = gather_all(comm, testing::flat_parameters(*t.model));
+  out.numel = count_parameters(*t.model);
   out.totals = comm.totals();
   out.powersgd_bytes = formula;
   return out;

@@ -9,12 +9,11 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "datasets/loader.h"
-#include "models/model.h"
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/metered_communicator.h"
 #include "runner/comm/mpi_communicator.h"
 #include "runner/trainer.h"
+#include "tests/mpi/synthetic_training.h"
 
 namespace cedar {
 AlgorithmInfo qsgd_algorithm();
@@ -74,45 +73,23 @@ TEST_P(QuantizedTraining, RanksStayIdenticalAndBytesEqualTheFormula) {
   MeteredCommunicator comm(mpi);
   const int n = comm.size();
   ASSERT_GE(n, 2) << "run under mpirun -np 2 or more";
-  torch::set_num_threads(1);
 
   const int64_t steps = 3;
-  ExperimentConfig cfg;
-  cfg.model.name = "resnet20";
-  cfg.data.name = "synthetic";
-  cfg.train.batch_size = 8;
-  cfg.train.max_steps = steps;
-  cfg.algorithm = info.name;
-  DatasetSpec ds;
-  ds.name = "synthetic";
-  ds.image_size = 8;
-  ds.synthetic_train = 128;
-  ds.synthetic_test = 32;
-  LoadedDataset data = load_dataset(ds);
-
-  torch::manual_seed(200 + comm.rank());  // different initial weights on every rank
-  ModelSpec ms;
-  ms.name = "resnet20";
-  ms.in_channels = data.train.channels;
-  ms.num_classes = data.train.num_classes;
-  ms.image_size = 8;
-  auto model = make_model(ms);
+  // Different initial weights on every rank.
+  auto t = testing::synthetic_resnet20(steps, 128, 32, 200 + comm.rank());
+  t.cfg.algorithm = info.name;
   auto algorithm = info.make(YAML::Load(c.yaml), Source{}, nullptr);
-  Trainer trainer(cfg, model, data, std::move(algorithm), comm, mpi, nullptr, -1,
+  Trainer trainer(t.cfg, t.model, t.data, std::move(algorithm), comm, mpi, nullptr, -1,
                   torch::Device(torch::kCPU), true);
   std::vector<int64_t> numels;
-  for (auto& p : model->parameters()) numels.push_back(p.numel());
+  for (auto& p : t.model->parameters()) numels.push_back(p.numel());
   // Rank 0's initial weights are the ones every rank starts from after the initial broadcast.
-  std::vector<torch::Tensor> flat0;
-  for (auto& p : model->parameters()) flat0.push_back(p.detach().reshape({-1}).clone());
-  auto initial = torch::cat(flat0);
+  auto initial = testing::flat_parameters(*t.model);
   comm.inner().broadcast(initial, 0);
   trainer.run();
 
-  std::vector<torch::Tensor> flat;
-  for (auto& p : model->parameters()) flat.push_back(p.detach().reshape({-1}));
-  auto mine = torch::cat(flat);
-  auto all = comm.inner().allgather(mine).view({n, -1});
+  auto mine = testing::flat_parameters(*t.model);
+  auto all = testing::gather_all(comm, mine);
   for (int r = 1; r < n; ++r)
     EXPECT_TRUE(torch::equal(all[r], all[0])) << info.name << ": rank " << r << " differs";
   EXPECT_GT((mine - initial).abs().max().item<double>(), 0) << info.name << ": no update";

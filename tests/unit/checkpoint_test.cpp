@@ -14,6 +14,7 @@
 #include "datasets/loader.h"
 #include "runner/checkpoint.h"
 #include "runner/comm/inprocess_communicator.h"
+#include "tests/unit/algorithm_names.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
@@ -171,19 +172,9 @@ TEST_P(AlgorithmStateTest, ResumingFromSavedStateIsBitwiseIdentical) {
   EXPECT_TRUE(failures.empty()) << GetParam() << " differs after resuming at " << failures.front();
 }
 
-std::vector<std::string> algorithm_names() {
-  std::vector<std::string> names;
-  for (const auto& a : algorithm_catalog()) names.push_back(a.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, AlgorithmStateTest, ::testing::ValuesIn(algorithm_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (c == '-') c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, AlgorithmStateTest,
+                         ::testing::ValuesIn(testing::registered_algorithm_names()),
+                         testing::algorithm_test_name);
 
 }  // namespace
 }  // namespace cedar

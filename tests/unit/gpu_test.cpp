@@ -10,6 +10,7 @@
 #include "runner/comm/communicator.h"
 #include "runner/comm/metered_communicator.h"
 #include "runner/comm/nccl_communicator.h"
+#include "tests/unit/algorithm_names.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
@@ -92,19 +93,9 @@ TEST_P(GpuAlgorithmTest, ExchangesCudaGradientsOnTheGpu) {
   }
 }
 
-std::vector<std::string> algorithm_names() {
-  std::vector<std::string> names;
-  for (const auto& a : algorithm_catalog()) names.push_back(a.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, GpuAlgorithmTest, ::testing::ValuesIn(algorithm_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n)
-                             if (c == '-') c = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, GpuAlgorithmTest,
+                         ::testing::ValuesIn(testing::registered_algorithm_names()),
+                         testing::algorithm_test_name);
 
 }  // namespace
 }  // namespace cedar

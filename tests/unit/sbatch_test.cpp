@@ -149,9 +149,6 @@ TEST(Sbatch, NamesOfLogsAndJobFolders) {
   EXPECT_EQ(run_log_name(3, 12, "dgc-99.9/np4"), "run-03-dgc-99.9_np4.log");
   EXPECT_EQ(run_log_name(7, 150, "top-1%"), "run-007-top-1_.log");
   EXPECT_EQ(job_dir_for("/data/results/q.db", "quick", 86400 + 3723), "/data/results/slurm/quick-19700102-010203");
-  EXPECT_EQ(shell_word("data.train_limit=2000"), "data.train_limit=2000");
-  EXPECT_EQ(shell_word("algorithm={name: dgc}"), "'algorithm={name: dgc}'");
-  EXPECT_EQ(shell_word("it's"), "'it'\\''s'");
 }
 
 TEST(Sbatch, ScriptHeaderOneJob) {
