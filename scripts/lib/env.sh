@@ -6,6 +6,9 @@ export CCACHE_DIR="${CCACHE_DIR:-$CEDAR_HOME/ccache}"
 export CCACHE_SLOPPINESS="pch_defines,time_macros,include_file_mtime,include_file_ctime"
 # Paths relative to the checkout, so fresh clones elsewhere hit the same cache entries.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# The sanitizer and fuzz builds carry debug information, which would otherwise put the build
+# folder's absolute path into every cache key.
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
 # configure_once SOURCE_DIR BUILD_DIR [cmake arguments...]: configures BUILD_DIR with Ninja and the
 # venv's Python (for LibTorch) unless it already holds a build.ninja; later runs reuse it as it is.
