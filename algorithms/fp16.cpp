@@ -15,6 +15,11 @@
 // Hyper-parameters: none.
 #include <ATen/ATen.h>
 
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
 #include "runner/comm/communicator.h"
@@ -34,6 +39,14 @@ class HalfCompressor final : public Compressor {
     return as_bytes(x.detach().to(at::kCPU, at::kHalf));
   }
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    // A peer's bytes are untrusted: exactly two per element, or from_bytes would drop a partial
+    // value (or read too few) unnoticed.
+    if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != 2 * numel)
+      throw std::invalid_argument("fp16: a payload of " + std::to_string(payload.numel()) +
+                                  " bytes (" + std::string(c10::toString(payload.scalar_type())) +
+                                  ", " + std::to_string(payload.dim()) + "-D) for " +
+                                  std::to_string(numel) + " elements (expected " +
+                                  std::to_string(2 * numel) + " uint8 bytes)");
     return from_bytes(payload, at::kHalf).to(at::kFloat);
   }
 };
@@ -52,6 +65,9 @@ class Fp16 final : public Algorithm {
 };
 
 }  // namespace
+
+// The fp16 codec alone (tests/unit/payload_size_test.cpp feeds it malformed payloads).
+std::unique_ptr<Compressor> make_fp16_compressor() { return std::make_unique<HalfCompressor>(); }
 
 AlgorithmInfo fp16_algorithm() {
   return algorithm_info<Fp16, Fp16Params>(

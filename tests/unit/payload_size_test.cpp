@@ -1,5 +1,5 @@
 // Decoders given payloads of the wrong size (a peer's bytes are untrusted): the scaled-sign codec
-// of EF-signSGD and random-k's values-only encoding reject a short, oversized or mistyped payload
+// of EF-signSGD, the fp16 codec and random-k's values-only encoding reject a short, oversized or mistyped payload
 // with a message naming the codec, the size found and the size expected, before reading any of it.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 
 namespace cedar {
 std::unique_ptr<Compressor> make_scaled_sign_compressor();
+std::unique_ptr<Compressor> make_fp16_compressor();
 
 namespace {
 
@@ -66,6 +67,24 @@ TEST(ScaledSignPayload, MistypedPayloadsAreRejected) {
   EXPECT_NE(decode_error(*codec, bytes(6).view({2, 3}), 13).find("ef-signsgd: expected a 1-D uint8 payload"),
             std::string::npos);
   EXPECT_NE(decode_error(*codec, bytes(6), -1).find("ef-signsgd: negative element count -1"), std::string::npos);
+}
+
+TEST(HalfPayload, OnlyTwoBytesPerElementDecode) {
+  auto codec = make_fp16_compressor();
+  at::Generator gen = make_generator(1, 0, 0);
+  const at::Tensor payload = codec->compress(at::tensor(kValues), gen);
+  ASSERT_EQ(payload.numel(), 26);
+  const at::Tensor y = codec->decompress(payload, 13);
+  for (size_t i = 0; i < kValues.size(); ++i)  // every value is exact in half precision
+    EXPECT_EQ(y[static_cast<int64_t>(i)].item<float>(), kValues[i]) << i;
+  for (int64_t n : {0, 1, 25, 27, 52}) {
+    const std::string message = decode_error(*codec, bytes(n), 13);
+    EXPECT_NE(message.find("fp16: a payload of " + std::to_string(n) + " bytes"), std::string::npos)
+        << n << ": " << message;
+    EXPECT_NE(message.find("expected 26 uint8 bytes"), std::string::npos) << n << ": " << message;
+  }
+  EXPECT_NE(decode_error(*codec, at::zeros({13}, at::kHalf), 13).find("fp16: a payload of 13 bytes (Half"),
+            std::string::npos);
 }
 
 TEST(RandomKValuesOnlyPayload, WrongSizesAreRejected) {
