@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <thread>
 
 #include "results/schema_sql.h"
 #include "results/statement.h"
@@ -30,6 +32,27 @@ sqlite3* open_db(const std::string& path) {
   return db;
 }
 
+// Runs the idempotent set-up of a connection (journal mode, schema, migration). When several
+// processes open one new database at the same moment, SQLite can answer SQLITE_BUSY at once
+// instead of waiting (switching to WAL needs the file to itself), so this waits and retries up to
+// the busy timeout.
+void exec_setup(sqlite3* db, const std::string& path, const std::string& sql) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    if (rc == SQLITE_OK) return;
+    std::string msg = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    const int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || Clock::now() > deadline)
+      throw StoreError("results database " + path + ": " + msg);
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+}
+
 }  // namespace
 
 ResultStore::ResultStore(const std::string& path) : path_(path) {
@@ -39,9 +62,9 @@ ResultStore::ResultStore(const std::string& path) : path_(path) {
   if (ec) throw StoreError("cannot create folder for results database " + path + ": " + ec.message());
   db_ = open_db(path);
   try {
-    exec("PRAGMA journal_mode=WAL");
-    exec("PRAGMA synchronous=NORMAL");
-    exec(kSchemaSql);
+    exec_setup(db_, path_, "PRAGMA journal_mode=WAL");
+    exec_setup(db_, path_, "PRAGMA synchronous=NORMAL");
+    exec_setup(db_, path_, kSchemaSql);
     migrate();
   } catch (...) {
     sqlite3_close(db_);
@@ -68,12 +91,24 @@ void ResultStore::exec(const std::string& sql) {
 
 // Databases written before runs had liveness columns gain them (NULL for old rows).
 void ResultStore::migrate() {
-  bool has_pid = false;
-  Statement cols(db_, path_, "PRAGMA table_info(runs)");
-  while (cols.next()) has_pid = has_pid || cols.text_column(1) == "pid";
-  if (has_pid) return;
-  exec("ALTER TABLE runs ADD COLUMN pid INTEGER");
-  exec("ALTER TABLE runs ADD COLUMN heartbeat REAL");
+  // Inside one write transaction, so that two processes opening an old database at once do not
+  // both add the columns.
+  exec_setup(db_, path_, "BEGIN IMMEDIATE");
+  try {
+    bool has_pid = false;
+    {
+      Statement cols(db_, path_, "PRAGMA table_info(runs)");
+      while (cols.next()) has_pid = has_pid || cols.text_column(1) == "pid";
+    }
+    if (!has_pid) {
+      exec("ALTER TABLE runs ADD COLUMN pid INTEGER");
+      exec("ALTER TABLE runs ADD COLUMN heartbeat REAL");
+    }
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
 }
 
 void ResultStore::begin() { exec("BEGIN IMMEDIATE"); }

@@ -2,8 +2,13 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "results/store.h"
 
@@ -117,6 +122,46 @@ TEST(Store, ConcurrentWritersLoseNothing) {
   for (auto& t : writers) t.join();
   EXPECT_EQ(query(path, "SELECT COUNT(*) FROM steps"), 600);
   EXPECT_EQ(query(path, "SELECT COUNT(*) FROM runs WHERE status='completed'"), 3);
+}
+
+// Processes that open one new database at the same moment (two suites started together) all set
+// it up; none gets "database is locked". Several rounds, as the race is timing-dependent.
+TEST(Store, ProcessesOpeningOneNewDatabaseTogetherAllSucceed) {
+  constexpr int kProcesses = 6, kRounds = 15;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = fresh_db("opened_together.db");
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::remove(path + "-shm");
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    std::vector<pid_t> children;
+    for (int c = 0; c < kProcesses; ++c) {
+      const pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        close(go[1]);
+        char byte;
+        if (read(go[0], &byte, 1) != 0) _exit(3);  // released together when the pipe closes
+        try {
+          ResultStore s(path);
+          s.begin_run(record("p" + std::to_string(c)));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "process %d: %s\n", c, e.what());
+          _exit(1);
+        }
+        _exit(0);
+      }
+      children.push_back(pid);
+    }
+    close(go[0]);
+    close(go[1]);
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    EXPECT_EQ(query(path, "SELECT COUNT(*) FROM runs"), kProcesses) << "round " << round;
+  }
 }
 
 TEST(Store, UnwritablePathIsAClearError) {
