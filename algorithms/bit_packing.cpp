@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -152,7 +153,7 @@ void pack_signs(const float* x, int64_t n, uint8_t* out) {
   }
 }
 
-at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero) {
+void unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero, float* out) {
   if (n < 0) throw std::invalid_argument("unpack_signs: negative count " + std::to_string(n));
   if (bytes.scalar_type() != at::kByte || bytes.numel() != packed_bytes(n, 1))
     throw std::invalid_argument("unpack_signs: expected " + std::to_string(packed_bytes(n, 1)) +
@@ -160,8 +161,12 @@ at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zer
                                 std::to_string(bytes.numel()) + " of " +
                                 c10::toString(bytes.scalar_type()));
   at::Tensor in = bytes.contiguous().cpu();
-  at::Tensor out = at::empty({n}, at::kFloat);
-  unpack_signs_into(in.data_ptr<uint8_t>(), n, one, zero, out.data_ptr<float>());
+  unpack_signs_into(in.data_ptr<uint8_t>(), n, one, zero, out);
+}
+
+at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero) {
+  at::Tensor out = at::empty({std::max<int64_t>(n, 0)}, at::kFloat);
+  unpack_signs(bytes, n, one, zero, out.data_ptr<float>());
   return out;
 }
 

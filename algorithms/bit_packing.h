@@ -84,6 +84,8 @@ void pack_signs(const float* x, int64_t n, uint8_t* out);
 // Decodes n sign bits to fp32: `one` where a bit is 1, `zero` where it is 0. Throws
 // std::invalid_argument on a size mismatch, as unpack_bits does.
 at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero);
+// The same with the same checks, into caller storage out[0, n).
+void unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero, float* out);
 // The same into out[0, n) from packed_bytes(n, 1) bytes at `in` (no checks).
 void unpack_signs_into(const uint8_t* in, int64_t n, float one, float zero, float* out);
 

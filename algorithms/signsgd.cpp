@@ -23,7 +23,6 @@
 #include <ATen/ATen.h>
 
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -66,14 +65,7 @@ class SignCompressor final : public Compressor {
 
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
     check_decode_target(out, "signsgd");
-    const int64_t n = out.numel();
-    if (payload.scalar_type() != at::kByte || payload.numel() != packed_bytes(n, 1))
-      throw std::invalid_argument("signsgd: expected " + std::to_string(packed_bytes(n, 1)) +
-                                  " uint8 bytes for " + std::to_string(n) + " signs, got " +
-                                  std::to_string(payload.numel()) + " of " +
-                                  c10::toString(payload.scalar_type()));
-    at::Tensor in = payload.contiguous().cpu();
-    unpack_signs_into(in.data_ptr<uint8_t>(), n, 1.0f, -1.0f, out.data_ptr<float>());
+    unpack_signs(payload, out.numel(), 1.0f, -1.0f, out.data_ptr<float>());
   }
 };
 

@@ -32,6 +32,15 @@ sqlite3* open_db(const std::string& path) {
   return db;
 }
 
+// sqlite3_exec; on failure returns its result code and sets `msg` to SQLite's message.
+int run_sql(sqlite3* db, const std::string& sql, std::string& msg) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) msg = err ? err : sqlite3_errmsg(db);
+  sqlite3_free(err);
+  return rc;
+}
+
 // Runs the idempotent set-up of a connection (journal mode, schema, migration). When several
 // processes open one new database at the same moment, SQLite can answer SQLITE_BUSY at once
 // instead of waiting (switching to WAL needs the file to itself), so this waits and retries up to
@@ -39,13 +48,9 @@ sqlite3* open_db(const std::string& path) {
 void exec_setup(sqlite3* db, const std::string& path, const std::string& sql) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-  for (;;) {
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-    if (rc == SQLITE_OK) return;
-    std::string msg = err ? err : sqlite3_errmsg(db);
-    sqlite3_free(err);
-    const int primary = rc & 0xff;
+  for (std::string msg;;) {
+    const int primary = run_sql(db, sql, msg) & 0xff;
+    if (primary == SQLITE_OK) return;
     if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || Clock::now() > deadline)
       throw StoreError("results database " + path + ": " + msg);
     if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -81,12 +86,8 @@ ResultStore::~ResultStore() {
 }
 
 void ResultStore::exec(const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errmsg(db_);
-    sqlite3_free(err);
-    throw StoreError("results database " + path_ + ": " + msg);
-  }
+  std::string msg;
+  if (run_sql(db_, sql, msg) != SQLITE_OK) throw StoreError("results database " + path_ + ": " + msg);
 }
 
 // Databases written before runs had liveness columns gain them (NULL for old rows).
