@@ -333,19 +333,27 @@ class QsgdCompressor final : public Compressor {
     }
   }
 
+  // The first 8 bytes of a group of eight B-bit codes at `in`, little-endian: one 8-byte load
+  // (bits above 8·B are not used), or near `end`, the end of the packed stream, its B bytes one
+  // by one so that no load reads past it.
+  template <int B>
+  static uint64_t load_group(const uint8_t* in, const uint8_t* end) {
+    uint64_t w = 0;
+    if (end - in >= 8) {
+      std::memcpy(&w, in, 8);
+    } else {
+      for (int k = 0; k < B && k < 8; ++k) w |= static_cast<uint64_t>(in[k]) << (8 * k);
+    }
+    return w;
+  }
+
   // `end`: the end of the packed stream (8-byte loads never read past it).
   template <int B>
   static void unpack(const uint8_t* in, const uint8_t* end, int64_t n, uint32_t* code) {
     constexpr uint32_t mask = (1u << B) - 1;
     int64_t g = 0;
     for (; g + 8 <= n; g += 8, in += B) {
-      // One 8-byte load (bits above 8·B are not used); near the end, byte by byte.
-      uint64_t lo = 0;
-      if (end - in >= 8) {
-        std::memcpy(&lo, in, 8);
-      } else {
-        for (int k = 0; k < B && k < 8; ++k) lo |= static_cast<uint64_t>(in[k]) << (8 * k);
-      }
+      const uint64_t lo = load_group<B>(in, end);
       for (int k = 0; k < 8 && k * B < 64; ++k)
         code[g + k] = static_cast<uint32_t>(lo >> (k * B)) & mask;
       if constexpr (B > 8)
@@ -455,12 +463,7 @@ class QsgdCompressor final : public Compressor {
     constexpr uint64_t pair = (uint64_t{1} << (2 * B)) - 1;
     int64_t g = 0;
     for (; g + 8 <= n; g += 8, in += B) {
-      uint64_t w = 0;
-      if (end - in >= 8) {
-        std::memcpy(&w, in, 8);
-      } else {
-        for (int k = 0; k < B; ++k) w |= static_cast<uint64_t>(in[k]) << (8 * k);
-      }
+      const uint64_t w = load_group<B>(in, end);
       for (int k = 0; k < 4; ++k) std::memcpy(t + g + 2 * k, table.v[(w >> (2 * B * k)) & pair], 8);
     }
     if (g < n) {
