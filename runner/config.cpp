@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "runner/known_names.h"
@@ -111,22 +110,14 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
     if (alg.IsScalar()) {
       c.algorithm = alg.Scalar();
     } else if (alg.IsMap()) {
-      std::set<std::string> keys;
-      for (const auto& kv : alg) {
-        if (!kv.first.IsScalar())
-          throw ConfigError(where(c.source, "algorithm", kv.first) +
-                            ": algorithm: keys must be plain names");
-        std::string k = kv.first.Scalar();
-        if (!keys.insert(k).second)
-          throw ConfigError(where(c.source, "algorithm." + k, kv.first) + ": duplicate key 'algorithm." +
-                            k + "'");
-        if (k == "name") {
-          if (!kv.second.IsScalar())
-            throw ConfigError(where(c.source, "algorithm.name", kv.second) +
+      for (const MapEntry& kv : checked_entries(alg, c.source, "algorithm")) {
+        if (kv.key == "name") {
+          if (!kv.value.IsScalar())
+            throw ConfigError(where(c.source, "algorithm.name", kv.value) +
                               ": algorithm.name: expected a string");
-          c.algorithm = kv.second.Scalar();
+          c.algorithm = kv.value.Scalar();
         } else {
-          c.algorithm_params[kv.first] = kv.second;
+          c.algorithm_params[kv.key_node] = kv.value;
         }
       }
     } else {

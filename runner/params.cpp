@@ -66,6 +66,27 @@ std::string where(const Source& src, const std::string& key_path, const YAML::No
   return file;
 }
 
+const char* node_kind(const YAML::Node& n) {
+  return n.IsMap() ? "a mapping" : n.IsSequence() ? "a list" : n.IsNull() ? "a null value" : "a scalar";
+}
+
+std::vector<MapEntry> checked_entries(const YAML::Node& map, const Source& src, const std::string& path) {
+  std::vector<MapEntry> entries;
+  std::set<std::string> seen;
+  for (const auto& kv : map) {
+    // A key that is not a plain scalar (`? [a, b]`, `~`) can never name a field.
+    if (!kv.first.IsScalar())
+      throw ConfigError(where(src, path, kv.first) + ": " + (path.empty() ? "document" : path) +
+                        ": keys must be plain names, got " + node_kind(kv.first) + " as a key");
+    const std::string key = kv.first.Scalar();
+    const std::string dotted = path.empty() ? key : path + "." + key;
+    if (!seen.insert(key).second)
+      throw ConfigError(where(src, dotted, kv.first) + ": duplicate key '" + dotted + "'");
+    entries.push_back({key, kv.first, kv.second});
+  }
+  return entries;
+}
+
 YamlLoader::YamlLoader(const YAML::Node& node, const Source& src, std::string path,
                        std::set<std::string> ignored)
     : node_(node), src_(src), path_(std::move(path)), seen_(std::move(ignored)) {
@@ -187,24 +208,12 @@ void YamlLoader::operator()(const char* key, T& value, const char* doc, const Bo
 
 void YamlLoader::finish() const {
   if (!node_.IsDefined() || !node_.IsMap()) return;
-  std::map<std::string, int> times;
-  for (const auto& kv : node_) {
-    // A key that is not a plain scalar (`? [a, b]`, `~`) can never name a field.
-    if (!kv.first.IsScalar())
-      throw ConfigError(where(src_, path_, kv.first) + ": " + (path_.empty() ? "document" : path_) +
-                        ": keys must be plain names, got a " +
-                        (kv.first.IsMap() ? "mapping" : kv.first.IsSequence() ? "list" : "null") +
-                        " as a key");
-    std::string k = kv.first.Scalar();
-    // yaml-cpp keeps both copies of a repeated key and reads the first: say so rather than
-    // silently ignoring the second value.
-    if (++times[k] > 1)
-      throw ConfigError(where(src_, key_path(k.c_str()), kv.first) + ": duplicate key '" +
-                        key_path(k.c_str()) + "'");
+  for (const MapEntry& e : checked_entries(node_, src_, path_)) {
+    const std::string& k = e.key;
     if (seen_.count(k)) continue;
     std::string known;
     for (const auto& s : seen_) known += (known.empty() ? "" : ", ") + s;
-    throw ConfigError(where(src_, key_path(k.c_str()), kv.first) + ": unknown key '" +
+    throw ConfigError(where(src_, key_path(k.c_str()), e.key_node) + ": unknown key '" +
                       key_path(k.c_str()) + "' (known keys" + (path_.empty() ? "" : " of " + path_) +
                       ": " + known + ")");
   }

@@ -41,6 +41,18 @@ struct Source {
 };
 std::string where(const Source& src, const std::string& key_path, const YAML::Node& node);
 
+// What a node is, for messages: "a mapping", "a list", "a null value" or "a scalar".
+const char* node_kind(const YAML::Node& n);
+// One entry of a YAML mapping: its key's text, the key node (for its position) and the value.
+struct MapEntry {
+  std::string key;
+  YAML::Node key_node, value;
+};
+// The entries of mapping `map` at dotted `path` ("" for the document), in order, after checking
+// that each key is a plain name and none is repeated (yaml-cpp keeps both copies of a repeated
+// key and reads the first, silently). Throws ConfigError naming the place.
+std::vector<MapEntry> checked_entries(const YAML::Node& map, const Source& src, const std::string& path);
+
 class YamlLoader {
  public:
   // `node` must be a map (or null/absent: all defaults). `path` is the dotted prefix, e.g. "train".

@@ -25,38 +25,12 @@ std::string flow(const YAML::Node& n) {
   return e.c_str();
 }
 
-const char* kind_of(const YAML::Node& n) {
-  return n.IsMap() ? "a mapping" : n.IsSequence() ? "a list" : n.IsNull() ? "a null value" : "a scalar";
-}
-
 // The text of a node that must be a scalar, else an error naming its place, its key and what was
 // expected (yaml-cpp's own conversion error says only "bad conversion").
 std::string scalar_at(const YAML::Node& n, const Source& src, const std::string& key, const char* expected) {
   if (!n.IsScalar())
-    throw ConfigError(where(src, key, n) + ": " + key + ": expected " + expected + ", got " + kind_of(n));
+    throw ConfigError(where(src, key, n) + ": " + key + ": expected " + expected + ", got " + node_kind(n));
   return n.Scalar();
-}
-
-struct KeyValue {
-  std::string key;
-  YAML::Node key_node, value;
-};
-
-// The entries of mapping `map` (at dotted `path`), each key a plain name and none repeated:
-// yaml-cpp keeps both copies of a repeated key and reads the first, silently.
-std::vector<KeyValue> entries_of(const YAML::Node& map, const Source& src, const std::string& path) {
-  std::vector<KeyValue> out;
-  std::set<std::string> seen;
-  for (const auto& kv : map) {
-    if (!kv.first.IsScalar())
-      throw ConfigError(where(src, path, kv.first) + ": " + path + ": keys must be plain names, got " +
-                        kind_of(kv.first) + " as a key");
-    const std::string key = kv.first.Scalar();
-    if (!seen.insert(key).second)
-      throw ConfigError(where(src, path + "." + key, kv.first) + ": duplicate key '" + path + "." + key + "'");
-    out.push_back({key, kv.first, kv.second});
-  }
-  return out;
 }
 
 std::vector<YAML::Node> list_of(const YAML::Node& grid, const char* key, const Source& src) {
@@ -114,7 +88,7 @@ bool overlaps(const std::string& a, const std::string& b) {
 // The assignments of a mapping of dotted keys (grid.overrides items, an entry's `set:`).
 std::vector<Assignment> assignments_of(const YAML::Node& map, const Source& src, const std::string& path) {
   std::vector<Assignment> out;
-  for (const KeyValue& kv : entries_of(map, src, path)) {
+  for (const MapEntry& kv : checked_entries(map, src, path)) {
     Assignment a{kv.key, kv.key + "=" + flow(kv.value), where(src, path, kv.key_node), path, {}};
     collect_leaves(kv.key, kv.value, a.leaves);
     for (const Assignment& before : out)
@@ -155,7 +129,7 @@ AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
   YAML::Node copy(YAML::NodeType::Map);
   std::string label;
   std::vector<Assignment> extra;
-  for (const KeyValue& kv : entries_of(item, src, "grid.algorithm")) {
+  for (const MapEntry& kv : checked_entries(item, src, "grid.algorithm")) {
     if (kv.key == "name") {
       const std::string name = scalar_at(kv.value, src, "grid.algorithm.name", "an algorithm name");
       if (label.empty()) label = name;
@@ -223,7 +197,7 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
     throw ConfigError(where(src, "grid", grid) + ": grid: expected a mapping");
   const std::set<std::string> known = {"algorithm", "model", "dataset", "world_size", "seed", "overrides"};
   if (grid.IsMap())
-    for (const KeyValue& kv : entries_of(grid, src, "grid"))
+    for (const MapEntry& kv : checked_entries(grid, src, "grid"))
       if (!known.count(kv.key))
         throw ConfigError(where(src, "grid", kv.key_node) + ": unknown key 'grid." + kv.key +
                           "' (known: algorithm, dataset, model, overrides, seed, world_size)");
@@ -245,7 +219,7 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
     int v = 0;
     if (!w.IsScalar() || !YAML::convert<int>::decode(w, v) || v < 1)
       throw ConfigError(where(src, "grid.world_size", w) + ": grid.world_size: expected positive integers, got " +
-                        (w.IsScalar() ? "'" + w.Scalar() + "'" : std::string(kind_of(w))));
+                        (w.IsScalar() ? "'" + w.Scalar() + "'" : std::string(node_kind(w))));
     check_unique(seen_worlds, std::to_string(v), w, src, "grid.world_size");
     worlds.push_back(v);
   }
@@ -255,7 +229,7 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
     uint64_t v = 0;
     if (!s.IsScalar() || !YAML::convert<uint64_t>::decode(s, v))
       throw ConfigError(where(src, "grid.seed", s) + ": grid.seed: expected non-negative integers, got " +
-                        (s.IsScalar() ? "'" + s.Scalar() + "'" : std::string(kind_of(s))));
+                        (s.IsScalar() ? "'" + s.Scalar() + "'" : std::string(node_kind(s))));
     check_unique(seen_seeds, std::to_string(v), s, src, "grid.seed");
     seeds.push_back(v);
   }
