@@ -67,9 +67,18 @@ class Algorithm {
   virtual void after_step(const std::vector<NamedTensor>& params,
                           const std::vector<NamedTensor>& buffers, Communicator& comm,
                           StepContext& ctx) {}
-  // True when the algorithm applies momentum itself (DGC's momentum correction); the optimizer
-  // then runs without momentum.
+  // True when the algorithm decides the momentum of the updates itself (DGC's momentum
+  // correction, Signum's momentum before the sign, plain gradient steps for LAG and EF-signSGD);
+  // the optimizer then runs without momentum and optimizer.momentum is not used.
   virtual bool applies_momentum() const { return false; }
+  // With applies_momentum(): the momentum the updates actually get (0: plain steps). The run
+  // record stores it and a configured optimizer.momentum that differs is reported.
+  virtual double own_momentum() const { return 0; }
+  // With applies_momentum(): the momentum the optimizer gives its weight-decay term wd·w, kept in
+  // a buffer of its own (0: weight decay without momentum). DGC applies its momentum to the
+  // gradient only; its reference optimizer gives the weight-decay term the same momentum, so that
+  // the effective L2 matches dense SGD's.
+  virtual double weight_decay_momentum() const { return 0; }
   // Checkpoints: save_state writes the state into `out`; load_state (after setup()) restores it
   // so that the next step computes exactly what it would have without the interruption.
   // Stateless algorithms keep the defaults.

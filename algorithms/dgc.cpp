@@ -50,8 +50,10 @@
 //   lower_bound           threshold factor while fewer than k survive                  0.8
 //   max_adaptation_iters  threshold lowerings before the exact fallback                10
 //   min_sparse_numel      tensors with fewer elements are sent dense                   0
-// Weight decay stays in the optimizer (applied to the averaged update, without momentum); the
-// reference optimizer instead keeps a separate momentum buffer for the weight-decay term.
+// Weight decay stays in the optimizer, applied to the averaged update with a momentum buffer of
+// its own at DGC's momentum m (weight_decay_momentum()), as the reference optimizer does:
+//   c ← m·c + wd·w;  w ← w − lr·(update + c)
+// so the weight-decay term gets the momentum dense SGD gives it (b ← m·b + g + wd·w is linear).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -232,6 +234,8 @@ class Dgc final : public Algorithm {
  public:
   explicit Dgc(const DgcParams& p) : p_(p) {}
   bool applies_momentum() const override { return true; }
+  double own_momentum() const override { return p_.momentum; }
+  double weight_decay_momentum() const override { return p_.momentum; }
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
     const double density = current_density(ctx.epoch);

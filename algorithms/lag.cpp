@@ -15,6 +15,13 @@
 // The authors' reference code uses the same form: thrd = 1/(stepsize²·M²)/D with a summed
 // aggregate.
 //
+// A changing learning rate. The paper's stepsize is constant, so each term ‖θ^{k+1−d} − θ^{k−d}‖²/η²
+// is the squared norm of the update direction applied at step k−d. Each move is therefore divided
+// by the square of the rate it was made with (η_{k−d}, stored with the move), not by today's rate:
+//   upload  ⇔  ‖∇_m(θ^_m) − ∇_m(θ^k)‖² > (ξ/D) · Σ_{d=1..D} ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}².
+// Dividing moves made at the old rate by the new one squared would inflate the threshold by the
+// decay factor squared at a step decay (100× at 10×) and silence every upload for D steps.
+//
 // The rule is per worker over the WHOLE model: the gradients of every bucket are collected and the
 // decision and exchange happen once, when the step's last bucket arrives (the trainer reduces all
 // buckets before the optimizer step). θ history: ‖θ^{k+1} − θ^k‖² is measured in after_step (the
@@ -81,14 +88,16 @@ class Lag final : public Algorithm {
   // 1/(1−m)² and so silence every upload. The optimizer therefore runs without momentum.
   bool applies_momentum() const override { return true; }
 
+  // Records ‖θ^{k+1} − θ^k‖² / η_k², the move of this step in units of its own rate (a move made
+  // at a non-positive rate counts as zero).
   void after_step(const std::vector<NamedTensor>& params, const std::vector<NamedTensor>&,
-                  Communicator&, StepContext&) override {
+                  Communicator&, StepContext& ctx) override {
     double moved = 0;
     for (size_t i = 0; i < params.size() && i < previous_.size(); ++i) {
       moved += (params[i].tensor.detach() - previous_[i]).to(at::kDouble).square().sum().item<double>();
       previous_[i].copy_(params[i].tensor.detach());
     }
-    moves_.push_front(moved);
+    moves_.push_front(ctx.lr > 0 ? moved / (ctx.lr * ctx.lr) : 0.0);
     if (static_cast<int64_t>(moves_.size()) > p_.history) moves_.pop_back();
   }
 
@@ -99,7 +108,7 @@ class Lag final : public Algorithm {
     }
     for (size_t i = 0; i < previous_.size(); ++i)
       out["previous." + std::to_string(i)] = previous_[i].clone();
-    save_numbers(out, "moves", std::vector<double>(moves_.begin(), moves_.end()));
+    save_numbers(out, "moves_per_lr2", std::vector<double>(moves_.begin(), moves_.end()));
     save_number(out, "first", first_ ? 1 : 0);
   }
   void load_state(const AlgorithmState& in) override {
@@ -109,18 +118,17 @@ class Lag final : public Algorithm {
     }
     for (size_t i = 0; i < previous_.size(); ++i)
       previous_[i].copy_(load_tensor(in, "previous." + std::to_string(i)));
-    std::vector<double> moves = load_numbers(in, "moves");
+    std::vector<double> moves = load_numbers(in, "moves_per_lr2");
     moves_.assign(moves.begin(), moves.end());
     first_ = load_number(in, "first") != 0;
   }
 
  private:
-  // (ξ/D) Σ_d ‖θ^{k+1−d} − θ^{k−d}‖² / η²; a non-positive lr gives 0 (always upload).
-  double threshold(double lr) const {
-    if (lr <= 0) return 0;
+  // (ξ/D) Σ_d ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}².
+  double threshold() const {
     double sum = 0;
     for (double m : moves_) sum += m;
-    return p_.xi / double(p_.history) * sum / (lr * lr);
+    return p_.xi / double(p_.history) * sum;
   }
 
   void exchange(Communicator& comm, StepContext& ctx) {
@@ -133,7 +141,7 @@ class Lag final : public Algorithm {
     }
     at::Tensor delta = g - last_upload_;
     const double change = delta.to(at::kDouble).square().sum().item<double>();
-    const bool upload = first_ || change > threshold(ctx.lr);
+    const bool upload = first_ || change > threshold();
     first_ = false;
 
     std::vector<at::Tensor> parts = comm.allgatherv(upload ? delta : at::empty({0}, g.options()));
@@ -154,7 +162,7 @@ class Lag final : public Algorithm {
     }
     ctx.stats["uploads"] = static_cast<double>(uploads);
     ctx.stats["lag_uploaded"] = upload ? 1.0 : 0.0;
-    ctx.stats["lag_threshold"] = threshold(ctx.lr);
+    ctx.stats["lag_threshold"] = threshold();
     ctx.stats["lag_change"] = change;
   }
 
@@ -166,7 +174,7 @@ class Lag final : public Algorithm {
   at::Tensor last_upload_;  // ∇_m(θ^_m), all buckets concatenated in bucket order
   at::Tensor aggregate_;    // ∇^k (the average), same layout
   std::vector<at::Tensor> previous_;  // θ^k, to measure the next move
-  std::deque<double> moves_;          // ‖θ^{k+1−d} − θ^{k−d}‖², d = 1 first
+  std::deque<double> moves_;          // ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}², d = 1 first
 };
 
 }  // namespace

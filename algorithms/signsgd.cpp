@@ -80,6 +80,7 @@ class SignSgd final : public Algorithm {
   explicit SignSgd(const SignSgdParams& p) : beta_(p.momentum) {}
 
   bool applies_momentum() const override { return true; }
+  double own_momentum() const override { return beta_; }
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
     if (beta_ > 0) {

@@ -78,7 +78,7 @@ StepTimes run_algorithm(const std::string& name, const Options& o, MeteredCommun
   auto algorithm = find_algorithm(name).make(YAML::Node(), Source{}, nullptr);
   algorithm->setup(params, comm);
   OptimizerConfig ocfg;
-  auto optimizer = make_optimizer(ocfg, params, grads, !algorithm->applies_momentum());
+  auto optimizer = make_optimizer(ocfg, params, grads, momentum_plan(*algorithm));
 
   at::Generator gen = make_generator(7, comm.rank(), 0);
   StepTimes t;

@@ -11,8 +11,9 @@
 
 namespace cedar {
 
-const std::vector<std::string> kClaimMetrics = {"accuracy",    "accuracy_gap",  "best_accuracy",
-                                                "compression", "wall_speedup", "modeled_speedup"};
+const std::vector<std::string> kClaimMetrics = {
+    "accuracy",     "accuracy_gap",    "best_accuracy", "payload_compression", "wire_ratio",
+    "compression",  "wall_speedup",    "modeled_speedup"};
 
 namespace {
 
@@ -65,7 +66,9 @@ std::vector<Claim> load_claims(const std::string& path) {
     load_params(p, item, src, "claims[]");
     if (p.run.empty() || p.metric.empty())
       throw ConfigError(where(src, "claims", item) + ": claims[]: 'run' and 'metric' are required");
-    Claim c{p.text, p.source, p.run, p.metric, p.profile, std::nullopt, std::nullopt};
+    // `compression` is the accepted older name of payload compression.
+    const std::string metric = p.metric == "compression" ? "payload_compression" : p.metric;
+    Claim c{p.text, p.source, p.run, metric, p.profile, std::nullopt, std::nullopt};
     if (item["at_least"]) c.at_least = p.at_least;
     if (item["at_most"]) c.at_most = p.at_most;
     if (!c.at_least && !c.at_most)
@@ -87,7 +90,9 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
       if (c.metric == "accuracy") v.measured = 100 * r->final_mean;
       else if (c.metric == "best_accuracy") v.measured = 100 * r->best_mean;
       else if (c.metric == "accuracy_gap") v.measured = 100 * (r->final_mean - d->final_mean);
-      else if (c.metric == "compression") v.measured = r->compression;
+      else if (c.metric == "payload_compression" || c.metric == "compression")
+        v.measured = r->payload_compression;
+      else if (c.metric == "wire_ratio") v.measured = r->wire_ratio;
       else if (c.metric == "wall_speedup" && r->wall_mean > 0) v.measured = d->wall_mean / r->wall_mean;
       else if (c.metric == "modeled_speedup" && modeled_seconds_on(*r, c.profile) > 0)
         v.measured = modeled_seconds_on(*d, c.profile) / modeled_seconds_on(*r, c.profile);

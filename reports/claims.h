@@ -18,8 +18,11 @@
 namespace cedar {
 
 // accuracy (final test accuracy, %), accuracy_gap (run − dense, points), best_accuracy (%),
-// compression (dense bytes / bytes sent), wall_speedup (dense wall / run wall),
-// modeled_speedup (dense / run modeled training time on `profile`).
+// payload_compression (dense fp32 payload / the run's payload: the papers' definition),
+// wire_ratio (dense SGD's bus bytes at the same world size / the run's bus bytes: what the
+// network carries), wall_speedup (dense wall / run wall), modeled_speedup (dense / run modeled
+// training time on `profile`). `compression` is accepted as the older name of
+// payload_compression and read as it.
 extern const std::vector<std::string> kClaimMetrics;
 
 struct Claim {

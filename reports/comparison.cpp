@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "reports/results_reader.h"
+#include "runner/comm/bus_bytes.h"
 #include "runner/comm/network_model.h"
 
 namespace cedar {
@@ -29,6 +30,13 @@ WHERE (?1 = '' OR r.suite = ?1)
                 AND r2.world_size = r.world_size AND r2.status <> 'running')
 ORDER BY r.id
 )SQL";
+
+const char* const kBytesLegend =
+    "Payload: what a rank contributes to its collectives; bus: what it pushes through its link "
+    "(nccl-tests factors). Payload compression = dense fp32 payload ÷ the run's payload (the "
+    "papers' definition); wire ratio = dense SGD's bus bytes at the same ranks (ring allreduce) ÷ "
+    "the run's bus bytes (what the network carries). Evaluation of the averaged model is "
+    "bookkeeping, not counted.";
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -130,7 +138,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     row.wall_mean = wall / n;
     row.payload_mb = payload / n / 1e6;
     row.bus_mb = bus / n / 1e6;
-    row.compression = payload > 0 ? dense / payload : 0;
+    row.payload_compression = payload > 0 ? dense / payload : 0;
+    row.wire_ratio = bus > 0 ? allreduce_busbw_factor(static_cast<int>(row.world_size)) * dense / bus : 0;
     for (const auto& [status, count] : status_count)
       row.statuses += (row.statuses.empty() ? "" : ", ") + std::to_string(count) + " " + status;
     rows.push_back(row);
@@ -152,10 +161,11 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
 std::string render_markdown(const std::vector<ComparisonRow>& rows) {
   std::ostringstream s;
   s << "| run | algorithm | model | dataset | ranks | final acc % | best acc % | Δ vs dense | "
-       "wall s | sent MB/rank | bus MB/rank | compression | modeled s 1/10/100 GbE | ";
+       "wall s | payload MB/rank | bus MB/rank | payload compression | wire ratio | "
+       "modeled s 1/10/100 GbE | ";
   const bool target = !rows.empty() && rows[0].target > 0;
   if (target) s << "time to " << fmt("%g", 100 * rows[0].target) << "% s (speed-up) | ";
-  s << "runs |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+  s << "runs |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   if (target) s << "---:|";
   s << "---|\n";
   for (const auto& r : rows) {
@@ -165,7 +175,8 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
       << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "–") << " | "
       << fmt("%.1f", r.wall_mean) << " | " << fmt("%.3f", r.payload_mb) << " | "
       << fmt("%.3f", r.bus_mb) << " | "
-      << (r.compression > 0 ? fmt("%.1f×", r.compression) : "–") << " | "
+      << (r.payload_compression > 0 ? fmt("%.1f×", r.payload_compression) : "–") << " | "
+      << (r.wire_ratio > 0 ? fmt("%.2f×", r.wire_ratio) : "–") << " | "
       << fmt("%.1f", modeled_seconds_on(r, "1gbe")) << " / "
       << fmt("%.1f", modeled_seconds_on(r, "10gbe")) << " / "
       << fmt("%.1f", modeled_seconds_on(r, "100gbe")) << " | ";
@@ -176,13 +187,15 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
     }
     s << r.statuses << " |\n";
   }
+  s << "\n" << kBytesLegend << "\n";
   return s.str();
 }
 
 std::string render_csv(const std::vector<ComparisonRow>& rows) {
   std::ostringstream s;
   s << "run,algorithm,model,dataset,ranks,final_acc_mean,final_acc_std,best_acc_mean,gap_to_dense,"
-       "wall_seconds,sent_mb_per_rank,bus_mb_per_rank,compression,completed,runs";
+       "wall_seconds,payload_mb_per_rank,bus_mb_per_rank,payload_compression,wire_ratio,"
+       "completed,runs";
   for (const auto& p : network_profiles()) s << ",modeled_seconds_" << p.name;
   s << ",time_to_target_s,target_speedup\n";
   for (const auto& r : rows) {
@@ -190,8 +203,8 @@ std::string render_csv(const std::vector<ComparisonRow>& rows) {
       << "," << fmt("%.6f", r.final_mean) << "," << fmt("%.6f", r.final_std) << ","
       << fmt("%.6f", r.best_mean) << "," << (r.has_dense ? fmt("%.6f", r.gap_to_dense) : "") << ","
       << fmt("%.3f", r.wall_mean) << "," << fmt("%.6f", r.payload_mb) << ","
-      << fmt("%.6f", r.bus_mb) << "," << fmt("%.3f", r.compression) << "," << r.completed << ","
-      << r.runs;
+      << fmt("%.6f", r.bus_mb) << "," << fmt("%.3f", r.payload_compression) << ","
+      << fmt("%.3f", r.wire_ratio) << "," << r.completed << "," << r.runs;
     for (double m : r.modeled_seconds) s << "," << fmt("%.3f", m);
     s << "," << (r.time_to_target >= 0 ? fmt("%.3f", r.time_to_target) : "") << ","
       << (r.target_speedup > 0 ? fmt("%.3f", r.target_speedup) : "") << "\n";
@@ -209,16 +222,17 @@ std::string render_latex(const std::vector<ComparisonRow>& rows) {
     return o;
   };
   std::ostringstream s;
-  s << "\\begin{tabular}{lllrrrrrr}\n\\hline\n"
+  s << "\\begin{tabular}{lllrrrrrrr}\n\\hline\n"
        "Run & Model & Dataset & Ranks & Final acc.\\ (\\%) & $\\Delta$ vs dense & Wall (s) & "
-       "Sent (MB/rank) & Compression \\\\\n\\hline\n";
+       "Payload (MB/rank) & Payload compr. & Wire ratio \\\\\n\\hline\n";
   for (const auto& r : rows) {
     std::string acc = fmt("%.2f", 100 * r.final_mean);
     if (r.completed > 1) acc += " $\\pm$ " + fmt("%.2f", 100 * r.final_std);
     s << esc(r.name) << " & " << esc(r.model) << " & " << esc(r.dataset) << " & " << r.world_size
       << " & " << acc << " & " << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "--")
       << " & " << fmt("%.1f", r.wall_mean) << " & " << fmt("%.3f", r.payload_mb) << " & "
-      << (r.compression > 0 ? fmt("%.1f$\\times$", r.compression) : "--") << " \\\\\n";
+      << (r.payload_compression > 0 ? fmt("%.1f$\\times$", r.payload_compression) : "--") << " & "
+      << (r.wire_ratio > 0 ? fmt("%.2f$\\times$", r.wire_ratio) : "--") << " \\\\\n";
   }
   s << "\\hline\n\\end{tabular}\n";
   return s.str();

@@ -16,7 +16,8 @@ namespace {
 
 struct Curve {
   // Per run name: per seed, the evaluation points in order.
-  std::map<int64_t, std::vector<std::vector<double>>> evals;  // seed -> [epoch, wall, MB, acc]
+  // seed -> [epoch, wall, payload MB, acc, bus MB] (rank 0, cumulative)
+  std::map<int64_t, std::vector<std::vector<double>>> evals;
   std::map<int64_t, std::vector<std::pair<int64_t, double>>> loss;  // seed -> (step, loss)
 };
 
@@ -48,15 +49,16 @@ std::map<std::string, Curve> load(const std::string& db_path, const std::string&
   ResultsReader db(db_path);
   std::map<std::string, Curve> curves;
   std::string evals_sql = std::string(
-      "SELECT r.name, r.seed, e.epoch, e.wall_seconds, e.cum_payload_bytes, e.test_accuracy "
-      "FROM evals e JOIN runs r ON r.id = e.run_id WHERE ") + kLatest + " ORDER BY r.name, r.seed, e.step";
+      "SELECT r.name, r.seed, e.epoch, e.wall_seconds, e.cum_payload_bytes, e.test_accuracy, "
+      "e.cum_bus_bytes FROM evals e JOIN runs r ON r.id = e.run_id WHERE ") + kLatest + " ORDER BY r.name, r.seed, e.step";
   sqlite3_stmt* st = db.prepare(evals_sql.c_str());
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st) == SQLITE_ROW) {
     std::string name = column_text(st, 0);
     curves[name].evals[sqlite3_column_int64(st, 1)].push_back(
         {sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
-         sqlite3_column_double(st, 4) / 1e6, sqlite3_column_double(st, 5)});
+         sqlite3_column_double(st, 4) / 1e6, sqlite3_column_double(st, 5),
+         sqlite3_column_double(st, 6) / 1e6});
   }
   sqlite3_finalize(st);
   std::string loss_sql = std::string(
@@ -73,24 +75,26 @@ std::map<std::string, Curve> load(const std::string& db_path, const std::string&
   return curves;
 }
 
-// Evaluation i of every seed: means of epoch/wall/MB/accuracy, and the accuracy's min and max.
+// Evaluation i of every seed: means of epoch/wall/payload MB/accuracy, the accuracy's min and
+// max, and the mean bus MB (columns 1-7).
 void write_evals(const std::string& path, const Curve& c) {
   std::ofstream out(path);
-  out << "# epoch\twall_s\tsent_MB_per_rank\ttest_acc_mean\ttest_acc_min\ttest_acc_max\n";
+  out << "# epoch\twall_s\tpayload_MB_rank0\ttest_acc_mean\ttest_acc_min\ttest_acc_max\t"
+         "bus_MB_rank0\n";
   size_t n = SIZE_MAX;
   for (const auto& [seed, pts] : c.evals) n = std::min(n, pts.size());
   if (n == SIZE_MAX) return;
   for (size_t i = 0; i < n; ++i) {
-    double sums[4] = {0, 0, 0, 0}, lo = 1e9, hi = -1e9;
+    double sums[5] = {0, 0, 0, 0, 0}, lo = 1e9, hi = -1e9;
     for (const auto& [seed, pts] : c.evals) {
-      for (int k = 0; k < 4; ++k) sums[k] += pts[i][k];
+      for (int k = 0; k < 5; ++k) sums[k] += pts[i][k];
       lo = std::min(lo, pts[i][3]);
       hi = std::max(hi, pts[i][3]);
     }
     double m = static_cast<double>(c.evals.size());
     char line[256];
-    std::snprintf(line, sizeof line, "%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", sums[0] / m, sums[1] / m,
-                  sums[2] / m, 100 * sums[3] / m, 100 * lo, 100 * hi);
+    std::snprintf(line, sizeof line, "%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\n", sums[0] / m,
+                  sums[1] / m, sums[2] / m, 100 * sums[3] / m, 100 * lo, 100 * hi, sums[4] / m);
     out << line;
   }
 }
@@ -170,7 +174,10 @@ PlotOutput write_plots(const std::string& db_path, const std::string& suite, con
   const std::string title = suite.empty() ? std::string("all runs") : suite;
   const Figure figures[] = {
       {"accuracy_vs_time", "wall-clock (s)", "test accuracy (%)", "", 2, 4, true, false},
-      {"accuracy_vs_bytes", "MB sent per rank", "test accuracy (%)", "", 3, 4, true, true},
+      {"accuracy_vs_bytes", "payload MB sent by rank 0 (what it contributes to collectives)",
+       "test accuracy (%)", "", 3, 4, true, true},
+      {"accuracy_vs_wire_bytes", "bus MB pushed by rank 0 (what the network carries)",
+       "test accuracy (%)", "", 7, 4, true, true},
       {"accuracy_vs_epoch", "epoch", "test accuracy (%)", "", 1, 4, true, false},
       {"train_loss", "step", "training loss", "_loss", 1, 2, false, false},
   };

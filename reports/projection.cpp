@@ -18,7 +18,8 @@ const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
        (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id)
+       (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id)
 FROM runs r
 WHERE CASE WHEN ?2 > 0 THEN r.id = ?2
       ELSE (?1 = '' OR r.suite = ?1) AND r.status = 'completed'
@@ -155,6 +156,7 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
     m.compute_seconds_per_step = sqlite3_column_double(st, 10) / steps;
     m.recorded_latency_steps = double(sqlite3_column_int64(st, 11)) / steps;
     m.recorded_bus_bytes = double(sqlite3_column_int64(st, 12)) / steps;
+    m.dense_payload_bytes = double(sqlite3_column_int64(st, 13)) / steps;
     out.push_back(m);
   }
   sqlite3_finalize(st);
@@ -180,12 +182,14 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
       const double n = double(g.size());
       m.collectives.clear();
       m.compute_seconds_per_step = m.recorded_latency_steps = m.recorded_bus_bytes = 0;
+      m.dense_payload_bytes = 0;
       std::map<std::string, CollectiveMix> mix;
       for (const auto* r : g) {
         m.steps_per_epoch = std::max(m.steps_per_epoch, r->steps_per_epoch);
         m.compute_seconds_per_step += r->compute_seconds_per_step / n;
         m.recorded_latency_steps += r->recorded_latency_steps / n;
         m.recorded_bus_bytes += r->recorded_bus_bytes / n;
+        m.dense_payload_bytes += r->dense_payload_bytes / n;
         for (const auto& c : r->collectives) {
           CollectiveMix& a = mix[c.op];
           a.op = c.op;
@@ -215,6 +219,11 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
     else if (mix.op == "broadcast") pt.broadcast_mb += c.bus_bytes / 1e6;
   }
   const CollectiveCost step = step_cost(m, workers);
+  double payload = 0;
+  for (const auto& mix : m.collectives) payload += mix.payload_bytes;
+  if (payload > 0) pt.payload_compression = m.dense_payload_bytes / payload;
+  if (step.bus_bytes > 0)
+    pt.wire_ratio = allreduce_busbw_factor(workers) * m.dense_payload_bytes / step.bus_bytes;
   pt.compute_seconds = m.compute_seconds_per_step * spe;
   pt.comm_seconds = net.seconds(std::llround(step.latency_steps * spe), std::llround(step.bus_bytes * spe));
   pt.total_seconds = pt.compute_seconds + pt.comm_seconds;
@@ -258,7 +267,8 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
     << "Fixed batch per rank: steps/epoch = measured × P0 / P. Compute per step as measured at P0; "
        "communication: the α–β cost of the collectives each step made (comm_totals), re-costed on P "
        "ranks. MB columns: bus bytes each rank pushes per step; – where an epoch holds fewer "
-       "samples than one global batch.\n";
+       "samples than one global batch. Payload compression: dense fp32 payload ÷ the run's "
+       "payload; wire ratio: dense SGD's bus bytes (ring allreduce) ÷ the run's, both at P.\n";
   for (const auto& p : projections) {
     const RunMeasurement& m = p.basis;
     s << "\n## " << m.name << " — " << m.algorithm << ", " << m.model << ", " << m.dataset
@@ -277,9 +287,10 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
     if (ar) s << " allreduce MB/step |";
     if (ag) s << " allgather MB/step |";
     if (bc) s << " broadcast MB/step |";
-    s << " speed-up vs " << m.world_size << " ranks | vs dense" << (p.dense_name.empty() ? "" : " (" + p.dense_name + ")") << " |\n";
+    s << " payload compression | wire ratio | speed-up vs " << m.world_size << " ranks | vs dense"
+      << (p.dense_name.empty() ? "" : " (" + p.dense_name + ")") << " |\n";
     s << "|---:|---:|---:|---:|---:|" << (ar ? "---:|" : "") << (ag ? "---:|" : "") << (bc ? "---:|" : "")
-      << "---:|---:|\n";
+      << "---:|---:|---:|---:|\n";
     for (const auto& pt : p.points) {
       // No step at all: the epoch holds fewer samples than one global batch.
       auto secs = [&](double v) { return pt.steps_per_epoch > 0 ? fmt("%.3f", v) : std::string("–"); };
@@ -289,7 +300,8 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
       if (ar) s << " " << fmt("%.4f", pt.allreduce_mb) << " |";
       if (ag) s << " " << fmt("%.4f", pt.allgather_mb) << " |";
       if (bc) s << " " << fmt("%.4f", pt.broadcast_mb) << " |";
-      s << " " << ratio(pt.speedup_vs_measured) << " | " << ratio(pt.speedup_vs_dense) << " |\n";
+      s << " " << ratio(pt.payload_compression) << " | " << ratio(pt.wire_ratio) << " | "
+        << ratio(pt.speedup_vs_measured) << " | " << ratio(pt.speedup_vs_dense) << " |\n";
     }
   }
   return s.str();
@@ -300,7 +312,7 @@ std::string render_projection_csv(const std::vector<Projection>& projections) {
   s << "run,algorithm,model,dataset,suite,measured_ranks,seeds,network,workers,measured,"
        "steps_per_epoch,compute_s_per_epoch,comm_s_per_epoch,total_s_per_epoch,"
        "allreduce_mb_per_step,allgather_mb_per_step,broadcast_mb_per_step,speedup_vs_measured,"
-       "speedup_vs_dense,dense_run\n";
+       "speedup_vs_dense,dense_run,payload_compression,wire_ratio\n";
   for (const auto& p : projections) {
     const RunMeasurement& m = p.basis;
     for (const auto& pt : p.points)
@@ -312,7 +324,8 @@ std::string render_projection_csv(const std::vector<Projection>& projections) {
         << fmt("%.6f", pt.broadcast_mb) << ","
         << (pt.speedup_vs_measured > 0 ? fmt("%.4f", pt.speedup_vs_measured) : "") << ","
         << (pt.speedup_vs_dense > 0 ? fmt("%.4f", pt.speedup_vs_dense) : "") << "," << p.dense_name
-        << "\n";
+        << "," << (pt.payload_compression > 0 ? fmt("%.4f", pt.payload_compression) : "") << ","
+        << (pt.wire_ratio > 0 ? fmt("%.4f", pt.wire_ratio) : "") << "\n";
   }
   return s.str();
 }

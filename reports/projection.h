@@ -45,6 +45,7 @@ struct RunMeasurement {
   int64_t steps = 0;                    // steps recorded
   int64_t steps_per_epoch = 0;          // steps of its longest epoch
   double compute_seconds_per_step = 0;  // rank 0, mean over steps
+  double dense_payload_bytes = 0;       // per step: a dense fp32 allreduce's payload (dense_bytes)
   std::vector<CollectiveMix> collectives;
   // Per step, rank 0, as the steps table recorded them (α terms and bus bytes): the mix above
   // reproduces them at world_size, which `cedar project` checks and reports.
@@ -68,6 +69,9 @@ struct ProjectionPoint {
   double compute_seconds = 0, comm_seconds = 0, total_seconds = 0;  // per epoch
   // Bus bytes each rank pushes per step, by collective family (MB = 1e6 bytes).
   double allreduce_mb = 0, allgather_mb = 0, broadcast_mb = 0;
+  // Per step at this P (reports/comparison.h has the definitions): dense fp32 payload / the run's
+  // payload (independent of P), and dense SGD's bus bytes (ring allreduce) / the run's bus bytes.
+  double payload_compression = 0, wire_ratio = 0;
   double speedup_vs_measured = 0;  // this run's epoch time at its measured P0 / at this P
   double speedup_vs_dense = 0;     // dense epoch time / this run's, both at this P (0: no dense run)
 };

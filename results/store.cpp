@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <set>
 #include <filesystem>
 #include <thread>
 
@@ -90,21 +91,22 @@ void ResultStore::exec(const std::string& sql) {
   if (run_sql(db_, sql, msg) != SQLITE_OK) throw StoreError("results database " + path_ + ": " + msg);
 }
 
-// Databases written before runs had liveness columns gain them (NULL for old rows).
+// Databases written by earlier versions gain the run columns added since (NULL for old rows):
+// liveness (pid, heartbeat) and the effective momentum.
 void ResultStore::migrate() {
   // Inside one write transaction, so that two processes opening an old database at once do not
   // both add the columns.
   exec_setup(db_, path_, "BEGIN IMMEDIATE");
   try {
-    bool has_pid = false;
+    std::set<std::string> have;
     {
       Statement cols(db_, path_, "PRAGMA table_info(runs)");
-      while (cols.next()) has_pid = has_pid || cols.text_column(1) == "pid";
+      while (cols.next()) have.insert(cols.text_column(1));
     }
-    if (!has_pid) {
-      exec("ALTER TABLE runs ADD COLUMN pid INTEGER");
-      exec("ALTER TABLE runs ADD COLUMN heartbeat REAL");
-    }
+    const std::pair<const char*, const char*> added[] = {
+        {"pid", "INTEGER"}, {"heartbeat", "REAL"}, {"effective_momentum", "REAL"}};
+    for (const auto& [column, type] : added)
+      if (!have.count(column)) exec(std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -133,12 +135,13 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
   Statement st(db_, path_,
                "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
                "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
-               "heartbeat, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
+               "heartbeat, effective_momentum, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
+               "'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
   st.bind(14, r.parameters).bind(15, utc_now_iso()).bind(16, r.network);
-  st.bind(17, static_cast<int64_t>(::getpid())).bind(18, unix_now());
+  st.bind(17, static_cast<int64_t>(::getpid())).bind(18, unix_now()).bind(19, r.effective_momentum);
   st.run();
   return sqlite3_last_insert_rowid(db_);
 }

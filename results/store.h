@@ -27,6 +27,8 @@ struct RunRecord {
   std::string code_version, host, backend, network;
   int64_t threads = 1;
   int64_t parameters = 0;
+  // The momentum the updates get: optimizer.momentum, or what the algorithm applies itself.
+  double effective_momentum = 0;
 };
 
 struct StepRow {

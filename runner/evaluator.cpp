@@ -2,6 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <map>
+#include <vector>
+
 #include "runner/comm/communicator.h"
 
 namespace cedar {
@@ -46,14 +49,42 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
   return r;
 }
 
-void average_buffers(Model& model, Communicator& comm) {
-  if (comm.size() == 1) return;
+EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
+                                   int64_t batch_size, const torch::Device& device,
+                                   Communicator& control) {
+  if (control.size() == 1) return evaluate(model, test, norm, batch_size, device, control);
   torch::NoGradGuard no_grad;
-  for (auto& b : model.buffers()) {
-    if (!b.is_floating_point()) continue;  // num_batches_tracked stays as it is
-    comm.allreduce_sum(b);
-    b.div_(comm.size());
+  std::vector<torch::Tensor> live;  // parameters and floating-point buffers, model order
+  for (auto& p : model.parameters()) live.push_back(p.detach());
+  for (auto& b : model.buffers())
+    if (b.is_floating_point()) live.push_back(b);  // num_batches_tracked stays as it is
+  std::vector<torch::Tensor> kept;
+  kept.reserve(live.size());
+  for (const auto& t : live) kept.push_back(t.clone());
+  // One allreduce per dtype: every rank then holds the same average.
+  std::map<c10::ScalarType, std::vector<size_t>> by_dtype;
+  for (size_t i = 0; i < live.size(); ++i) by_dtype[live[i].scalar_type()].push_back(i);
+  for (const auto& [dtype, members] : by_dtype) {
+    std::vector<torch::Tensor> flat;
+    for (size_t i : members) flat.push_back(live[i].reshape({-1}));
+    torch::Tensor sum = torch::cat(flat);
+    control.allreduce_sum(sum);
+    sum.div_(control.size());
+    int64_t off = 0;
+    for (size_t i : members) {
+      live[i].copy_(sum.narrow(0, off, live[i].numel()).view_as(live[i]));
+      off += live[i].numel();
+    }
   }
+  EvalResult r;
+  try {
+    r = evaluate(model, test, norm, batch_size, device, control);
+  } catch (...) {
+    for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
+    throw;
+  }
+  for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
+  return r;
 }
 
 }  // namespace cedar

@@ -19,8 +19,15 @@ struct EvalResult {
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
                     int64_t batch_size, const torch::Device& device, Communicator& comm);
 
-// Averages batch-norm running statistics (buffers) over ranks so every rank evaluates the same
-// model where parameters agree.
-void average_buffers(Model& model, Communicator& comm);
+// The model a data-parallel run would deploy: the average over ranks of every parameter and
+// floating-point buffer (batch-norm running statistics), evaluated on the whole test set. The
+// ranks' own models are restored bitwise afterwards, so evaluating never changes training (local
+// SGD between two syncs keeps its local models). The averaging is harness bookkeeping: `control`
+// is the unmetered channel, so its bytes count neither in the training bytes nor in projections.
+// Where the ranks' models already agree (dense and every gradient-averaging algorithm) the
+// average is that model up to rounding.
+EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
+                                   int64_t batch_size, const torch::Device& device,
+                                   Communicator& control);
 
 }  // namespace cedar

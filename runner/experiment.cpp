@@ -16,6 +16,7 @@
 #include "runner/comm/mpi_communicator.h"
 #include "runner/comm/nccl_communicator.h"
 #include "runner/log.h"
+#include "runner/optimizer.h"
 #include "runner/run_guard.h"
 #include "runner/trainer.h"
 #include "runner/version.h"
@@ -89,6 +90,8 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   const AlgorithmInfo& info = find_algorithm(cfg.algorithm);
   std::string algorithm_yaml;
   auto algorithm = info.make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
+  const std::string momentum_note = momentum_warning(cfg.optimizer, *algorithm, cfg.algorithm);
+  if (rank == 0 && !momentum_note.empty()) log_warn(momentum_note);
   DatasetSpec ds;
   ds.name = cfg.data.name;
   ds.root = cfg.data.root;
@@ -166,6 +169,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     rec.network = cfg.network.profile;
     rec.threads = threads;
     rec.parameters = count_parameters(*model);
+    rec.effective_momentum = effective_momentum(cfg.optimizer, *algorithm);
     outcome.run_id = store->begin_run(rec);
     set_active_run(opts.db_path, outcome.run_id);
   }

@@ -13,10 +13,10 @@ at::Tensor lars_local_lr(const at::Tensor& w, const at::Tensor& g, double trust_
 }
 
 LarsOptimizer::LarsOptimizer(const std::vector<NamedTensor>& params, std::vector<at::Tensor> grads,
-                             const OptimizerConfig& cfg, bool use_momentum)
+                             const OptimizerConfig& cfg, const MomentumPlan& plan)
     : grads_(std::move(grads)),
       buffers_(params.size()),
-      momentum_(use_momentum ? cfg.momentum : 0.0),
+      momentum_(plan.optimizer_momentum ? cfg.momentum : 0.0),
       weight_decay_(cfg.weight_decay),
       trust_(cfg.trust_coefficient),
       eps_(cfg.lars_eps) {

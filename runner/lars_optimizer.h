@@ -22,17 +22,19 @@ at::Tensor lars_local_lr(const at::Tensor& w, const at::Tensor& g, double trust_
 
 class LarsOptimizer final : public Optimizer {
  public:
-  // use_momentum=false turns momentum off (for algorithms that apply it themselves).
+  // plan.optimizer_momentum=false turns momentum off (for algorithms that apply it themselves).
+  // The weight-decay term stays inside the layer-wise rate (no separate weight-decay momentum).
   LarsOptimizer(const std::vector<NamedTensor>& params, std::vector<at::Tensor> grads,
-                const OptimizerConfig& cfg, bool use_momentum);
+                const OptimizerConfig& cfg, const MomentumPlan& plan);
   void step(double lr) override;
   std::vector<at::Tensor>& momentum_buffers() override { return buffers_; }
+  std::vector<at::Tensor>& weight_decay_buffers() override { return no_wd_buffers_; }
   // Whether parameter i gets the layer-wise rate and weight decay (false: a BN / bias parameter).
   bool adapted(size_t i) const { return adapted_[i]; }
 
  private:
   std::vector<at::Tensor> params_, grads_;
-  std::vector<at::Tensor> buffers_;
+  std::vector<at::Tensor> buffers_, no_wd_buffers_;
   std::vector<bool> adapted_;
   double momentum_, weight_decay_, trust_, eps_;
 };

@@ -5,20 +5,34 @@
 namespace cedar {
 
 SgdOptimizer::SgdOptimizer(std::vector<at::Tensor> params, std::vector<at::Tensor> grads,
-                           const OptimizerConfig& cfg, bool use_momentum)
+                           const OptimizerConfig& cfg, const MomentumPlan& plan)
     : params_(std::move(params)),
       grads_(std::move(grads)),
       buffers_(params_.size()),
-      momentum_(use_momentum ? cfg.momentum : 0.0),
+      momentum_(plan.optimizer_momentum ? cfg.momentum : 0.0),
       weight_decay_(cfg.weight_decay),
-      nesterov_(cfg.nesterov && use_momentum) {}
+      wd_momentum_(plan.optimizer_momentum ? 0.0 : plan.weight_decay_momentum),
+      nesterov_(cfg.nesterov && plan.optimizer_momentum) {
+  if (wd_momentum_ != 0 && weight_decay_ != 0) wd_buffers_.resize(params_.size());
+}
 
 void SgdOptimizer::step(double lr) {
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
     at::Tensor& w = params_[i];
     const at::Tensor& g = grads_[i];
-    at::Tensor d = weight_decay_ != 0 ? g.add(w, weight_decay_) : g;
+    at::Tensor d;
+    if (weight_decay_ != 0 && !wd_buffers_.empty()) {
+      at::Tensor& c = wd_buffers_[i];
+      if (!c.defined()) {
+        c = w.mul(weight_decay_);
+      } else {
+        c.mul_(wd_momentum_).add_(w, weight_decay_);
+      }
+      d = g.add(c);
+    } else {
+      d = weight_decay_ != 0 ? g.add(w, weight_decay_) : g;
+    }
     if (momentum_ != 0) {
       at::Tensor& b = buffers_[i];
       if (!b.defined()) {

@@ -12,6 +12,7 @@
 #include "runner/backward_overlap.h"
 #include "runner/buckets.h"
 #include "runner/evaluator.h"
+#include "runner/hold_for_signal.h"
 #include "runner/log.h"
 #include "runner/lr_schedule.h"
 #include "runner/optimizer.h"
@@ -72,7 +73,7 @@ RunSummary Trainer::run() {
     for (auto& e : b.entries) grad_of[e.name] = e.grad;
   std::vector<at::Tensor> grads;
   for (auto& p : params_) grads.push_back(grad_of.at(p.name));
-  optimizer_ = make_optimizer(cfg_.optimizer, params_, grads, !algorithm_->applies_momentum());
+  optimizer_ = make_optimizer(cfg_.optimizer, params_, grads, momentum_plan(*algorithm_));
 
   Augmentation aug = cfg_.data.augment ? data_.train_aug : Augmentation{};
   loader_ = std::make_unique<ShardedLoader>(data_.train, data_.norm, aug, cfg_.train.batch_size,
@@ -238,6 +239,10 @@ RunSummary Trainer::run() {
       }
       if (checkpoints && every > 0 && !last_in_epoch && step_ % every == 0)
         save_checkpoint(loader.position(), es);
+      if (hold_requested_after(step_, comm_.rank())) {  // tests: a step provably reached and not finished
+        if (store_) store_->flush();
+        hold_for_signal(comm_.rank());
+      }
     }
     evaluate_and_log(epoch_reached, es);
     if (!quiet_ && comm_.rank() == 0) {
@@ -266,9 +271,9 @@ RunSummary Trainer::run() {
 }
 
 void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
-  average_buffers(*model_, control_);
-  EvalResult r = evaluate(*model_, data_.test, data_.norm, std::max<int64_t>(cfg_.train.batch_size, 256),
-                          device_, control_);
+  EvalResult r = evaluate_averaged_model(*model_, data_.test, data_.norm,
+                                         std::max<int64_t>(cfg_.train.batch_size, 256), device_,
+                                         control_);
   last_accuracy_ = r.accuracy;
   best_accuracy_ = std::max(best_accuracy_, r.accuracy);
   if (cfg_.train.target_accuracy > 0 && r.accuracy >= cfg_.train.target_accuracy)

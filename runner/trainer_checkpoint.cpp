@@ -49,6 +49,10 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
   const auto& momentum = optimizer_->momentum_buffers();
   for (size_t i = 0; i < momentum.size(); ++i)
     if (momentum[i].defined()) state["optimizer.momentum." + std::to_string(i)] = momentum[i].cpu().clone();
+  const auto& wd_momentum = optimizer_->weight_decay_buffers();
+  for (size_t i = 0; i < wd_momentum.size(); ++i)
+    if (wd_momentum[i].defined())
+      state["optimizer.wd_momentum." + std::to_string(i)] = wd_momentum[i].cpu().clone();
   AlgorithmState alg;
   algorithm_->save_state(alg);
   for (const auto& [key, t] : alg) state["algorithm." + key] = t.cpu();
@@ -80,6 +84,11 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   for (size_t i = 0; i < momentum.size(); ++i) {
     auto it = state.find("optimizer.momentum." + std::to_string(i));
     if (it != state.end()) momentum[i] = it->second.to(params_[i].tensor.device()).clone();
+  }
+  auto& wd_momentum = optimizer_->weight_decay_buffers();
+  for (size_t i = 0; i < wd_momentum.size(); ++i) {
+    auto it = state.find("optimizer.wd_momentum." + std::to_string(i));
+    if (it != state.end()) wd_momentum[i] = it->second.to(params_[i].tensor.device()).clone();
   }
   const at::Tensor numbers = need(state, "trainer.numbers").contiguous();
   if (numbers.numel() != 15) throw std::runtime_error("checkpoint: trainer.numbers has the wrong length");

@@ -43,23 +43,6 @@ metrics() {  # metrics DB RUN_NAME
                 FROM runs WHERE id=$id" | sed "s/^$id|/RUN|/"
 }
 
-# Waits until the run's checkpoint record shows at least $3 steps; prints the step.
-wait_checkpoint() {  # wait_checkpoint DB RUN_ID MIN_STEP
-  local latest="$1.checkpoints/run-$2/LATEST" s=""
-  for _ in $(seq 1 600); do
-    s=$(awk '{print $2}' "$latest" 2>/dev/null)
-    [ -n "$s" ] && [ "$s" -ge "$3" ] && { echo "$s"; return 0; }
-    sleep 0.05
-  done
-  echo "none"; return 1
-}
-
-rank_pid() {  # rank_pid RANK: pid of that rank of the running job (OpenMPI exports the rank)
-  for p in $(pgrep -f "$CEDAR run $WORK/"); do
-    if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then echo "$p"; return; fi
-  done
-}
-
 # algorithm spec | extra overrides | rank to kill
 CASES=(
   "dgc|--set algorithm.warmup_epochs=1|1"
@@ -80,12 +63,15 @@ for case in "${CASES[@]}"; do
   run_id=$((run_id + 1))
   earlier="SELECT COUNT(*), TOTAL(train_loss), TOTAL(cum_payload_bytes) FROM steps WHERE run_id < $run_id"
   before=$(sqlite3 "$DB" "$earlier" 2>/dev/null || echo "0|0.0|0.0")
+  # Every rank holds after step 16 (its checkpoint written) until the kill.
   # shellcheck disable=SC2086
-  "${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \
+  CEDAR_HOLD_AFTER_STEP=16 CEDAR_HOLD_FILE="$WORK/hold-$alg" "${MPIRUN[@]}" -np 2 "$CEDAR" run \
+      "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \
       --set algorithm.name="$alg" $extra > "$WORK/killed-$alg.log" 2>&1 &
   job=$!
-  step=$(wait_checkpoint "$DB" "$run_id" 16)
-  pid=$(rank_pid "$victim")
+  pid=$(wait_held "$WORK/hold-$alg" 2 "$victim" "$job")
+  step=$(awk '{print $2}' "$DB.checkpoints/run-$run_id/LATEST" 2>/dev/null)
+  check "$alg: every rank holds after step 16, its last checkpoint" equals "$step" 16
   start=$(date +%s)
   kill -9 "$pid"
   wait "$job"; rc=$?
@@ -118,15 +104,17 @@ done
 name="resume-signsgd"
 "${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" --db "$REF" --quiet --set name="$name" \
     --set algorithm.name=signsgd --set optimizer.lr=0.001 > /dev/null 2>&1
-"${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \
+CEDAR_HOLD_AFTER_STEP=12 CEDAR_HOLD_FILE="$WORK/hold-term" "${MPIRUN[@]}" -np 2 "$CEDAR" run \
+    "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \
     --set algorithm.name=signsgd --set optimizer.lr=0.001 > "$WORK/term.log" 2>&1 &
 job=$!
 run_id=$((run_id + 1))
-wait_checkpoint "$DB" "$run_id" 8 > /dev/null
+wait_held "$WORK/hold-term" 2 0 "$job" > /dev/null
 kill -TERM "$job"; wait "$job"; rc=$?
 check "SIGTERM: job exits non-zero" greater "$rc" 0
 check "SIGTERM: failed with a checkpoint at the stop" contains "$(q "SELECT status||': '||error FROM runs WHERE id=$run_id")" "(checkpoint written)"
 stop_step=$(awk '{print $2}' "$DB.checkpoints/run-$run_id/LATEST")
+check "SIGTERM: the ranks held after step 12 and stopped together at the next one" equals "$stop_step" 13
 check "SIGTERM: every step up to the checkpoint committed ($stop_step)" equals "$(q "SELECT COUNT(*) FROM steps WHERE run_id=$run_id")" "$stop_step"
 "${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \
     --set algorithm.name=signsgd --set optimizer.lr=0.001 --resume > /dev/null 2>&1

@@ -65,17 +65,16 @@ check "truncated data exits non-zero" greater "$rc" 0
 check "error names the truncated file" contains "$out" "$WORK/bad-mnist/train-"
 check "earlier run intact" equals "$(q "SELECT status FROM runs WHERE id=1")" "completed"
 
-# SIGTERM mid-run: the run is marked failed with the reason, rows already written stay.
-"$CEDAR" run "$WORK/small.yaml" --db "$DB" --quiet --set train.epochs=50 > "$WORK/term.log" 2>&1 &
+# SIGTERM mid-run (the run holds after step 3 until it comes): the run is marked failed with
+# the reason, rows already written stay.
+CEDAR_HOLD_AFTER_STEP=3 CEDAR_HOLD_FILE="$WORK/hold-term" "$CEDAR" run "$WORK/small.yaml" --db "$DB" \
+    --quiet --set train.epochs=50 > "$WORK/term.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do
-  [ "$(q "SELECT COUNT(*) FROM steps WHERE run_id > 1")" -gt 0 ] 2>/dev/null && break
-  sleep 0.2
-done
+wait_held "$WORK/hold-term" 1 0 "$pid" > /dev/null
 kill -TERM "$pid"; wait "$pid"; rc=$?
 check "interrupted run exits non-zero" greater "$rc" 0
 check "interrupted run marked failed with the signal" contains "$(q "SELECT status||':'||error FROM runs WHERE id > 1")" "failed:interrupted by SIGTERM"
-check "its committed step rows kept" greater "$(q "SELECT COUNT(*) FROM steps WHERE run_id > 1")" 0
+check "its step rows up to the stop kept" equals "$(q "SELECT COUNT(*) FROM steps WHERE run_id > 1")" 4
 check "database integrity" equals "$(q "PRAGMA integrity_check")" "ok"
 
 finish

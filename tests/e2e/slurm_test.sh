@@ -62,18 +62,15 @@ check "a second start finds it running" equals "$("$SRC/scripts/slurm/start_loca
 
 # 1. One job for the suite, requeued once while its first run trains.
 DB="$WORK/one/results.db"
-# 32768 images: each run trains for seconds even on a quiet machine, so the signal finds it training.
-"$CEDAR" sbatch suite.yaml "${JOB[@]}" --db "$DB" --set data.train_limit=32768 --wait > one.out 2>&1 &
+# The first run's ranks hold after step 5 (once: not again after the requeue) until the job's
+# signal reaches them, so the signal provably finds a run training.
+CEDAR_HOLD_AFTER_STEP=5 CEDAR_HOLD_FILE="$WORK/hold-one" \
+    "$CEDAR" sbatch suite.yaml "${JOB[@]}" --db "$DB" --wait > one.out 2>&1 &
 sbatch_pid=$!
-steps=0
-for ((i = 0; i < 600; i++)); do   # up to 2 minutes for the job to start and train 5 steps
-  steps=$(q "SELECT COUNT(*) FROM steps JOIN runs ON runs.id = run_id WHERE status='running'" 2>/dev/null)
-  [ "${steps:-0}" -ge 5 ] && break
-  kill -0 $sbatch_pid 2>/dev/null || break
-  sleep 0.2
-done
+wait_held "$WORK/hold-one" 2 0 "$sbatch_pid" > /dev/null
 job=$(sed -n 's/^submitted job \([0-9]*\):.*/\1/p' one.out)
-check "a run was training when the job was signalled" greater "${steps:-0}" 4
+steps=$(q "SELECT COUNT(*) FROM steps JOIN runs ON runs.id = run_id WHERE status='running'" 2>/dev/null)
+check "a run was training when the job was signalled" equals "${steps:-0}" 5
 scancel --batch --signal=USR1 "$job"
 wait $sbatch_pid
 rc=$?
@@ -92,8 +89,8 @@ check "each run completed once" equals "$(q "SELECT name||':'||COUNT(*) FROM run
 check "no run left running or failed" equals "$(q "SELECT COUNT(*) FROM runs WHERE status <> 'completed'")" 0
 check "every run on 2 ranks" equals "$(q "SELECT DISTINCT world_size FROM runs")" 2
 check "host recorded" equals "$(q "SELECT DISTINCT host FROM runs")" "$(hostname)"
-# 32768 images / (2 ranks x 32) = 512 steps, each logged once even for the interrupted run.
-check "every step of every run logged" equals "$(q "SELECT COUNT(*) || ',' || COUNT(DISTINCT run_id || '/' || step) FROM steps")" "1024,1024"
+# 2048 images / (2 ranks x 32) = 32 steps, each logged once even for the interrupted run.
+check "every step of every run logged" equals "$(q "SELECT COUNT(*) || ',' || COUNT(DISTINCT run_id || '/' || step) FROM steps")" "64,64"
 
 # 2. The suite as a job array, one task per run, into its own database.
 DB="$WORK/array/results.db"
@@ -109,7 +106,7 @@ check "array: 2048 / (2 x 32) = 32 steps per run" equals "$(q "SELECT DISTINCT C
 
 # 3. The first suite again, same database: the job skips every completed run.
 DB="$WORK/one/results.db"
-out=$("$CEDAR" sbatch suite.yaml "${JOB[@]}" --db "$DB" --set data.train_limit=32768 --wait 2>&1)
+out=$("$CEDAR" sbatch suite.yaml "${JOB[@]}" --db "$DB" --wait 2>&1)
 check "resubmission exits 0" equals "$?" 0
 check "resubmission: a second job folder" equals "$(ls -d "$WORK"/one/slurm/slurm-e2e-* | wc -l)" 2
 check "resubmission: both runs skipped" equals "$(cat $(ls -d "$WORK"/one/slurm/slurm-e2e-* | tail -1)/run-*.log | grep -c 'completed earlier, skipped')" 2

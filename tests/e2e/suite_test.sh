@@ -49,14 +49,53 @@ first=$(q "SELECT MIN(e.wall_seconds) FROM evals e JOIN runs r ON r.id = e.run_i
 check "dense time to 50% is its first evaluation at 50%" contains "$(echo "$md" | grep '^| dense |')" "| $(printf '%.1f' "$first") (1.00×) |"
 check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
 "$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
-check "four gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 4
-check "every script rendered to non-empty SVG and PNG" equals "$(find "$WORK/plots" -maxdepth 1 \( -name '*.svg' -o -name '*.png' \) -size +1k | wc -l)" 8
+check "five gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 5
+check "every script rendered to non-empty SVG and PNG" equals "$(find "$WORK/plots" -maxdepth 1 \( -name '*.svg' -o -name '*.png' \) -size +1k | wc -l)" 10
+check "the bytes axes say which bytes" contains "$(cat "$WORK/plots/accuracy_vs_bytes.gp" "$WORK/plots/accuracy_vs_wire_bytes.gp")" "payload MB sent by rank 0"
+check "... payload and bus" contains "$(cat "$WORK/plots/accuracy_vs_wire_bytes.gp")" "bus MB pushed by rank 0"
 # quick.yaml evaluates once per epoch (2 epochs): a header and two rows per curve.
 check "accuracy data: one row per evaluation" equals "$(wc -l < "$WORK/plots/data/dense.tsv")" 3
 check "one accuracy curve per algorithm" equals "$(grep -o 'with linespoints' "$WORK/plots/accuracy_vs_bytes.gp" | wc -l)" "$n_alg"
 cp -r "$WORK/plots" "$WORK/plots-first"
 "$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
 check "plot data and scripts are deterministic" diff -r -x '*.svg' -x '*.png' "$WORK/plots-first" "$WORK/plots"
+
+# Payload compression and wire ratio at P = 4 (reports/comparison.h), against an oracle from
+# LeNet-5's parameter shapes (N = 61,706 in 10 tensors): fp16 halves the payload but, allgathered,
+# moves exactly dense's bus bytes; signSGD's one bit per element, each tensor packed into whole
+# bytes (S bytes), is 4N/S in payload and, allgathered, 2N/S on the wire:
+#   dense bus = 2(P-1)/P * 4N = 6N;  signSGD bus = (P-1)/P * P * S = 3S.
+cat > "$WORK/p4.yaml" <<YAML
+name: p4
+suite: p4
+model: {name: lenet5}
+data: {name: fashion-mnist, train_limit: 512, test_limit: 100}
+train: {epochs: 1, batch_size: 16, threads: 1, max_steps: 2, checkpoint: false}
+optimizer: {lr: 0.01, schedule: constant}
+algorithm: dense
+grid:
+  world_size: [4]
+  algorithm: [dense, fp16, signsgd]
+YAML
+"$CEDAR" suite "$WORK/p4.yaml" --db "$WORK/p4.db" --quiet > "$WORK/p4.log" 2>&1
+check "P = 4 suite exits 0" equals "$?" 0
+p4=$("$CEDAR" report "$WORK/p4.db" --suite p4 --format csv)
+column() {  # column RUN NAME: the value of column NAME in run RUN's csv line
+  local c
+  c=$(echo "$p4" | head -1 | tr ',' '\n' | grep -nx "$2" | cut -d: -f1)
+  echo "$p4" | grep "^$1," | cut -d, -f"$c"
+}
+N=0; S=0
+for n in 150 6 2400 16 48000 120 10080 84 840 10; do N=$((N + n)); S=$((S + (n + 7) / 8)); done
+near() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.0015) }' || { echo "       expected $2, got $1"; return 1; }; }
+check "P=4: LeNet-5 has N = 61706 parameters" equals "$N" 61706
+check "P=4: fp16 payload compression 2.000" near "$(column fp16 payload_compression)" 2
+check "P=4: fp16 wire ratio 1.000 (an allgather of half-size payloads)" near "$(column fp16 wire_ratio)" 1
+check "P=4: signSGD payload compression 4N/S" near "$(column signsgd payload_compression)" "$(awk -v n=$N -v s=$S 'BEGIN { printf "%.4f", 4 * n / s }')"
+check "P=4: signSGD wire ratio 2N/S (~16x)" near "$(column signsgd wire_ratio)" "$(awk -v n=$N -v s=$S 'BEGIN { printf "%.4f", 2 * n / s }')"
+check "P=4: dense wire ratio 1.000" near "$(column dense wire_ratio)" 1
+check "P=4: the markdown table names both ratios" contains "$("$CEDAR" report "$WORK/p4.db" --suite p4)" "| payload compression | wire ratio |"
+
 out=$("$CEDAR" report "$WORK/missing.db" 2>&1); rc=$?
 check "report on a missing database fails clearly" contains "$out" "$WORK/missing.db"
 finish

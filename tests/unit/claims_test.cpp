@@ -18,7 +18,7 @@ std::string write(const std::string& name, const std::string& text) {
 }
 
 ComparisonRow row(const std::string& name, const std::string& algorithm, double acc, double wall,
-                  double compression, double modeled_1gbe) {
+                  double compression, double modeled_1gbe, double wire = 0) {
   ComparisonRow r;
   r.name = name;
   r.algorithm = algorithm;
@@ -29,7 +29,8 @@ ComparisonRow row(const std::string& name, const std::string& algorithm, double 
   r.final_mean = acc;
   r.best_mean = acc;
   r.wall_mean = wall;
-  r.compression = compression;
+  r.payload_compression = compression;
+  r.wire_ratio = wire;
   r.modeled_seconds.assign(network_profiles().size(), 1.0);
   r.modeled_seconds[0] = modeled_1gbe;  // 1gbe is the first profile
   return r;
@@ -43,11 +44,14 @@ TEST(Claims, VerdictsFromMeasuredRows) {
   - {text: "local SGD faster on 1 GbE", source: "Lin 2020", run: local, metric: modeled_speedup, profile: 1gbe, at_least: 1.0}
   - {text: "missing run", source: "x", run: absent, metric: accuracy, at_least: 50}
   - {text: "accuracy window", source: "x", run: dgc, metric: accuracy, at_least: 91, at_most: 92}
+  - {text: "DGC >= 270x on the wire", source: "x", run: dgc, metric: wire_ratio, at_least: 270}
+  - {text: "DGC >= 270x payload", source: "x", run: dgc, metric: payload_compression, at_least: 270}
 )");
   auto claims = load_claims(path);
-  ASSERT_EQ(claims.size(), 5u);
+  ASSERT_EQ(claims.size(), 7u);
+  EXPECT_EQ(claims[1].metric, "payload_compression");  // `compression` is read as its older name
   std::vector<ComparisonRow> rows = {row("dense", "dense", 0.920, 100, 1, 200),
-                                     row("dgc", "dgc", 0.915, 90, 300, 120),
+                                     row("dgc", "dgc", 0.915, 90, 300, 120, 150),
                                      row("powersgd", "powersgd", 0.918, 80, 27.2, 110),
                                      row("local", "local-sgd", 0.919, 70, 4, 150)};
   auto v = evaluate_claims(claims, rows);
@@ -59,8 +63,13 @@ TEST(Claims, VerdictsFromMeasuredRows) {
   EXPECT_NEAR(*v[2].measured, 200.0 / 150.0, 1e-9);
   EXPECT_EQ(v[3].verdict, "not enough runs");
   EXPECT_EQ(v[4].verdict, "reproduced");
+  // An allgather's wire ratio is below its payload compression: the two are kept apart.
+  EXPECT_EQ(v[5].verdict, "not reproduced");
+  EXPECT_NEAR(*v[5].measured, 150, 1e-9);
+  EXPECT_EQ(v[6].verdict, "reproduced");
+  EXPECT_NEAR(*v[6].measured, 300, 1e-9);
   std::string md = render_claims_markdown(v);
-  EXPECT_NE(md.find("| PowerSGD >= 100x fewer bytes | Vogels 2019 | powersgd | compression | ≥ 100 | 27.2 | not reproduced |"),
+  EXPECT_NE(md.find("| PowerSGD >= 100x fewer bytes | Vogels 2019 | powersgd | payload_compression | ≥ 100 | 27.2 | not reproduced |"),
             std::string::npos)
       << md;
 }

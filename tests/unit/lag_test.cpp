@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
 #include <mutex>
 
 #include "algorithms/algorithm.h"
@@ -102,9 +103,12 @@ TEST(Lag, HistoryWeightsTheLastDMoves) {
   EXPECT_DOUBLE_EQ(ctx.stats.at("lag_threshold"), 0.25 * (4 + 1));
 }
 
-TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
-  const int n = 4, steps = 8;
-  const double lr = 0.1;
+// Runs LAG (D = 3, ξ = 1) on 4 ranks for `steps` steps at the learning rates lr_at(k), applying
+// plain SGD with the aggregate, and checks every decision, threshold, byte count and aggregate
+// against a replay of the paper's rule written here: each past move divided by the square of the
+// rate it was made with. Returns the uploads (after the first step) at steps >= count_from.
+int check_against_replay(int steps, const std::function<double(int)>& lr_at, int count_from) {
+  const int n = 4;
   // Rank r's gradient drifts with scale s[r]: rank 0 never changes (skips after the first step),
   // rank 3 changes a lot (uploads).
   const float scale[n] = {0.0f, 0.02f, 0.5f, 2.0f};
@@ -133,7 +137,7 @@ TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
       buckets[1].flat.copy_(grad(r, k, 5, 0));
       StepContext ctx;
       ctx.step = k;
-      ctx.lr = lr;
+      ctx.lr = lr_at(k);
       comm.reset_step();
       for (auto& b : buckets) alg->reduce_gradients(b, comm, ctx);
       log.agg.push_back(torch::cat({buckets[0].flat, buckets[1].flat}));
@@ -141,8 +145,8 @@ TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
       log.uploads.push_back(ctx.stats.at("uploads"));
       log.threshold.push_back(ctx.stats.at("lag_threshold"));
       log.payload.push_back(comm.step().payload_bytes);
-      params[0].tensor.sub_(buckets[1].flat, lr);  // plain SGD with the aggregate
-      params[1].tensor.sub_(buckets[0].flat, lr);
+      params[0].tensor.sub_(buckets[1].flat, ctx.lr);  // plain SGD with the aggregate
+      params[1].tensor.sub_(buckets[0].flat, ctx.lr);
       alg->after_step(params, {}, comm, ctx);
     }
     std::lock_guard<std::mutex> lock(mu);
@@ -152,12 +156,12 @@ TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
   // Reference replay: last uploads, the threshold from the parameter trajectory, the decisions.
   std::vector<at::Tensor> last(n, torch::zeros({8}));
   at::Tensor theta = torch::ones({8}), prev = theta.clone();
-  std::vector<double> moves;
-  int skips = 0, ups = 0;
+  std::vector<double> moves;  // ‖θ^{j+1} − θ^j‖² / η_j², step j
+  int skips = 0, ups = 0, late_ups = 0;
   for (int k = 0; k < steps; ++k) {
     double sum = 0;
     for (size_t d = 0; d < moves.size() && d < 3; ++d) sum += moves[moves.size() - 1 - d];
-    double thr = 1.0 / 3 * sum / (lr * lr);
+    double thr = 1.0 / 3 * sum;
     int count = 0;
     for (int r = 0; r < n; ++r) {
       at::Tensor g = torch::cat({grad(r, k, 3, 1), grad(r, k, 5, 0)});
@@ -169,6 +173,7 @@ TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
       if (up) last[r] = g;
       count += up;
       (up ? ups : skips) += k > 0;
+      late_ups += up && k > 0 && k >= count_from;
     }
     at::Tensor mean = (last[0] + last[1] + last[2] + last[3]) / n;  // the aggregate, telescoped
     for (int r = 0; r < n; ++r) {
@@ -176,12 +181,27 @@ TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
       EXPECT_TRUE(torch::equal(logs[r].agg[k], logs[0].agg[k])) << "ranks disagree at " << k;
     }
     EXPECT_TRUE(torch::allclose(logs[0].agg[k], mean, 1e-5, 1e-6)) << "step " << k;
+    const double lr = lr_at(k);
     theta.sub_(logs[0].agg[k], lr);
-    moves.push_back((theta - prev).to(torch::kDouble).square().sum().item<double>());
+    moves.push_back((theta - prev).to(torch::kDouble).square().sum().item<double>() / (lr * lr));
     prev = theta.clone();
   }
   EXPECT_GT(skips, 0);
   EXPECT_GT(ups, 0);
+  return late_ups;
+}
+
+TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
+  check_against_replay(8, [](int) { return 0.1; }, 0);
+}
+
+// A 10x step decay of the learning rate at step 4: the moves made at 0.1 keep their weight, so
+// the workers whose gradients change keep uploading right after the decay (dividing the old moves
+// by the new rate squared made the threshold 100x larger and silenced everyone for D steps).
+TEST(Lag, UploadDecisionsAcrossATenfoldLearningRateDecayFollowThePapersRule) {
+  const int uploads_after_decay =
+      check_against_replay(10, [](int k) { return k < 4 ? 0.1 : 0.01; }, 4);
+  EXPECT_GT(uploads_after_decay, 0);
 }
 
 }  // namespace

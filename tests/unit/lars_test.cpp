@@ -33,7 +33,7 @@ TEST(Lars, FirstStepAppliesLambdaAndExcludesBnAndBias) {
   auto bias = torch::tensor({1.0f, -2.0f});
   auto gb = torch::tensor({0.5f, 0.25f});
   auto w0 = w.clone(), b0 = bias.clone();
-  LarsOptimizer opt({{"fc.weight", w}, {"fc.bias", bias}}, {gw, gb}, cfg, true);
+  LarsOptimizer opt({{"fc.weight", w}, {"fc.bias", bias}}, {gw, gb}, cfg, MomentumPlan{});
   EXPECT_TRUE(opt.adapted(0));
   EXPECT_FALSE(opt.adapted(1));
   opt.step(2.0);
@@ -45,7 +45,7 @@ TEST(Lars, FirstStepAppliesLambdaAndExcludesBnAndBias) {
   // exclude_bn_bias: false adapts the bias as well.
   cfg.exclude_bn_bias = false;
   auto bias2 = b0.clone();
-  LarsOptimizer all({{"fc.bias", bias2}}, {gb}, cfg, true);
+  LarsOptimizer all({{"fc.bias", bias2}}, {gb}, cfg, MomentumPlan{});
   EXPECT_TRUE(all.adapted(0));
   all.step(2.0);
   double lambda = 0.001 * std::sqrt(5.0) / (std::sqrt(0.3125) + 0.1 * std::sqrt(5.0));
@@ -66,7 +66,7 @@ TEST(Lars, MatchesPlainReferenceOverFiveSteps) {
   cfg.momentum = 0.9;
   cfg.weight_decay = 5e-4;
   cfg.trust_coefficient = 0.001;
-  LarsOptimizer opt(params, grads, cfg, true);
+  LarsOptimizer opt(params, grads, cfg, MomentumPlan{});
   const double m = 0.9, beta = 5e-4, eta = 0.001;
   for (int s = 0; s < 5; ++s) {
     double lr = 3.0 * (1.0 - s / 5.0);
@@ -115,10 +115,10 @@ TEST(Lars, FactoryAndConfig) {
   EXPECT_DOUBLE_EQ(c.optimizer.trust_coefficient, 0.002);
   EXPECT_TRUE(c.optimizer.exclude_bn_bias);
   std::vector<NamedTensor> params = {{"w", torch::ones({2, 2})}};
-  auto opt = make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, true);
+  auto opt = make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, MomentumPlan{});
   EXPECT_NE(dynamic_cast<LarsOptimizer*>(opt.get()), nullptr);
   c.optimizer.nesterov = true;
-  EXPECT_THROW(make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, true), ConfigError);
+  EXPECT_THROW(make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, MomentumPlan{}), ConfigError);
 }
 
 }  // namespace

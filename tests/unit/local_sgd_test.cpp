@@ -66,7 +66,7 @@ std::vector<StepLog> train(int n, const RunOptions& o) {
     OptimizerConfig cfg;
     cfg.momentum = o.momentum;
     cfg.weight_decay = 1e-2;
-    SgdOptimizer opt(tensors, grads, cfg, true);
+    SgdOptimizer opt(tensors, grads, cfg, MomentumPlan{});
     const auto& info = o.algorithm == "dense" ? dense_sgd_algorithm() : local_sgd_algorithm();
     auto alg = info.make(YAML::Load(o.yaml), Source{}, nullptr);
     alg->setup(params, comm);

@@ -34,6 +34,7 @@ RunSpec spec(const std::string& suite, const std::string& name, const std::strin
   s.seed = seed;
   s.steps_per_epoch = 100;
   s.compute_seconds = compute;
+  s.dense_bytes = int64_t(kDenseBytes);
   s.collectives = {c};
   return s;
 }
@@ -147,6 +148,28 @@ TEST_F(ProjectionTest, EpochTimeFollowsTheAlphaBetaFormula) {
   // 1% top-k beats the dense allreduce on 8 ranks and loses to it on 256.
   EXPECT_GT(topk.points[1].speedup_vs_dense, 1.0);
   EXPECT_LT(topk.points[3].speedup_vs_dense, 1.0);
+}
+
+// Payload compression is the dense payload over the run's, whatever P; the wire ratio is dense
+// SGD's ring-allreduce bus bytes over the run's bus bytes at P: for a 1% allgather
+// 2(P-1)/P · 4 MB / ((P-1) · 80 kB) = 100 / P, so the 50x payload edge is 12.5x at 8 ranks and
+// below 1 past 100 ranks.
+TEST_F(ProjectionTest, PayloadCompressionAndWireRatioAtEachWorkerCount) {
+  auto ms = load_measurements(path_, "scale");
+  auto ps = project_runs(ms, ms, {8, 256}, find_network_profile("10gbe"));
+  const auto& dense = ps[0];
+  const auto& topk = ps[1];
+  ASSERT_EQ(topk.basis.name, "topk");
+  for (size_t i = 0; i < topk.points.size(); ++i) {
+    const double p = topk.points[i].workers;
+    EXPECT_NEAR(topk.points[i].payload_compression, kDenseBytes / kSparseBytes, 1e-9);
+    EXPECT_NEAR(topk.points[i].wire_ratio, 100.0 / p, 1e-9) << p;
+    EXPECT_NEAR(dense.points[i].payload_compression, 1.0, 1e-12);
+    EXPECT_NEAR(dense.points[i].wire_ratio, 1.0, 1e-12);
+  }
+  const std::string md = render_projection_markdown(ps);
+  EXPECT_NE(md.find("payload compression | wire ratio"), std::string::npos) << md;
+  EXPECT_NE(render_projection_csv(ps).find(",payload_compression,wire_ratio\n"), std::string::npos);
 }
 
 TEST_F(ProjectionTest, SeedsAreAveragedAndWithoutDenseThereIsNoRatio) {
