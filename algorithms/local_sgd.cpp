@@ -25,11 +25,10 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <map>
-#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "runner/comm/average.h"
 #include "runner/comm/communicator.h"
 
 namespace cedar {
@@ -49,25 +48,6 @@ struct LocalSgdParams {
     v("average_bn", average_bn, "also average floating-point buffers (BN statistics) at each sync");
   }
 };
-
-// Averages `tensors` over ranks in place: one allreduce per (dtype, device) group.
-void average_fused(const std::vector<at::Tensor>& tensors, Communicator& comm) {
-  std::map<std::pair<int, std::string>, std::vector<at::Tensor>> groups;
-  for (const auto& t : tensors)
-    groups[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(t);
-  for (auto& [key, group] : groups) {
-    std::vector<at::Tensor> flat;
-    for (const auto& t : group) flat.push_back(t.detach().reshape({-1}));
-    at::Tensor buf = at::cat(flat);
-    comm.allreduce_sum(buf);
-    buf.div_(static_cast<double>(comm.size()));
-    int64_t off = 0;
-    for (const auto& t : group) {
-      t.detach().copy_(buf.narrow(0, off, t.numel()).view_as(t));
-      off += t.numel();
-    }
-  }
-}
 
 class LocalSgd final : public Algorithm {
  public:
@@ -95,7 +75,7 @@ class LocalSgd final : public Algorithm {
     if (p_.average_bn)
       for (const auto& b : buffers)
         if (b.tensor.is_floating_point()) tensors.push_back(b.tensor);
-    average_fused(tensors, comm);
+    average_in_place(tensors, comm);
     ctx.stats["model_averaged"] = 1;
   }
 

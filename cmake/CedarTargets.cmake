@@ -42,6 +42,19 @@ function(cedar_add_mpi_test name)
   endif()
 endfunction()
 
+# cedar_add_mpi_tests(exe TESTS prefix SOURCES files... LIBS libs...): a GoogleTest executable of
+# MPI tests (with the MPI test main) run on 2 and on 4 ranks as <prefix>_np2 and <prefix>_np4.
+function(cedar_add_mpi_tests exe)
+  cmake_parse_arguments(T "" "TESTS" "SOURCES;LIBS" ${ARGN})
+  add_executable(${exe} ${PROJECT_SOURCE_DIR}/tests/mpi/mpi_test_main.cpp ${T_SOURCES})
+  target_link_libraries(${exe} PRIVATE ${T_LIBS} GTest::gtest)
+  cedar_torch_pch(${exe})
+  cedar_warnings(${exe})
+  foreach(np 2 4)
+    cedar_add_mpi_test(${T_TESTS}_np${np} EXE ${exe} NP ${np} TIMEOUT 300)
+  endforeach()
+endfunction()
+
 # The precompiled LibTorch header, built once from an empty translation unit.
 function(cedar_define_torch_pch)
   add_library(cedar_torch_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/byte_ratios.h"
 #include "reports/results_reader.h"
-#include "runner/comm/bus_bytes.h"
 #include "runner/comm/network_model.h"
 
 namespace cedar {
@@ -138,8 +138,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     row.wall_mean = wall / n;
     row.payload_mb = payload / n / 1e6;
     row.bus_mb = bus / n / 1e6;
-    row.payload_compression = payload > 0 ? dense / payload : 0;
-    row.wire_ratio = bus > 0 ? allreduce_busbw_factor(static_cast<int>(row.world_size)) * dense / bus : 0;
+    row.payload_compression = payload_compression(dense, payload);
+    row.wire_ratio = wire_ratio(dense, bus, static_cast<int>(row.world_size));
     for (const auto& [status, count] : status_count)
       row.statuses += (row.statuses.empty() ? "" : ", ") + std::to_string(count) + " " + status;
     rows.push_back(row);

@@ -31,12 +31,7 @@ struct ComparisonRow {
   double wall_mean = 0;
   double payload_mb = 0;        // per rank, mean over seeds
   double bus_mb = 0;
-  // Payload compression: the dense fp32 payload ÷ the run's payload (what a rank contributes to
-  // its collectives) — the papers' definition. Wire ratio: dense SGD's bus bytes at the same
-  // world size (a ring allreduce, 2(P−1)/P × the dense payload) ÷ the run's bus bytes — what the
-  // network carries. An allgather makes every rank receive the P−1 other payloads, so allgather
-  // methods' wire ratio falls below their payload compression as P grows (fp16 at P = 4: 2× the
-  // payload, 1× the wire). 0: not applicable (one rank sends nothing).
+  // Against dense SGD, as defined in reports/byte_ratios.h (0: nothing sent).
   double payload_compression = 0;
   double wire_ratio = 0;
   // Training time on each network profile (runner/comm/network_model.h): compute seconds plus

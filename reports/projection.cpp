@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/byte_ratios.h"
 #include "reports/results_reader.h"
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/network_model.h"
@@ -221,9 +222,8 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
   const CollectiveCost step = step_cost(m, workers);
   double payload = 0;
   for (const auto& mix : m.collectives) payload += mix.payload_bytes;
-  if (payload > 0) pt.payload_compression = m.dense_payload_bytes / payload;
-  if (step.bus_bytes > 0)
-    pt.wire_ratio = allreduce_busbw_factor(workers) * m.dense_payload_bytes / step.bus_bytes;
+  pt.payload_compression = payload_compression(m.dense_payload_bytes, payload);
+  pt.wire_ratio = wire_ratio(m.dense_payload_bytes, step.bus_bytes, workers);
   pt.compute_seconds = m.compute_seconds_per_step * spe;
   pt.comm_seconds = net.seconds(std::llround(step.latency_steps * spe), std::llround(step.bus_bytes * spe));
   pt.total_seconds = pt.compute_seconds + pt.comm_seconds;

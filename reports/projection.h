@@ -69,8 +69,8 @@ struct ProjectionPoint {
   double compute_seconds = 0, comm_seconds = 0, total_seconds = 0;  // per epoch
   // Bus bytes each rank pushes per step, by collective family (MB = 1e6 bytes).
   double allreduce_mb = 0, allgather_mb = 0, broadcast_mb = 0;
-  // Per step at this P (reports/comparison.h has the definitions): dense fp32 payload / the run's
-  // payload (independent of P), and dense SGD's bus bytes (ring allreduce) / the run's bus bytes.
+  // Per step at this P, as defined in reports/byte_ratios.h (payload compression does not
+  // depend on P).
   double payload_compression = 0, wire_ratio = 0;
   double speedup_vs_measured = 0;  // this run's epoch time at its measured P0 / at this P
   double speedup_vs_dense = 0;     // dense epoch time / this run's, both at this P (0: no dense run)

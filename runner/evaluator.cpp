@@ -2,9 +2,9 @@
 
 #include <torch/torch.h>
 
-#include <map>
 #include <vector>
 
+#include "runner/comm/average.h"
 #include "runner/comm/communicator.h"
 
 namespace cedar {
@@ -61,29 +61,18 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
   std::vector<torch::Tensor> kept;
   kept.reserve(live.size());
   for (const auto& t : live) kept.push_back(t.clone());
-  // One allreduce per dtype: every rank then holds the same average.
-  std::map<c10::ScalarType, std::vector<size_t>> by_dtype;
-  for (size_t i = 0; i < live.size(); ++i) by_dtype[live[i].scalar_type()].push_back(i);
-  for (const auto& [dtype, members] : by_dtype) {
-    std::vector<torch::Tensor> flat;
-    for (size_t i : members) flat.push_back(live[i].reshape({-1}));
-    torch::Tensor sum = torch::cat(flat);
-    control.allreduce_sum(sum);
-    sum.div_(control.size());
-    int64_t off = 0;
-    for (size_t i : members) {
-      live[i].copy_(sum.narrow(0, off, live[i].numel()).view_as(live[i]));
-      off += live[i].numel();
-    }
-  }
+  average_in_place(live, control);  // every rank now holds the same average
+  auto restore = [&] {
+    for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
+  };
   EvalResult r;
   try {
     r = evaluate(model, test, norm, batch_size, device, control);
   } catch (...) {
-    for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
+    restore();
     throw;
   }
-  for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
+  restore();
   return r;
 }
 

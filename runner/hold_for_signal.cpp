@@ -24,8 +24,11 @@ std::string hold_file(int rank) {
 }  // namespace
 
 bool hold_requested_after(int64_t completed_steps, int rank) {
-  static const char* const at = std::getenv("CEDAR_HOLD_AFTER_STEP");
-  if (!at || std::strtoll(at, nullptr, 10) != completed_steps) return false;
+  static const int64_t at = [] {  // read once: this runs after every step
+    const char* v = std::getenv("CEDAR_HOLD_AFTER_STEP");
+    return v ? static_cast<int64_t>(std::strtoll(v, nullptr, 10)) : int64_t{-1};
+  }();
+  if (at < 0 || at != completed_steps) return false;
   const std::string path = hold_file(rank);
   return path.empty() || access(path.c_str(), F_OK) != 0;
 }

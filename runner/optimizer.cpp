@@ -22,7 +22,7 @@ void SgdOptimizer::step(double lr) {
     at::Tensor& w = params_[i];
     const at::Tensor& g = grads_[i];
     at::Tensor d;
-    if (weight_decay_ != 0 && !wd_buffers_.empty()) {
+    if (!wd_buffers_.empty()) {  // kept only with weight decay and its own momentum
       at::Tensor& c = wd_buffers_[i];
       if (!c.defined()) {
         c = w.mul(weight_decay_);

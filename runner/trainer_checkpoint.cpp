@@ -39,6 +39,21 @@ void copy_into(const at::Tensor& dst, const at::Tensor& src, const std::string& 
   dst.copy_(src);
 }
 
+// Per-parameter optimizer buffers (undefined until first used) as prefix + index.
+void save_buffers(TensorMap& state, const std::string& prefix, const std::vector<at::Tensor>& buffers) {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].defined()) state[prefix + std::to_string(i)] = buffers[i].cpu().clone();
+}
+
+// The buffers save_buffers wrote, each on its parameter's device; absent ones stay undefined.
+void restore_buffers(const TensorMap& state, const std::string& prefix,
+                     const std::vector<NamedTensor>& params, std::vector<at::Tensor>& buffers) {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    auto it = state.find(prefix + std::to_string(i));
+    if (it != state.end()) buffers[i] = it->second.to(params[i].tensor.device()).clone();
+  }
+}
+
 }  // namespace
 
 void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
@@ -46,13 +61,8 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
   TensorMap state;
   for (const auto& p : params_) state["model.param." + p.name] = p.tensor.detach().cpu().clone();
   for (const auto& b : buffers_) state["model.buffer." + b.name] = b.tensor.detach().cpu().clone();
-  const auto& momentum = optimizer_->momentum_buffers();
-  for (size_t i = 0; i < momentum.size(); ++i)
-    if (momentum[i].defined()) state["optimizer.momentum." + std::to_string(i)] = momentum[i].cpu().clone();
-  const auto& wd_momentum = optimizer_->weight_decay_buffers();
-  for (size_t i = 0; i < wd_momentum.size(); ++i)
-    if (wd_momentum[i].defined())
-      state["optimizer.wd_momentum." + std::to_string(i)] = wd_momentum[i].cpu().clone();
+  save_buffers(state, "optimizer.momentum.", optimizer_->momentum_buffers());
+  save_buffers(state, "optimizer.wd_momentum.", optimizer_->weight_decay_buffers());
   AlgorithmState alg;
   algorithm_->save_state(alg);
   for (const auto& [key, t] : alg) state["algorithm." + key] = t.cpu();
@@ -80,16 +90,8 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   TensorMap state = checkpoints_->read(resume_step_);
   for (auto& p : params_) copy_into(p.tensor, need(state, "model.param." + p.name), p.name);
   for (auto& b : buffers_) copy_into(b.tensor, need(state, "model.buffer." + b.name), b.name);
-  auto& momentum = optimizer_->momentum_buffers();
-  for (size_t i = 0; i < momentum.size(); ++i) {
-    auto it = state.find("optimizer.momentum." + std::to_string(i));
-    if (it != state.end()) momentum[i] = it->second.to(params_[i].tensor.device()).clone();
-  }
-  auto& wd_momentum = optimizer_->weight_decay_buffers();
-  for (size_t i = 0; i < wd_momentum.size(); ++i) {
-    auto it = state.find("optimizer.wd_momentum." + std::to_string(i));
-    if (it != state.end()) wd_momentum[i] = it->second.to(params_[i].tensor.device()).clone();
-  }
+  restore_buffers(state, "optimizer.momentum.", params_, optimizer_->momentum_buffers());
+  restore_buffers(state, "optimizer.wd_momentum.", params_, optimizer_->weight_decay_buffers());
   const at::Tensor numbers = need(state, "trainer.numbers").contiguous();
   if (numbers.numel() != 15) throw std::runtime_error("checkpoint: trainer.numbers has the wrong length");
   const double* n = numbers.data_ptr<double>();

@@ -34,6 +34,22 @@ at::Tensor flat_buffers(Model& model) {
   return torch::cat(flat);
 }
 
+// Writes flat vectors of parameters and floating-point buffers (model order) into `model`.
+void load_flat(Model& model, const at::Tensor& params, const at::Tensor& buffers) {
+  torch::NoGradGuard no_grad;
+  int64_t off = 0;
+  for (auto& p : model.parameters()) {
+    p.copy_(params.narrow(0, off, p.numel()).view_as(p));
+    off += p.numel();
+  }
+  off = 0;
+  for (auto& b : model.buffers()) {
+    if (!b.is_floating_point()) continue;
+    b.copy_(buffers.narrow(0, off, b.numel()).view_as(b));
+    off += b.numel();
+  }
+}
+
 // The training set-up of every test here: SGD with momentum 0.9, weight decay 1e-3, lr 0.01
 // decayed 10x after half an epoch (256 images / (8 n) steps per epoch); the same initial weights
 // on every rank.
@@ -78,20 +94,7 @@ TEST(MpiFidelity, LocalSgdMidPeriodReportsTheAveragedModelsAccuracy) {
   // The average, by hand: sum in rank order, then divide.
   at::Tensor avg_params = params.sum(0) / n, avg_buffers = buffers.sum(0) / n;
   auto fresh = testing::synthetic_resnet20(0, kTrain, kTest, 7);
-  {
-    torch::NoGradGuard no_grad;
-    int64_t off = 0;
-    for (auto& p : fresh.model->parameters()) {
-      p.copy_(avg_params.narrow(0, off, p.numel()).view_as(p));
-      off += p.numel();
-    }
-    off = 0;
-    for (auto& b : fresh.model->buffers()) {
-      if (!b.is_floating_point()) continue;
-      b.copy_(avg_buffers.narrow(0, off, b.numel()).view_as(b));
-      off += b.numel();
-    }
-  }
+  load_flat(*fresh.model, avg_params, avg_buffers);
   LocalCommunicator alone;
   const EvalResult by_hand = evaluate(*fresh.model, fresh.data.test, fresh.data.norm, 256,
                                       torch::Device(torch::kCPU), alone);
@@ -103,22 +106,14 @@ TEST(MpiFidelity, LocalSgdMidPeriodReportsTheAveragedModelsAccuracy) {
   double own_correct = 0;
   for (int r = 0; r < n; ++r) {
     auto mine = testing::synthetic_resnet20(0, kTrain, kTest, 7);
+    load_flat(*mine.model, params[r], avg_buffers);
     torch::NoGradGuard no_grad;
-    int64_t off = 0;
-    for (auto& p : mine.model->parameters()) {
-      p.copy_(params[r].narrow(0, off, p.numel()).view_as(p));
-      off += p.numel();
-    }
-    off = 0;
-    for (auto& b : mine.model->buffers()) {
-      if (!b.is_floating_point()) continue;
-      b.copy_(avg_buffers.narrow(0, off, b.numel()).view_as(b));
-      off += b.numel();
-    }
     mine.model->eval();
     for (int64_t i = r; i < kTest; i += n) {
       auto x = ((torch::from_blob(const_cast<uint8_t*>(mine.data.test.image(i)),
-                                  {1, mine.data.test.channels, mine.data.test.height, mine.data.test.width}, torch::kUInt8)
+                                  {1, mine.data.test.channels, mine.data.test.height,
+                                   mine.data.test.width},
+                                  torch::kUInt8)
                      .to(torch::kFloat) / 255.0 -
                  torch::tensor(mine.data.norm.mean).view({1, -1, 1, 1})) /
                 torch::tensor(mine.data.norm.std).view({1, -1, 1, 1}));
