@@ -26,7 +26,8 @@ int command_run(const RunArgs& args) {
   opts.resume = args.resume;
   RunOutcome out = run_experiment(cfg, opts);
   if (out.run_id >= 0) {
-    std::printf("%-24s %-10s %-9s test acc %6.2f%%  wall %7.1f s  sent %10.3f MB/rank  (%d ranks, run %lld in %s)\n",
+    std::printf("%-24s %-10s %-9s test acc %6.2f%% (averaged model)  wall %7.1f s  payload %10.3f MB (rank 0)  "
+                "(%d ranks, run %lld in %s)\n",
                 cfg.name.c_str(), cfg.algorithm.c_str(), out.status.c_str(),
                 100.0 * out.final_test_accuracy, out.wall_seconds, out.total_payload_bytes / 1e6,
                 out.world_size, static_cast<long long>(out.run_id), opts.db_path.c_str());

@@ -247,8 +247,8 @@ RunSummary Trainer::run() {
     evaluate_and_log(epoch_reached, es);
     if (!quiet_ && comm_.rank() == 0) {
       double secs = monotonic_seconds() - images_start;
-      log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% | "
-                         "%.0f img/s | sent %.2f MB (dense %.2f MB)",
+      log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
+                         "model) | %.0f img/s | payload %.2f MB (dense %.2f MB), rank 0",
                    static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
                    static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
                    100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
