@@ -11,4 +11,4 @@ echo "[demo] experiments/quick.yaml -> $DB"
 build/cedar suite experiments/quick.yaml --db "$DB" --quiet "$@"
 PLOTS="${DB%.db}-plots"
 build/cedar report "$DB" --suite quick --plots "$PLOTS" > /dev/null
-echo "[demo] plots (accuracy vs time / bytes / epoch, training loss): $PLOTS/*.svg, *.png"
+echo "[demo] plots (accuracy vs time / payload bytes / wire bytes / epoch, training loss): $PLOTS/*.svg, *.png"
