@@ -32,8 +32,9 @@ CREATE TABLE IF NOT EXISTS runs (
   total_bus_bytes     INTEGER,
   pid           INTEGER,                 -- rank 0's process id on host (liveness of 'running')
   heartbeat     REAL,                    -- unix time of rank 0's last write
-  effective_momentum REAL                -- the momentum the updates got: optimizer.momentum, or
+  effective_momentum REAL,               -- the momentum the updates got: optimizer.momentum, or
                                          -- the algorithm's own (DGC, Signum), 0 for plain steps
+  provenance    TEXT                     -- JSON: command line, library versions, CPU / GPU, threads
 );
 
 -- One row per training step (rank 0's view, plus the sum of payload bytes over all ranks).

@@ -92,7 +92,7 @@ void ResultStore::exec(const std::string& sql) {
 }
 
 // Databases written by earlier versions gain the run columns added since (NULL for old rows):
-// liveness (pid, heartbeat) and the effective momentum.
+// liveness (pid, heartbeat), the effective momentum and the provenance.
 void ResultStore::migrate() {
   // Inside one write transaction, so that two processes opening an old database at once do not
   // both add the columns.
@@ -104,7 +104,7 @@ void ResultStore::migrate() {
       while (cols.next()) have.insert(cols.text_column(1));
     }
     const std::pair<const char*, const char*> added[] = {
-        {"pid", "INTEGER"}, {"heartbeat", "REAL"}, {"effective_momentum", "REAL"}};
+        {"pid", "INTEGER"}, {"heartbeat", "REAL"}, {"effective_momentum", "REAL"}, {"provenance", "TEXT"}};
     for (const auto& [column, type] : added)
       if (!have.count(column)) exec(std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);
     exec("COMMIT");
@@ -135,13 +135,14 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
   Statement st(db_, path_,
                "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
                "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
-               "heartbeat, effective_momentum, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
+               "heartbeat, effective_momentum, provenance, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
                "'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
   st.bind(14, r.parameters).bind(15, utc_now_iso()).bind(16, r.network);
   st.bind(17, static_cast<int64_t>(::getpid())).bind(18, unix_now()).bind(19, r.effective_momentum);
+  st.bind(20, r.provenance);
   st.run();
   return sqlite3_last_insert_rowid(db_);
 }

@@ -41,6 +41,7 @@ struct ReportArgs {
   std::string plots;   // folder for plots (empty: none)
   std::string claims;  // experiment file whose claims: are evaluated (empty: none)
   double target = 0;   // test accuracy for the time-to-target column (0: none)
+  bool provenance = false;  // also each run's command line, libraries, CPU / GPU
 };
 
 struct ProjectArgs {

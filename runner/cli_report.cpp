@@ -7,6 +7,7 @@
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/plots.h"
+#include "reports/provenance_table.h"
 #include "results/store.h"
 #include "runner/cli_commands.h"
 
@@ -33,6 +34,9 @@ int command_report(const ReportArgs& args) {
     if (claims.empty()) throw std::runtime_error(args.claims + ": no claims: section");
     std::printf("\n%s", render_claims_markdown(evaluate_claims(claims, rows)).c_str());
   }
+  if (args.provenance)
+    std::printf("\n### Provenance\n\n%s",
+                render_provenance_markdown(load_provenance(args.db, args.suite)).c_str());
   if (!args.plots.empty()) {
     PlotOutput plots = write_plots(args.db, args.suite, args.plots);
     std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(), args.plots.c_str());

@@ -17,6 +17,7 @@
 #include "runner/comm/nccl_communicator.h"
 #include "runner/log.h"
 #include "runner/optimizer.h"
+#include "runner/provenance.h"
 #include "runner/run_guard.h"
 #include "runner/trainer.h"
 #include "runner/version.h"
@@ -170,6 +171,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     rec.threads = threads;
     rec.parameters = count_parameters(*model);
     rec.effective_momentum = effective_momentum(cfg.optimizer, *algorithm);
+    rec.provenance = collect_provenance(threads, device.is_cuda() ? device.index() : -1);
     outcome.run_id = store->begin_run(rec);
     set_active_run(opts.db_path, outcome.run_id);
   }

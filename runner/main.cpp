@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "runner/cli_commands.h"
+#include "runner/provenance.h"
 #include "runner/run_guard.h"
 
 int main(int argc, char** argv) {
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
                      "evaluate the claims: section of this experiment file on the runs");
   report->add_option("--plots", report_args.plots,
                      "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
+  report->add_flag("--provenance", report_args.provenance,
+                   "also print each run's command line, library versions, CPU / GPU and threads");
 
   cedar::ProjectArgs project_args;
   auto* project = app.add_subcommand("project", "time per epoch of each run projected to more workers (α–β model)");
@@ -83,6 +86,7 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "print registered models, datasets and algorithms with their parameters");
 
   CLI11_PARSE(app, argc, argv);
+  cedar::set_command_line(argc, argv);
   try {
     if (*run) return cedar::command_run(run_args);
     if (*suite) return cedar::command_suite(suite_args);

@@ -267,12 +267,12 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
   Suite suite;
   suite.file = path;
   suite.name = base.suite.empty() ? base.name : base.suite;
-  for (const auto& a : algorithms)
-    for (const auto& m : models)
-      for (const auto& d : datasets)
-        for (int w : worlds)
-          for (size_t o = 0; o < sweeps.size(); ++o)
-            for (uint64_t seed : seeds) {
+  for (uint64_t seed : seeds)  // slowest: a partial suite is a complete comparison of its first seeds
+    for (const auto& a : algorithms)
+      for (const auto& m : models)
+        for (const auto& d : datasets)
+          for (int w : worlds)
+            for (size_t o = 0; o < sweeps.size(); ++o) {
               SuiteRun r;
               r.algorithm_label = a.label;
               r.world_size = w;

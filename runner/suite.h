@@ -8,7 +8,7 @@
 //     world_size: [2, 4]             # MPI ranks per run (default [1])
 //     seed: [1, 2, 3]                # optional, replaces train.seed
 //     overrides: [{optimizer.lr: 0.05}, {optimizer.lr: 0.1}]   # optional --set maps
-// Every combination is one run; its name joins the algorithm label with the model, dataset,
+// Every combination is one run, seeds varying slowest; its name joins the algorithm label with the model, dataset,
 // world size and override index where those vary. No LibTorch here.
 #include <cstdint>
 #include <string>

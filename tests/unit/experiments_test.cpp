@@ -106,6 +106,19 @@ TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
   }
 }
 
+// Seeds vary slowest: a suite stopped part-way holds every run of its first seed, a complete
+// comparison, rather than all seeds of its first algorithms.
+TEST(Experiments, SuitesRunEveryAlgorithmOfOneSeedBeforeTheNext) {
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  Suite suite = expand_suite(std::string(src) + "/experiments/reproduction.yaml");
+  ASSERT_EQ(suite.runs.size(), 18u);
+  for (size_t i = 0; i < suite.runs.size(); ++i) {
+    EXPECT_EQ(suite.runs[i].seed, i < 9 ? 1u : 2u) << i << ": " << suite.runs[i].name;
+    EXPECT_EQ(suite.runs[i].name, suite.runs[i % 9].name) << i;
+  }
+}
+
 TEST(Experiments, SweepsVaryWhatTheirPapersVary) {
   std::map<std::string, int64_t> global_batch;
   for (const auto& [name, c] : suite_configs("lars_batch.yaml"))

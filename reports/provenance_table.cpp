@@ -1,0 +1,97 @@
+#include "reports/provenance_table.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tuple>
+
+#include "reports/results_reader.h"
+
+namespace cedar {
+namespace {
+
+const char* const kQuery = R"SQL(
+SELECT r.id, r.name, r.seed, r.status, r.host, r.code_version, r.threads, COALESCE(r.provenance, '')
+FROM runs r
+WHERE (?1 = '' OR r.suite = ?1)
+  AND r.id = (SELECT MAX(r2.id) FROM runs r2
+              WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
+                AND r2.world_size = r.world_size AND r2.status <> 'running')
+ORDER BY r.id
+)SQL";
+
+std::string text(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "–" : s; }
+
+}  // namespace
+
+std::vector<RunProvenance> load_provenance(const std::string& db_path, const std::string& suite) {
+  ResultsReader db(db_path);
+  sqlite3_stmt* st = db.prepare(kQuery);
+  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<RunProvenance> out;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    RunProvenance p;
+    p.id = sqlite3_column_int64(st, 0);
+    p.name = column_text(st, 1);
+    p.seed = sqlite3_column_int64(st, 2);
+    p.status = column_text(st, 3);
+    p.host = column_text(st, 4);
+    p.revision = column_text(st, 5);
+    p.threads = sqlite3_column_int64(st, 6);
+    const std::string json = column_text(st, 7);
+    nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      p.recorded = true;
+      p.command = text(j, "command");
+      p.torch = text(j, "torch");
+      p.mpi = text(j, "mpi");
+      p.nccl = text(j, "nccl");
+      p.cuda = text(j, "cuda");
+      p.cpu = text(j, "cpu");
+      p.gpu = text(j, "gpu");
+      if (j.contains("cpu_count") && j["cpu_count"].is_number()) p.cpu_count = j["cpu_count"].get<int64_t>();
+      if (j.contains("threads_per_rank") && j["threads_per_rank"].is_number())
+        p.threads = j["threads_per_rank"].get<int64_t>();
+    }
+    out.push_back(std::move(p));
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
+  // Environments in order of first appearance, each with the runs that used it.
+  using Env = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string,
+                         std::string, int64_t, int64_t, std::string>;
+  std::vector<Env> order;
+  std::map<Env, std::vector<std::string>> members;
+  for (const auto& r : runs) {
+    Env e{r.revision, r.host, r.torch, r.mpi, r.nccl, r.cuda, r.cpu, r.cpu_count, r.threads, r.gpu};
+    if (!members.count(e)) order.push_back(e);
+    members[e].push_back(r.name + " (seed " + std::to_string(r.seed) + ")");
+  }
+  std::ostringstream s;
+  s << "| revision | host | LibTorch | MPI | NCCL | CUDA | CPU | cores | threads / rank | GPU | runs |\n";
+  s << "|---|---|---|---|---|---|---|---:|---:|---|---|\n";
+  for (const auto& e : order) {
+    const auto& [rev, host, torch, mpi, nccl, cuda, cpu, cores, threads, gpu] = e;
+    std::string list;
+    for (const auto& m : members[e]) list += (list.empty() ? "" : ", ") + m;
+    s << "| " << or_dash(rev) << " | " << or_dash(host) << " | " << or_dash(torch) << " | " << or_dash(mpi)
+      << " | " << or_dash(nccl) << " | " << or_dash(cuda) << " | " << or_dash(cpu) << " | "
+      << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu) << " | " << list
+      << " |\n";
+  }
+  s << "\nCommand of each run (what reproduces it alone):\n\n";
+  for (const auto& r : runs)
+    s << "- run " << r.id << ", " << r.name << " (seed " << r.seed << ", " << r.status << "): "
+      << (r.command.empty() ? std::string("not recorded") : "`" + r.command + "`") << "\n";
+  return s.str();
+}
+
+}  // namespace cedar

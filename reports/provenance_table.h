@@ -1,0 +1,23 @@
+#pragma once
+// The provenance of each run of a suite (runs.provenance, runner/provenance.h) as a table: what
+// ran, where, with which libraries. No LibTorch here.
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+struct RunProvenance {
+  int64_t id = 0, seed = 0, threads = 0;
+  std::string name, status, host, revision;
+  std::string command, torch, mpi, nccl, cuda, cpu, gpu;
+  int64_t cpu_count = 0;
+  bool recorded = false;  // false for runs written before provenance was stored
+};
+
+// The latest run of each (name, seed) in `suite` (all suites when empty), in run order.
+std::vector<RunProvenance> load_provenance(const std::string& db_path, const std::string& suite);
+// A markdown table of the environments (runs that share one are listed together) and each
+// run's command line.
+std::string render_provenance_markdown(const std::vector<RunProvenance>& runs);
+
+}  // namespace cedar
