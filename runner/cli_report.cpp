@@ -32,7 +32,9 @@ int command_report(const ReportArgs& args) {
   if (!args.claims.empty()) {
     auto claims = load_claims(args.claims);
     if (claims.empty()) throw std::runtime_error(args.claims + ": no claims: section");
-    std::printf("\n%s", render_claims_markdown(evaluate_claims(claims, rows)).c_str());
+    std::printf("\n%s", render_claims_markdown(
+                                  evaluate_claims(claims, rows, database_window_reader(args.db, args.suite)))
+                                  .c_str());
   }
   if (args.provenance)
     std::printf("\n### Provenance\n\n%s",

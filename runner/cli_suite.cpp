@@ -126,7 +126,7 @@ int command_suite(const SuiteArgs& args) {
   std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
   auto claims = load_claims(suite.file);
   if (!claims.empty())
-    std::printf("\n### Claims\n\n%s", render_claims_markdown(evaluate_claims(claims, rows)).c_str());
+    std::printf("\n### Claims\n\n%s", render_claims_markdown(evaluate_claims(claims, rows, database_window_reader(args.db, suite.name))).c_str());
   std::fflush(stdout);
   if (stop_signal()) return 128 + stop_signal();
   return failed ? 3 : 0;

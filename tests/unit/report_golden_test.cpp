@@ -111,13 +111,29 @@ TEST_F(ReportGolden, ComparisonCsv) { expect_golden("comparison.csv", render_csv
 TEST_F(ReportGolden, ComparisonLatex) { expect_golden("comparison.tex", render_latex(rows(0))); }
 
 TEST_F(ReportGolden, ClaimsVerdicts) {
+  auto claim = [](const char* text, const char* source, const char* run, const char* metric,
+                  std::optional<double> lo, std::optional<double> hi) {
+    Claim c;
+    c.text = text;
+    c.source = source;
+    c.run = run;
+    c.metric = metric;
+    c.at_least = lo;
+    c.at_most = hi;
+    return c;
+  };
   std::vector<Claim> claims = {
-      {"DGC keeps accuracy", "Lin et al. 2018, Table 2", "dgc", "accuracy_gap", "1gbe", -1.0, std::nullopt},
-      {"DGC compresses >= 270x", "Lin et al. 2018, abstract", "dgc", "payload_compression", "1gbe", 270.0, std::nullopt},
-      {"DGC >= 200x on the wire", "(wire)", "dgc", "wire_ratio", "1gbe", 200.0, std::nullopt},
-      {"QSGD faster on 1 GbE", "Alistarh et al. 2017", "qsgd_4bit", "modeled_speedup", "1gbe", 1.0, std::nullopt},
-      {"fp16 accuracy window", "mixed precision", "fp16", "accuracy", "1gbe", 80.0, 90.0}};
-  expect_golden("claims.md", render_claims_markdown(evaluate_claims(claims, rows(0))));
+      claim("DGC keeps accuracy", "Lin et al. 2018, Table 2", "dgc", "accuracy_gap", -1.0, std::nullopt),
+      claim("DGC compresses >= 270x", "Lin et al. 2018, abstract", "dgc", "payload_compression", 270.0, std::nullopt),
+      claim("DGC >= 200x on the wire", "(wire)", "dgc", "wire_ratio", 200.0, std::nullopt),
+      claim("QSGD faster on 1 GbE", "Alistarh et al. 2017", "qsgd_4bit", "modeled_speedup", 1.0, std::nullopt),
+      claim("fp16 accuracy window", "mixed precision", "fp16", "accuracy", 80.0, 90.0)};
+  claims[0].setting = "ResNet-110, CIFAR-10, 4 workers";
+  claims[0].reduced = "ResNet-20, 2 epochs";
+  claims[0].seed_tolerance = 1;
+  claims[2].window.from_step = 2;
+  expect_golden("claims.md", render_claims_markdown(evaluate_claims(
+                                 claims, rows(0), database_window_reader(path_, "golden"))));
 }
 
 TEST_F(ReportGolden, ProjectionMarkdownAndCsv) {
