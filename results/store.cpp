@@ -120,12 +120,16 @@ void ResultStore::commit() { exec("COMMIT"); }
 
 void ResultStore::flush() {
   if (pending_steps_.empty()) return;
+  in_transaction([&] { write_pending_steps(); });
+}
+
+void ResultStore::in_transaction(const std::function<void()>& body) {
   begin();
   try {
-    write_pending_steps();
+    body();
     commit();
   } catch (...) {
-    exec("ROLLBACK");
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // keeps the first error
     throw;
   }
 }
@@ -181,26 +185,26 @@ void ResultStore::write_pending_steps() {
 }
 
 void ResultStore::add_eval(int64_t run_id, const EvalRow& e) {
-  begin();
-  write_pending_steps();
-  Statement st(db_, path_, "INSERT INTO evals VALUES (?,?,?,?,?,?,?,?,?,?)");
-  st.bind(1, run_id).bind(2, e.step).bind(3, e.epoch).bind(4, e.wall_seconds);
-  st.bind(5, e.cum_payload_bytes).bind(6, e.cum_bus_bytes).bind(7, e.test_loss);
-  st.bind(8, e.test_accuracy).bind(9, e.train_loss).bind(10, e.train_accuracy);
-  st.run();
-  commit();
+  flush();  // the steps before it are kept even if the database refuses this row
+  in_transaction([&] {
+    Statement st(db_, path_, "INSERT INTO evals VALUES (?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, run_id).bind(2, e.step).bind(3, e.epoch).bind(4, e.wall_seconds);
+    st.bind(5, e.cum_payload_bytes).bind(6, e.cum_bus_bytes).bind(7, e.test_loss);
+    st.bind(8, e.test_accuracy).bind(9, e.train_loss).bind(10, e.train_accuracy);
+    st.run();
+  });
 }
 
 void ResultStore::add_comm_totals(int64_t run_id, const std::vector<CommTotalRow>& rows) {
   flush();
-  begin();
-  for (const auto& r : rows) {
-    Statement st(db_, path_, "INSERT OR REPLACE INTO comm_totals VALUES (?,?,?,?,?,?,?,?)");
-    st.bind(1, run_id).bind(2, r.rank).bind(3, r.op).bind(4, r.calls).bind(5, r.elements);
-    st.bind(6, r.payload_bytes).bind(7, r.bus_bytes).bind(8, r.seconds);
-    st.run();
-  }
-  commit();
+  in_transaction([&] {
+    for (const auto& r : rows) {
+      Statement st(db_, path_, "INSERT OR REPLACE INTO comm_totals VALUES (?,?,?,?,?,?,?,?)");
+      st.bind(1, run_id).bind(2, r.rank).bind(3, r.op).bind(4, r.calls).bind(5, r.elements);
+      st.bind(6, r.payload_bytes).bind(7, r.bus_bytes).bind(8, r.seconds);
+      st.run();
+    }
+  });
 }
 
 void ResultStore::finish_run(int64_t run_id, const std::string& status, const std::string& error,

@@ -4,6 +4,7 @@
 // so a run that dies loses at most the last few steps, never earlier rows or other runs.
 #include <cstdint>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -108,6 +109,9 @@ class ResultStore {
   void migrate();
   void begin();
   void commit();
+  // Runs body inside BEGIN IMMEDIATE ... COMMIT; rolls back and rethrows when it throws, so no
+  // transaction is left open to swallow later writes.
+  void in_transaction(const std::function<void()>& body);
   void write_pending_steps();
 
   std::string path_;

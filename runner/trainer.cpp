@@ -274,6 +274,9 @@ void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
   EvalResult r = evaluate_averaged_model(*model_, data_.test, data_.norm,
                                          std::max<int64_t>(cfg_.train.batch_size, 256), device_,
                                          control_);
+  if (!std::isfinite(r.loss))
+    throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +
+                   std::to_string(r.loss));
   last_accuracy_ = r.accuracy;
   best_accuracy_ = std::max(best_accuracy_, r.accuracy);
   if (cfg_.train.target_accuracy > 0 && r.accuracy >= cfg_.train.target_accuracy)

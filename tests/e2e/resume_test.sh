@@ -5,7 +5,7 @@
 #   `cedar run --resume` continues from the last checkpoint to exactly the metrics of an
 #   uninterrupted run (bitwise), for every algorithm that carries state between steps;
 # - SIGTERM (what Slurm sends at a time limit): a checkpoint at the step where all ranks stop;
-# - NaN/Inf: the run is marked diverged with the step and the tensor;
+# - NaN/Inf: the run is marked diverged with the step and the tensor (or the test loss);
 # - an unwritable database or checkpoint folder: a clear error before training starts;
 # - two suites sharing one database at once: every run exactly once, no lost rows.
 # Usage: resume_test.sh CEDAR_BINARY SOURCE_DIR
@@ -127,6 +127,12 @@ out=$("$CEDAR" run "$WORK/base.yaml" --db "$DB" --set name=nan --set optimizer.l
 check "NaN: exits non-zero" greater "$rc" 0
 check "NaN: marked diverged, naming the step and the tensor" contains \
   "$(q "SELECT status||': '||error FROM runs WHERE name='nan'")" "diverged: step 1: the update of"
+# ... or, stopped after one step, only the evaluation sees it: still diverged, never a database error.
+out=$("$CEDAR" run "$WORK/base.yaml" --db "$DB" --set name=nan-eval --set optimizer.lr=1e30 \
+      --set train.max_steps=1 2>&1); rc=$?
+check "NaN at an evaluation: exits non-zero" greater "$rc" 0
+check "NaN at an evaluation: marked diverged, naming the test loss" contains \
+  "$(q "SELECT status||': '||error FROM runs WHERE name='nan-eval'")" "diverged: step 1: the test loss of the averaged model is"
 
 # Unwritable places: clear errors before training, nothing else touched.
 runs_before=$(q "SELECT COUNT(*) FROM runs")

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -89,6 +90,26 @@ TEST(Store, RunLifecycleAndRows) {
   EXPECT_EQ(query_text(path, "SELECT status FROM runs"), "completed");
   EXPECT_EQ(query(path, "SELECT final_test_accuracy FROM runs"), 0.5);
   EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "wal");
+}
+
+// A row the database refuses (a NaN into a NOT NULL column) is an error that leaves no
+// transaction open: the rows before it stay, and the run's record is then marked failed.
+TEST(Store, RefusedRowLeavesTheRunMarkable) {
+  auto path = fresh_db("refused.db");
+  {
+    ResultStore s(path);
+    int64_t id = s.begin_run(record("a"));
+    StepRow r;
+    r.step = 0;
+    s.add_step(id, r);
+    EvalRow e;
+    e.step = 1;
+    e.test_loss = std::nan("");
+    EXPECT_THROW(s.add_eval(id, e), StoreError);
+    s.finish_run(id, "failed", "refused", RunSummary{});
+  }
+  EXPECT_EQ(query_text(path, "SELECT status || ':' || error FROM runs"), "failed:refused");
+  EXPECT_EQ(query(path, "SELECT COUNT(*) FROM evals"), 0);
 }
 
 TEST(Store, MarkFailedOnlyTouchesRunningRuns) {
