@@ -10,6 +10,11 @@
 // median time is reported, with the busbw range over the repetitions as a measure of the noise,
 // and the median over repetitions of the paired ratio busbw(cedar) / busbw(MPI) of the two loops
 // timed back to back, which a change of the machine's load during the run affects least.
+// With --fit it instead checks the alpha-beta cost model (bench/alpha_beta_fit.h): alpha and beta
+// are fitted on raw MPI_Allreduce timings (4 KiB to 16 MiB by default) and predict held-out
+// allreduce sizes, MPI_Allgather and MPI_Bcast, printed as a markdown table of measured vs
+// predicted times:
+//   mpirun -np 2 build/bench/comm_bench --fit [--reps 5] [--csv FILE]
 #include <mpi.h>
 #include <torch/torch.h>
 
@@ -21,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/alpha_beta_fit.h"
 #include "runner/comm/bus_bytes.h"
 #include "runner/comm/metered_communicator.h"
 #include "runner/comm/mpi_communicator.h"
@@ -146,6 +152,10 @@ int main(int argc, char** argv) {
                  "iterations per timed loop = clamp(this / size, 5, 1000)")
       ->check(CLI::PositiveNumber);
   app.add_option("--csv", csv, "also write the rows to this CSV file (rank 0)");
+  bool fit = false;
+  app.add_flag("--fit", fit,
+               "fit alpha-beta on raw MPI allreduce and predict allgather / broadcast "
+               "(--max-bytes defaults to 16 MiB here)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -153,6 +163,11 @@ int main(int argc, char** argv) {
   }
   torch::set_num_threads(1);
   MpiCommunicator mpi;
+  if (fit) {
+    const bool max_given = app.get_option("--max-bytes")->count() > 0;
+    return run_alpha_beta_fit(
+        {min_bytes, max_given ? max_bytes : int64_t(16) << 20, warmup, reps, bytes_per_rep, csv});
+  }
   MeteredCommunicator comm(mpi);
   const int n = comm.size();
   const bool root = comm.rank() == 0;

@@ -76,20 +76,6 @@ std::string group_key(const RunMeasurement& m) {
   return m.name + "\x1f" + m.model + "\x1f" + m.dataset + "\x1f" + std::to_string(m.world_size);
 }
 
-// The dense run of the same model and dataset, preferring the same suite and measured world size.
-const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines,
-                                     const RunMeasurement& m) {
-  const RunMeasurement* best = nullptr;
-  int best_score = -1;
-  for (const auto& b : baselines) {
-    if (b.algorithm != "dense" || !b.unusable.empty() || b.model != m.model || b.dataset != m.dataset)
-      continue;
-    int score = (b.suite == m.suite ? 2 : 0) + (b.world_size == m.world_size ? 1 : 0);
-    if (score > best_score) best = &b, best_score = score;
-  }
-  return best;
-}
-
 bool uses(const Projection& p, const char* family) {
   for (const auto& c : p.basis.collectives) {
     std::string f = c.op == "allgatherv" ? "allgather" : c.op;
@@ -204,6 +190,19 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
     out.push_back(m);
   }
   return out;
+}
+
+const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines,
+                                     const RunMeasurement& m) {
+  const RunMeasurement* best = nullptr;
+  int best_score = -1;
+  for (const auto& b : baselines) {
+    if (b.algorithm != "dense" || !b.unusable.empty() || b.model != m.model || b.dataset != m.dataset)
+      continue;
+    int score = (b.suite == m.suite ? 2 : 0) + (b.world_size == m.world_size ? 1 : 0);
+    if (score > best_score) best = &b, best_score = score;
+  }
+  return best;
 }
 
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net) {

@@ -42,6 +42,10 @@ struct ReportArgs {
   std::string claims;  // experiment file whose claims: are evaluated (empty: none)
   double target = 0;   // test accuracy for the time-to-target column (0: none)
   bool provenance = false;  // also each run's command line, libraries, CPU / GPU
+  bool crossover = false;   // also when each run beats dense SGD over a bandwidth sweep
+  std::string networks;     // YAML file of extra network profiles (empty: the built-in ones)
+  std::vector<int> workers = {16, 64};  // crossover: worker counts besides the measured one
+  std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds
 };
 
 struct ProjectArgs {

@@ -6,7 +6,9 @@
 
 #include "reports/claims.h"
 #include "reports/comparison.h"
+#include "reports/crossover.h"
 #include "reports/plots.h"
+#include "runner/comm/network_profile_file.h"
 #include "reports/provenance_table.h"
 #include "results/store.h"
 #include "runner/cli_commands.h"
@@ -35,6 +37,20 @@ int command_report(const ReportArgs& args) {
     std::printf("\n%s", render_claims_markdown(
                                   evaluate_claims(claims, rows, database_window_reader(args.db, args.suite)))
                                   .c_str());
+  }
+  if (args.crossover) {
+    std::vector<NetworkProfile> profiles = network_profiles();
+    if (!args.networks.empty())
+      for (auto& p : load_network_profiles(args.networks)) profiles.push_back(p);
+    const NetworkProfile* latency = nullptr;
+    for (const auto& p : profiles)
+      if (p.name == args.latency_profile) latency = &p;
+    if (!latency)
+      throw std::runtime_error("--latency-profile: unknown profile '" + args.latency_profile + "'");
+    auto points = crossover(load_measurements(args.db, args.suite), args.workers, latency->alpha, profiles);
+    std::printf("\n### When does compression help?\n\n%s",
+                render_crossover_markdown(points, latency->alpha, profiles).c_str());
+    if (!args.plots.empty()) write_crossover_plot(points, args.plots);
   }
   if (args.provenance)
     std::printf("\n### Provenance\n\n%s",

@@ -68,6 +68,16 @@ int main(int argc, char** argv) {
                      "evaluate the claims: section of this experiment file on the runs");
   report->add_option("--plots", report_args.plots,
                      "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
+  report->add_flag("--crossover", report_args.crossover,
+                   "also when each run beats dense SGD: time per epoch over a bandwidth sweep and the "
+                   "crossover bandwidth (α–β model from its measured compute and collectives)");
+  report->add_option("--networks", report_args.networks,
+                     "YAML file of network profiles ({name, alpha, beta | bandwidth_gbps}) besides the built-in ones");
+  report->add_option("--workers", report_args.workers, "crossover: worker counts besides the measured one")
+      ->delimiter(',')->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  report->add_option("--latency-profile", report_args.latency_profile,
+                     "crossover: profile whose latency α the bandwidth sweep keeps")
+      ->capture_default_str();
   report->add_flag("--provenance", report_args.provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
 

@@ -52,6 +52,11 @@ md=$("$CEDAR" report "$DB" --suite quick --target 0.5)
 check "time-to-target column" contains "$md" "time to 50% s (speed-up)"
 first=$(q "SELECT MIN(e.wall_seconds) FROM evals e JOIN runs r ON r.id = e.run_id WHERE r.name='dense' AND e.test_accuracy >= 0.5")
 check "dense time to 50% is its first evaluation at 50%" contains "$(echo "$md" | grep '^| dense |')" "| $(printf '%.1f' "$first") (1.00×) |"
+printf 'networks:\n  - {name: wan, alpha: 1.0e-3, bandwidth_gbps: 0.1}\n' > "$WORK/nets.yaml"
+xo=$("$CEDAR" report "$DB" --suite quick --crossover --networks "$WORK/nets.yaml" --plots "$WORK/xplots" 2>&1)
+check "crossover: each run against dense at its workers and more" contains "$xo" "| topk | 16 | "
+check "crossover: the YAML profile is among the profiles" contains "$xo" "wan (α 1000 µs, 0.1 Gb/s)"
+check "crossover: plot rendered" equals "$(find "$WORK/xplots" -maxdepth 1 -name 'crossover.*' -size +1k | wc -l)" 3
 check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
 "$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
 check "five gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 5

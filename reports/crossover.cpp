@@ -1,0 +1,173 @@
+#include "reports/crossover.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace cedar {
+
+const std::vector<double> kCrossoverSweepGbps = {0.1, 0.3, 1, 3, 10, 25, 100, 200, 400};
+
+namespace {
+
+double beta_of(double gbps) { return 8.0 / (gbps * 1e9); }
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string gbps(double v) { return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v); }
+
+// The fixed part a and the bytes b of one epoch on `workers` ranks (project_point's terms).
+void terms(const RunMeasurement& m, int workers, double alpha, double& a, double& b) {
+  const ProjectionPoint pt = project_point(m, workers, NetworkProfile{"", 0, 0});
+  const CollectiveCost step = step_cost(m, workers);
+  const double spe = double(pt.steps_per_epoch);
+  a = pt.compute_seconds + alpha * step.latency_steps * spe;
+  b = step.bus_bytes * spe;
+}
+
+// Where the run (a, b) beats dense (ad, bd): its time a + b·β is below ad + bd·β.
+void compare(double a, double b, double ad, double bd, CrossoverPoint& pt) {
+  const double da = a - ad, db = bd - b;  // the run's extra fixed time, the bytes it saves
+  if (da <= 0 && db >= 0) pt.wins = "always";
+  else if (da >= 0 && db <= 0) pt.wins = "never";
+  else {
+    const double bandwidth = db / da;  // bytes/s where the lines cross (β = da / db)
+    pt.crossover_gbps = bandwidth * 8 / 1e9;
+    pt.wins = db > 0 ? "below" : "above";
+  }
+}
+
+}  // namespace
+
+std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs, const std::vector<int>& workers,
+                                      double alpha, const std::vector<NetworkProfile>& profiles) {
+  const std::vector<RunMeasurement> measured = average_seeds(runs);
+  std::vector<CrossoverPoint> out;
+  for (const auto& m : measured) {
+    if (!m.unusable.empty()) continue;
+    const RunMeasurement* dense = dense_baseline(measured, m);
+    std::vector<int> sizes = {static_cast<int>(m.world_size)};
+    for (int w : workers)
+      if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
+    for (int w : sizes) {
+      if (project_point(m, w, NetworkProfile{"", 0, 0}).steps_per_epoch == 0) continue;  // < 1 global batch
+      CrossoverPoint pt;
+      pt.name = m.name;
+      pt.algorithm = m.algorithm;
+      pt.workers = w;
+      pt.measured = w == m.world_size;
+      double a = 0, b = 0, ad = 0, bd = 0;
+      terms(m, w, alpha, a, b);
+      pt.fixed_seconds = a;
+      pt.bytes_per_epoch = b;
+      for (double g : kCrossoverSweepGbps) pt.sweep_seconds.push_back(a + b * beta_of(g));
+      for (const auto& p : profiles) pt.profile_seconds.push_back(project_point(m, w, p).total_seconds);
+      if (dense && dense != &m) {
+        pt.has_dense = true;
+        terms(*dense, w, alpha, ad, bd);
+        compare(a, b, ad, bd, pt);
+        for (const auto& p : profiles)
+          pt.beats_dense_on.push_back(project_point(m, w, p).total_seconds <
+                                      project_point(*dense, w, p).total_seconds);
+      }
+      out.push_back(pt);
+    }
+  }
+  return out;
+}
+
+std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points, double alpha,
+                                      const std::vector<NetworkProfile>& profiles) {
+  std::ostringstream s;
+  s << "Time per epoch (s) over a bandwidth sweep at each run's measured workers, α = "
+    << fmt("%g", alpha * 1e6) << " µs per message:\n\n| run | workers |";
+  for (double g : kCrossoverSweepGbps) s << " " << gbps(g) << " Gb/s |";
+  s << "\n|---|---:|";
+  for (size_t i = 0; i < kCrossoverSweepGbps.size(); ++i) s << "---:|";
+  s << "\n";
+  for (const auto& p : points) {
+    if (!p.measured) continue;
+    s << "| " << p.name << " | " << p.workers << " |";
+    for (double t : p.sweep_seconds) s << " " << fmt("%.1f", t) << " |";
+    s << "\n";
+  }
+  s << "\nAgainst dense SGD at the same workers (weak scaling): the bandwidth below which the run is "
+       "faster per epoch (α as above), and the profiles on which it is faster:\n\n"
+       "| run | workers | fixed s/epoch | bus MB/epoch/rank | beats dense | faster on |\n"
+       "|---|---:|---:|---:|---|---|\n";
+  for (const auto& p : points) {
+    std::string wins = "– (baseline)";
+    if (p.has_dense) {
+      if (p.wins == "always") wins = "at every bandwidth";
+      else if (p.wins == "never") wins = "never";
+      else wins = p.wins + " " + gbps(p.crossover_gbps) + " Gb/s";
+    } else if (p.algorithm != "dense") {
+      wins = "– (no dense run)";
+    }
+    std::string on;
+    for (size_t i = 0; i < p.beats_dense_on.size() && i < profiles.size(); ++i)
+      if (p.beats_dense_on[i]) on += (on.empty() ? "" : ", ") + profiles[i].name;
+    if (p.has_dense && on.empty()) on = "none";
+    s << "| " << p.name << " | " << p.workers << (p.measured ? " (measured)" : "") << " | "
+      << fmt("%.1f", p.fixed_seconds) << " | " << fmt("%.1f", p.bytes_per_epoch / 1e6) << " | " << wins
+      << " | " << (on.empty() ? "–" : on) << " |\n";
+  }
+  s << "\nProfiles: ";
+  for (size_t i = 0; i < profiles.size(); ++i)
+    s << (i ? ", " : "") << profiles[i].name << " (α " << fmt("%g", profiles[i].alpha * 1e6) << " µs, "
+      << gbps(8.0 / profiles[i].beta / 1e9) << " Gb/s)";
+  s << ". Fixed time: measured compute per step (forward, backward, compression, optimizer) plus "
+       "the latency terms; bytes: the run's own collective mix re-costed at each worker count. Worker "
+       "counts at which an epoch holds less than one global batch are left out.\n";
+  return s.str();
+}
+
+std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>& points, const std::string& dir,
+                                              bool render) {
+  std::filesystem::create_directories(dir + "/data");
+  std::ofstream data(dir + "/data/crossover.tsv");
+  data << "# gbps";
+  std::vector<const CrossoverPoint*> shown;
+  for (const auto& p : points)
+    if (p.measured) {
+      shown.push_back(&p);
+      data << "\t" << p.name;
+    }
+  if (shown.empty()) throw std::runtime_error("crossover plot: no run to plot");
+  data << "\n";
+  for (size_t i = 0; i < kCrossoverSweepGbps.size(); ++i) {
+    data << kCrossoverSweepGbps[i];
+    for (const auto* p : shown) data << "\t" << p->sweep_seconds[i];
+    data << "\n";
+  }
+  data.close();
+  std::ofstream gp(dir + "/crossover.gp");
+  gp << "# crossover: modeled time per epoch against bandwidth (generated by cedar report --crossover)\n"
+        "set datafile separator '\\t'\nset key outside right\nset grid\nset logscale xy\n"
+        "set xlabel 'bandwidth (Gb/s)'\nset ylabel 'modeled time per epoch (s)'\n"
+        "set title 'When does compression help? (alpha-beta model, measured compute)'\n"
+        "set terminal svg size 900,500 dynamic\nset output 'crossover.svg'\nplot ";
+  for (size_t i = 0; i < shown.size(); ++i)
+    gp << "'data/crossover.tsv' using 1:" << i + 2 << " with linespoints pt 7 ps 0.5 lc " << i % 8 + 1
+       << " dt " << i / 8 + 1 << " title '" << shown[i]->name << "'" << (i + 1 < shown.size() ? ", " : "\n");
+  gp << "set terminal pngcairo size 900,500\nset output 'crossover.png'\nreplot\n";
+  gp.close();
+  if (!render) return {};
+  const std::string cmd = "cd '" + dir + "' && gnuplot crossover.gp 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    throw std::runtime_error("gnuplot failed on " + dir + "/crossover.gp (is gnuplot-nox installed?)");
+  return {dir + "/crossover.svg", dir + "/crossover.png"};
+}
+
+}  // namespace cedar

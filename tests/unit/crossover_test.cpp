@@ -1,0 +1,126 @@
+// When does compression help: the crossover bandwidth against dense SGD, from hand-computed α–β
+// costs (ALGORITHMS.md: ring allreduce 2(P−1)α + 2(P−1)/P·S·β; allgather (P−1)α + (P−1)·s·β),
+// and network profiles read from YAML.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reports/crossover.h"
+#include "runner/comm/network_profile_file.h"
+#include "runner/params.h"
+
+namespace cedar {
+namespace {
+
+RunMeasurement measurement(const std::string& name, const std::string& algorithm, double compute,
+                           CollectiveMix mix) {
+  RunMeasurement m;
+  m.name = name;
+  m.algorithm = algorithm;
+  m.model = "resnet20";
+  m.dataset = "cifar10";
+  m.suite = "s";
+  m.world_size = 4;
+  m.steps = 200;
+  m.steps_per_epoch = 100;
+  m.compute_seconds_per_step = compute;
+  m.dense_payload_bytes = 4e6;
+  m.collectives = {mix};
+  return m;
+}
+
+const double kAlpha = 20e-6;
+// Dense: one 4 MB allreduce and 0.1 s of compute per step. Sparse: a 40 kB allgather per rank and
+// 0.15 s (compression included). 100 steps per epoch at P = 4.
+const RunMeasurement kDense = measurement("dense", "dense", 0.10, {"allreduce", 1, 4e6, 0});
+const RunMeasurement kSparse = measurement("sparse", "topk", 0.15, {"allgather", 1, 40e3, 0});
+
+TEST(Crossover, BandwidthWhereTheLinesCrossFollowsTheCostModel) {
+  std::vector<NetworkProfile> profiles = network_profiles();
+  profiles.push_back({"wan", kAlpha, 8.0 / 0.5e9});  // 0.5 Gb/s: below the crossover
+  auto points = crossover({kDense, kSparse}, {}, kAlpha, profiles);
+  ASSERT_EQ(points.size(), 2u);
+  const CrossoverPoint& s = points[1];
+  ASSERT_EQ(s.name, "sparse");
+  // Per epoch: dense a = 100 (0.1 + 6 α), b = 100 · 6/4 · 4e6; sparse a = 100 (0.15 + 3 α),
+  // b = 100 · 3 · 40e3.
+  const double ad = 100 * (0.10 + 6 * kAlpha), bd = 100 * 1.5 * 4e6;
+  const double a = 100 * (0.15 + 3 * kAlpha), b = 100 * 3 * 40e3;
+  EXPECT_NEAR(s.fixed_seconds, a, 1e-9);
+  EXPECT_NEAR(s.bytes_per_epoch, b, 1e-3);
+  EXPECT_EQ(s.wins, "below");
+  EXPECT_NEAR(s.crossover_gbps, (bd - b) / (a - ad) * 8 / 1e9, 1e-9);  // 0.94 Gb/s
+  // The sweep: at 1 Gb/s (β = 8 ns per byte).
+  const size_t at1 = 2;
+  ASSERT_EQ(kCrossoverSweepGbps[at1], 1.0);
+  EXPECT_NEAR(s.sweep_seconds[at1], a + b * 8e-9, 1e-9);
+  EXPECT_NEAR(points[0].sweep_seconds[at1], ad + bd * 8e-9, 1e-9);
+  // Faster than dense only on the 0.5 Gb/s profile: 1 GbE is above the crossover.
+  ASSERT_EQ(s.beats_dense_on.size(), profiles.size());
+  for (size_t i = 0; i + 1 < profiles.size(); ++i) EXPECT_FALSE(s.beats_dense_on[i]) << profiles[i].name;
+  EXPECT_TRUE(s.beats_dense_on.back());
+  std::string md = render_crossover_markdown(points, kAlpha, profiles);
+  EXPECT_NE(md.find("| sparse | 4 (measured) | 15.0 | 12.0 | below 0.94 Gb/s | wan |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| dense | 4 (measured) | 10.0 | 600.0 | – (baseline) |"), std::string::npos) << md;
+}
+
+TEST(Crossover, AlwaysNeverAndAbove) {
+  // Fewer bytes and no more compute: faster at every bandwidth.
+  auto always = crossover({kDense, measurement("cheap", "fp16", 0.10, {"allreduce", 1, 2e6, 0})}, {}, kAlpha, {});
+  EXPECT_EQ(always[1].wins, "always");
+  // More bytes and more compute: never.
+  auto never = crossover({kDense, measurement("worse", "x", 0.2, {"allreduce", 1, 8e6, 0})}, {}, kAlpha, {});
+  EXPECT_EQ(never[1].wins, "never");
+  // More bytes but less compute: faster only above the crossover.
+  auto above = crossover({kDense, measurement("lean", "x", 0.05, {"allreduce", 1, 8e6, 0})}, {}, kAlpha, {});
+  EXPECT_EQ(above[1].wins, "above");
+  EXPECT_NEAR(above[1].crossover_gbps, (100 * 1.5 * 4e6) / (100 * 0.05) * 8 / 1e9, 1e-9);
+}
+
+TEST(Crossover, WorkerCountsWithoutAGlobalBatchAreLeftOut) {
+  // 100 steps per epoch at 4 workers: at 512 workers an epoch holds no global batch.
+  auto points = crossover({kDense, kSparse}, {16, 512}, kAlpha, {});
+  for (const auto& p : points) EXPECT_NE(p.workers, 512) << p.name;
+  EXPECT_EQ(points.size(), 4u);
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::path(::testing::TempDir()) / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(NetworkProfiles, ReadFromYamlWithBetaOrBandwidth) {
+  auto path = write("nets.yaml", "networks:\n  - {name: wan, alpha: 1.0e-3, bandwidth_gbps: 0.1}\n"
+                                 "  - {name: nvlink, alpha: 2.0e-6, beta: 3.0e-12}\n");
+  auto p = load_network_profiles(path);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].name, "wan");
+  EXPECT_DOUBLE_EQ(p[0].alpha, 1e-3);
+  EXPECT_DOUBLE_EQ(p[0].beta, 8.0 / 0.1e9);
+  EXPECT_DOUBLE_EQ(p[1].beta, 3e-12);
+}
+
+TEST(NetworkProfiles, BadEntriesNameFileLineAndKey) {
+  auto expect_error = [](const std::string& text, const std::string& needle) {
+    auto path = write("badnets.yaml", text);
+    try {
+      load_network_profiles(path);
+      FAIL() << text;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ":"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("networks:\n  - {name: a, alpha: 1e-6}\n", "exactly one of beta and bandwidth_gbps");
+  expect_error("networks:\n  - {name: a, alpha: 1e-6, beta: 1e-9, bandwidth_gbps: 1}\n", "exactly one of");
+  expect_error("networks:\n  - {name: 1gbe, alpha: 1e-6, beta: 1e-9}\n", "already a profile");
+  expect_error("networks:\n  - {name: a, alpha: -1, beta: 1e-9}\n", "alpha");
+  expect_error("networks:\n  - {name: a, alpha: 1e-6, bta: 1e-9}\n", "bta");
+  expect_error("networks: {name: a}\n", "expected a list");
+  EXPECT_THROW(load_network_profiles("/nonexistent/nets.yaml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace cedar
