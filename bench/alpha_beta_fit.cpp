@@ -3,9 +3,11 @@
 // What is measured: raw MPI_Allreduce (fp32 sum, in place), MPI_Allgather and MPI_Bcast (root 0)
 // on MPI_COMM_WORLD, no Cedar layer in between. Per size: `warmup` untimed calls, a barrier, then
 // `iters` calls timed back to back; the time per call is the slowest rank's (a collective is done
-// when its last rank is), and the median over `reps` such loops is kept. The repetitions sweep
-// every size once per round (alternating direction), so a change of the machine's load during
-// the run spreads over all sizes instead of landing on one collective.
+// when its last rank is), and the median over `reps` such loops is kept. `iters` is set once per
+// size in the first round from a short probe so that a loop lasts about `loop_seconds` (3 to 1000
+// calls), as a count fixed in advance makes the run's length grow with the machine's load. Each
+// of the `reps` rounds times every size once (alternating direction), so a change of the load
+// during the run spreads over all sizes instead of landing on one collective.
 //
 // What is fitted: alpha and beta minimising the sum of squared relative errors
 // ((L*alpha + B*beta - t) / t)^2 over the allreduce sizes at even positions of the sweep only
@@ -48,7 +50,7 @@ struct Point {
   Kind kind;
   int64_t bytes;  // allreduce / broadcast: the buffer; allgather: the gathered total (P * s)
   bool in_fit;    // an allreduce size the fit uses
-  int iters;
+  int iters = 0;                // calls per timed loop, set in the first round
   std::vector<double> seconds;  // per repetition
   double measured = 0;          // median of `seconds`
   double predicted = 0;
@@ -84,16 +86,14 @@ double median(std::vector<double> v) {
 // multiple of 4P bytes so every rank sends the same whole number of floats.
 std::vector<Point> make_points(const AlphaBetaFitOptions& o, int world) {
   std::vector<Point> points;
-  const auto iters = [&](int64_t bytes) {
-    return static_cast<int>(std::clamp<int64_t>(o.bytes_per_rep / bytes, 5, 1000));
-  };
   int index = 0;
   for (int64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2, ++index)
-    points.push_back({Kind::kAllreduce, bytes / 4 * 4, index % 2 == 0, iters(bytes), {}});
+    points.push_back({Kind::kAllreduce, bytes / 4 * 4, index % 2 == 0, 0, {}});
   for (Kind k : {Kind::kAllgather, Kind::kBroadcast}) {
     for (int64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 4) {
       const int64_t quantum = k == Kind::kAllgather ? 4 * world : 4;
-      if (bytes >= quantum) points.push_back({k, bytes / quantum * quantum, false, iters(bytes), {}});
+      if (bytes < quantum) continue;
+      points.push_back({k, bytes / quantum * quantum, false, 0, {}});
     }
   }
   return points;
@@ -129,28 +129,53 @@ void call(Kind k, Buffers& b) {
   }
 }
 
-// Seconds per call of one timed loop, the slowest rank's. Buffers hold zeros (the allreduce
-// sums stay zero: no growth, no denormals).
-double time_loop(const Point& p, int warmup, int world) {
-  Buffers b = make_buffers(p, world);
-  for (int i = 0; i < warmup; ++i) call(p.kind, b);
-  MPI_Barrier(MPI_COMM_WORLD);
+// Seconds per call of `calls` calls back to back, the slowest rank's (the same on every rank).
+double slowest_per_call(Kind k, Buffers& b, int calls) {
   const double t0 = MPI_Wtime();
-  for (int i = 0; i < p.iters; ++i) call(p.kind, b);
-  const double per_call = (MPI_Wtime() - t0) / p.iters;
+  for (int i = 0; i < calls; ++i) call(k, b);
+  const double per_call = (MPI_Wtime() - t0) / calls;
   double slowest = 0;
   MPI_Allreduce(&per_call, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
 }
 
-void measure(std::vector<Point>& points, const AlphaBetaFitOptions& o, int world) {
+// Calls per timed loop: batches of 1, 2, 4, ... calls back to back until one lasts an eighth of
+// `loop_seconds` (at most 128 calls), then as many calls as that batch's rate fits into
+// `loop_seconds`, 3 to 1000. Batches rather than single calls, because under load one call can
+// wait a whole scheduler slice for the other rank. The decisions use slowest-rank times, which
+// are the same on every rank, so every rank makes the same number of calls.
+int calibrate_iters(Kind k, Buffers& b, double loop_seconds) {
+  int calls = 1;
+  double per_call = slowest_per_call(k, b, calls);
+  while (per_call * calls < loop_seconds / 8 && calls < 128) {
+    calls *= 2;
+    per_call = slowest_per_call(k, b, calls);
+  }
+  return static_cast<int>(std::clamp(loop_seconds / per_call, 3.0, 1000.0));
+}
+
+// Seconds per call of one timed loop. Buffers hold zeros (the allreduce sums stay zero: no
+// growth, no denormals). The first loop for `p` also sets p.iters, after the warm-up (which pays
+// first-touch and connection set-up).
+double time_loop(Point& p, int warmup, double loop_seconds, int world) {
+  Buffers b = make_buffers(p, world);
+  for (int i = 0; i < warmup; ++i) call(p.kind, b);
+  if (p.iters == 0) p.iters = calibrate_iters(p.kind, b, loop_seconds);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return slowest_per_call(p.kind, b, p.iters);
+}
+
+// Times every point `reps` times; returns the wall seconds the sweep took.
+double measure(std::vector<Point>& points, const AlphaBetaFitOptions& o, int world) {
+  const double t0 = MPI_Wtime();
   for (int r = 0; r < o.reps; ++r) {
     for (size_t i = 0; i < points.size(); ++i) {
       Point& p = points[r % 2 ? points.size() - 1 - i : i];
-      p.seconds.push_back(time_loop(p, o.warmup, world));
+      p.seconds.push_back(time_loop(p, o.warmup, o.loop_seconds, world));
     }
   }
   for (Point& p : points) p.measured = median(p.seconds);
+  return MPI_Wtime() - t0;
 }
 
 struct Fit {
@@ -217,11 +242,11 @@ std::string load_average() {
   return in ? one + " " + five + " " + fifteen : "unknown";
 }
 
-void print_header(const AlphaBetaFitOptions& o, const Fit& f, int world) {
+void print_header(const AlphaBetaFitOptions& o, const Fit& f, int world, double sweep_seconds) {
   std::printf("## alpha-beta model vs loopback MPI, P = %d ranks\n\n", world);
   std::printf("Raw MPI collectives, %d warm-up calls, median of %d timed loops per size, time of "
-              "the slowest rank; load average at the end: %s.\n",
-              o.warmup, o.reps, load_average().c_str());
+              "the slowest rank; sweep took %.1f s, load average at the end: %s.\n",
+              o.warmup, o.reps, sweep_seconds, load_average().c_str());
   std::printf("Fit on allreduce only (the \"(fit)\" rows), L = %lld steps, minimising squared "
               "relative error%s:\n\n",
               static_cast<long long>(allreduce_latency_steps(world)),
@@ -295,7 +320,7 @@ int run_alpha_beta_fit(const AlphaBetaFitOptions& options) {
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::vector<Point> points = make_points(options, world);
-  measure(points, options, world);
+  const double sweep_seconds = measure(points, options, world);
 
   std::vector<Point> fit_points;
   for (const Point& p : points)
@@ -305,7 +330,7 @@ int run_alpha_beta_fit(const AlphaBetaFitOptions& options) {
   for (Point& p : points) p.predicted = model.seconds(latency_steps(p, world), bus_bytes(p, world));
 
   if (rank != 0) return 0;
-  print_header(options, f, world);
+  print_header(options, f, world, sweep_seconds);
   print_table(points);
   print_summary(points);
   print_footer();

@@ -14,7 +14,7 @@
 // are fitted on raw MPI_Allreduce timings (4 KiB to 16 MiB by default) and predict held-out
 // allreduce sizes, MPI_Allgather and MPI_Bcast, printed as a markdown table of measured vs
 // predicted times:
-//   mpirun -np 2 build/bench/comm_bench --fit [--reps 5] [--csv FILE]
+//   mpirun -np 2 build/bench/comm_bench --fit [--reps 5] [--loop-ms 10] [--csv FILE]
 #include <mpi.h>
 #include <torch/torch.h>
 
@@ -153,9 +153,13 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--csv", csv, "also write the rows to this CSV file (rank 0)");
   bool fit = false;
+  double loop_ms = 10;
   app.add_flag("--fit", fit,
                "fit alpha-beta on raw MPI allreduce and predict allgather / broadcast "
                "(--max-bytes defaults to 16 MiB here)");
+  app.add_option("--loop-ms", loop_ms,
+                 "--fit: target length of one timed loop in ms (replaces --bytes-per-rep)")
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -166,7 +170,7 @@ int main(int argc, char** argv) {
   if (fit) {
     const bool max_given = app.get_option("--max-bytes")->count() > 0;
     return run_alpha_beta_fit(
-        {min_bytes, max_given ? max_bytes : int64_t(16) << 20, warmup, reps, bytes_per_rep, csv});
+        {min_bytes, max_given ? max_bytes : int64_t(16) << 20, warmup, reps, loop_ms / 1e3, csv});
   }
   MeteredCommunicator comm(mpi);
   const int n = comm.size();

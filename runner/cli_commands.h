@@ -46,6 +46,8 @@ struct ReportArgs {
   std::string networks;     // YAML file of extra network profiles (empty: the built-in ones)
   std::vector<int> workers = {16, 64};  // crossover: worker counts besides the measured one
   std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds
+  std::string document;     // also write the whole report as markdown here, plots beside it
+  std::string findings;     // hand-written markdown included in the document
 };
 
 struct ProjectArgs {

@@ -78,6 +78,12 @@ int main(int argc, char** argv) {
   report->add_option("--latency-profile", report_args.latency_profile,
                      "crossover: profile whose latency α the bandwidth sweep keeps")
       ->capture_default_str();
+  report->add_option("--document", report_args.document,
+                     "also write the whole report (setting, commands, wall-clock, tables, claims, "
+                     "crossover, plots, provenance) as one markdown file; plots go to <name>-plots/ beside it");
+  report->add_option("--findings", report_args.findings,
+                     "--document: hand-written markdown (e.g. why a claim did not reproduce) to include")
+      ->check(CLI::ExistingFile);
   report->add_flag("--provenance", report_args.provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
 

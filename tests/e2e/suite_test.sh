@@ -57,6 +57,18 @@ xo=$("$CEDAR" report "$DB" --suite quick --crossover --networks "$WORK/nets.yaml
 check "crossover: each run against dense at its workers and more" contains "$xo" "| topk | 16 | "
 check "crossover: the YAML profile is among the profiles" contains "$xo" "wan (α 1000 µs, 0.1 Gb/s)"
 check "crossover: plot rendered" equals "$(find "$WORK/xplots" -maxdepth 1 -name 'crossover.*' -size +1k | wc -l)" 3
+printf 'The findings, written by hand.\n' > "$WORK/findings.md"
+"$CEDAR" report "$DB" --suite quick --claims "$SRC/experiments/quick.yaml" --document "$WORK/doc/quick.md" \
+  --findings "$WORK/findings.md" > /dev/null 2>&1
+doc=$(cat "$WORK/doc/quick.md" 2>/dev/null)
+for section in "## Setting" "## Commands" "## Wall-clock" "## Comparison" "## Claims" "## Findings" \
+               "## When does compression help?" "## Plots" "## Provenance"; do
+  check "document: $section" contains "$doc" "$section"
+done
+check "document: the command that makes the runs" contains "$doc" "build/cedar suite $SRC/experiments/quick.yaml --db $DB"
+check "document: the findings included" contains "$doc" "The findings, written by hand."
+check "document: every image it shows exists" equals \
+  "$(grep -o '(quick-plots/[a-z_]*\.svg)' "$WORK/doc/quick.md" | tr -d '()' | while read -r f; do [ -s "$WORK/doc/$f" ] && echo ok; done | wc -l)" 6
 check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex)" "\\begin{tabular}"
 "$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1
 check "five gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 5

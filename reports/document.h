@@ -1,0 +1,34 @@
+#pragma once
+// A suite's report as one markdown document (`cedar report --document FILE`): what was run and
+// how to run it again, the comparison table, the claims' verdicts, when compression helps, the
+// plots beside it, hand-written findings, and each run's provenance. No LibTorch here.
+#include <string>
+#include <vector>
+
+namespace cedar {
+
+// When a suite's runs ran: the first start and last end (ISO 8601 UTC), and the sum of the runs'
+// own wall-clock seconds.
+struct SuiteTiming {
+  std::string first_start, last_end;
+  double run_seconds = 0;
+  int runs = 0;
+};
+SuiteTiming load_suite_timing(const std::string& db_path, const std::string& suite);
+
+// The leading comment block of an experiment file, without the '#' marks ("" when none).
+std::string experiment_preamble(const std::string& path);
+
+struct DocumentSections {
+  std::string title;
+  std::string experiment_file;   // its preamble describes the setting
+  std::string commands;          // the commands that produce the runs and this document
+  SuiteTiming timing;
+  std::string comparison, claims, crossover, provenance;  // rendered markdown ("" to leave out)
+  std::vector<std::string> plots;  // image paths relative to the document (SVG shown, PNG linked)
+  std::string findings;            // hand-written markdown ("" to leave out)
+};
+
+std::string render_document(const DocumentSections& d);
+
+}  // namespace cedar
