@@ -139,19 +139,20 @@ double slowest_per_call(Kind k, Buffers& b, int calls) {
   return slowest;
 }
 
-// Calls per timed loop: batches of 1, 2, 4, ... calls back to back until one lasts an eighth of
-// `loop_seconds` (at most 128 calls), then as many calls as that batch's rate fits into
-// `loop_seconds`, 3 to 1000. Batches rather than single calls, because under load one call can
-// wait a whole scheduler slice for the other rank. The decisions use slowest-rank times, which
-// are the same on every rank, so every rank makes the same number of calls.
+// Calls per timed loop: batches of 1, 2, 4, ... 256 calls back to back, stopping early once the
+// batches have taken twice `loop_seconds`; the fastest batch's time per call sets the count, so
+// that a loop at that rate lasts `loop_seconds` (3 to 1000 calls). The fastest, because under
+// load a short batch can wait a whole scheduler slice for another rank, which would leave a fast
+// size with 3 calls. The times are the slowest rank's, the same on every rank, so every rank
+// makes the same number of calls.
 int calibrate_iters(Kind k, Buffers& b, double loop_seconds) {
-  int calls = 1;
-  double per_call = slowest_per_call(k, b, calls);
-  while (per_call * calls < loop_seconds / 8 && calls < 128) {
-    calls *= 2;
-    per_call = slowest_per_call(k, b, calls);
+  double spent = 0, fastest = INFINITY;
+  for (int calls = 1; calls <= 256 && spent < 2 * loop_seconds; calls *= 2) {
+    const double per_call = slowest_per_call(k, b, calls);
+    spent += per_call * calls;
+    fastest = std::min(fastest, per_call);
   }
-  return static_cast<int>(std::clamp(loop_seconds / per_call, 3.0, 1000.0));
+  return static_cast<int>(std::clamp(loop_seconds / fastest, 3.0, 1000.0));
 }
 
 // Seconds per call of one timed loop. Buffers hold zeros (the allreduce sums stay zero: no
