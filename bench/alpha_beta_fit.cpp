@@ -48,12 +48,12 @@ const char* kind_name(Kind k) {
 // One timed size of one collective.
 struct Point {
   Kind kind;
-  int64_t bytes;  // allreduce / broadcast: the buffer; allgather: the gathered total (P * s)
-  bool in_fit;    // an allreduce size the fit uses
+  int64_t bytes;                // allreduce / broadcast: the buffer; allgather: the total (P * s)
+  bool in_fit;                  // an allreduce size the fit uses
   int iters = 0;                // calls per timed loop, set in the first round
   std::vector<double> seconds;  // per repetition
   double measured = 0;          // median of `seconds`
-  double predicted = 0;
+  double predicted = 0;         // from the fitted alpha and beta
 };
 
 // The model's latency steps and bus bytes per rank for `p` at `world` ranks.
@@ -228,12 +228,12 @@ std::string row_label(const Point& p) {
   return p.in_fit ? "allreduce (fit)" : "allreduce (held out)";
 }
 
-// Median error % of the rows labelled `label`: of |error| when `absolute`, else signed.
-double median_error(const std::vector<Point>& points, const std::string& label, bool absolute) {
+// Error % of the rows labelled `label`.
+std::vector<double> errors(const std::vector<Point>& points, const std::string& label) {
   std::vector<double> e;
   for (const Point& p : points)
-    if (row_label(p) == label) e.push_back(absolute ? std::fabs(error_pct(p)) : error_pct(p));
-  return median(e);
+    if (row_label(p) == label) e.push_back(error_pct(p));
+  return e;
 }
 
 std::string load_average() {
@@ -252,7 +252,7 @@ void print_header(const AlphaBetaFitOptions& o, const Fit& f, int world, double 
               "relative error%s:\n\n",
               static_cast<long long>(allreduce_latency_steps(world)),
               f.bounded ? " (bounded at zero: the free optimum had a negative parameter)" : "");
-  std::printf("- alpha = %.3f us per latency step\n", f.alpha * 1e6);
+  std::printf("- alpha = %.3f µs per latency step\n", f.alpha * 1e6);
   std::printf("- beta = %.4g ns per bus byte (1/beta = %.3f GB/s)\n\n", f.beta * 1e9,
               f.beta > 0 ? 1e-9 / f.beta : INFINITY);
 }
@@ -267,11 +267,14 @@ void print_table(const std::vector<Point>& points) {
 }
 
 void print_summary(const std::vector<Point>& points) {
-  std::printf("\nmedian |error| (signed median in brackets):");
+  std::printf("\nmedian |error| (signed median in parentheses):");
   const char* sep = " ";
   for (const char* label : {"allreduce (fit)", "allreduce (held out)", "allgather", "broadcast"}) {
-    std::printf("%s%s %.1f%% (%+.1f%%)", sep, label, median_error(points, label, true),
-                median_error(points, label, false));
+    std::vector<double> e = errors(points, label);
+    if (e.empty()) continue;
+    const double signed_median = median(e);
+    for (double& x : e) x = std::fabs(x);
+    std::printf("%s%s %.1f%% (%+.1f%%)", sep, label, median(e), signed_median);
     sep = "; ";
   }
   std::printf("\n");
@@ -320,6 +323,10 @@ int run_alpha_beta_fit(const AlphaBetaFitOptions& options) {
   int world = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (world < 2) {  // the model has no latency steps and no bus bytes at one rank
+    if (rank == 0) std::fprintf(stderr, "comm_bench --fit: needs at least 2 ranks\n");
+    return 1;
+  }
   std::vector<Point> points = make_points(options, world);
   const double sweep_seconds = measure(points, options, world);
 

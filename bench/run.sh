@@ -3,6 +3,8 @@
 # (about 10 minutes on 2 cores) and prints the measured ratios against the performance targets.
 #   compressors_bench  compressor kernels vs a memory pass, DGC selection vs torch::topk (1 thread)
 #   comm_bench         allreduce / allgather busbw, the metered communicator vs raw MPI (2 ranks)
+#   comm_bench --fit   the alpha-beta cost model fitted on raw MPI allreduce, predicting held-out
+#                      allreduce sizes, allgather and broadcast (2 ranks; alpha_beta_fit.md)
 #   step_bench         one training step per algorithm: compute / compression / communication
 #                      (ResNet-20 at 32 images per rank, VGG-16 at 8; 2 ranks x 1 thread)
 #   compare.sh         cedar dense / powersgd vs PyTorch DDP / DDP + powerSGD_hook (ResNet-20)
@@ -43,6 +45,10 @@ THP_MEM_ALLOC_ENABLE=1 build/bench/compressors_bench \
 
 echo "[bench] communicator vs raw MPI (2 ranks)"
 "${MPIRUN[@]}" build/bench/comm_bench --csv "$OUT/comm.csv" | tee "$OUT/comm.txt"
+
+echo "[bench] alpha-beta model: fit on allreduce, predict allgather / broadcast (2 ranks)"
+"${MPIRUN[@]}" build/bench/comm_bench --fit --reps 3 --csv "$OUT/alpha_beta_fit.csv" \
+  | tee "$OUT/alpha_beta_fit.md"
 
 echo "[bench] one training step per algorithm (2 ranks x 1 thread)"
 "${MPIRUN[@]}" build/bench/step_bench --model resnet20 --batch 32 --warmup 2 --steps 6 \
