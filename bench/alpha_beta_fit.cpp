@@ -283,7 +283,7 @@ void print_summary(const std::vector<Point>& points) {
 // Why the predictions can miss here; the signed medians above say in which direction they did.
 void print_footer() {
   std::printf(
-      "\nNotes (error = (predicted - measured) / measured; numbers taken on a shared machine):\n"
+      "\nNotes (error = (predicted - measured) / measured; the load average above says how busy the machine was):\n"
       "- The model counts a ring of P network links. Loopback MPI copies through shared memory on "
       "one host: every \"link\" shares the same memory bus and cores, so beta is a memory-copy "
       "rate, not a wire rate.\n"

@@ -62,14 +62,6 @@ const ComparisonRow* find_row(const std::vector<ComparisonRow>& rows, const std:
   return nullptr;
 }
 
-const ComparisonRow* dense_of(const std::vector<ComparisonRow>& rows, const ComparisonRow& r) {
-  for (const auto& b : rows)
-    if (b.algorithm == "dense" && b.completed > 0 && b.model == r.model && b.dataset == r.dataset &&
-        b.world_size == r.world_size)
-      return &b;
-  return nullptr;
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -177,7 +169,7 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
     const bool needs_base = c.metric == "accuracy_gap" || c.metric == "wall_speedup" ||
                             c.metric == "modeled_speedup" || (is_bytes(c.metric) && !c.baseline.empty());
     const ComparisonRow* base = nullptr;
-    if (r) base = c.baseline.empty() ? dense_of(rows, *r) : find_row(rows, c.baseline);
+    if (r) base = c.baseline.empty() ? dense_baseline_row(rows, *r) : find_row(rows, c.baseline);
     if (r) v.seeds = r->completed;
     if (base && needs_base) v.baseline_seeds = base->completed;
     if (r && (base || !needs_base)) {

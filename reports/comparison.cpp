@@ -144,18 +144,29 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
       row.statuses += (row.statuses.empty() ? "" : ", ") + std::to_string(count) + " " + status;
     rows.push_back(row);
   }
-  for (auto& row : rows)
-    for (const auto& base : rows)
-      // A row without a completed run has no accuracy to compare (its status column says why).
-      if (row.completed > 0 && base.algorithm == "dense" && base.completed > 0 && base.model == row.model &&
-          base.dataset == row.dataset && base.world_size == row.world_size) {
-        row.has_dense = true;
-        row.gap_to_dense = row.final_mean - base.final_mean;
-        if (row.time_to_target > 0 && base.time_to_target > 0)
-          row.target_speedup = base.time_to_target / row.time_to_target;
-        break;
-      }
+  const std::vector<ComparisonRow> measured = rows;
+  for (auto& row : rows) {
+    // A row without a completed run has no accuracy to compare (its status column says why).
+    const ComparisonRow* base = row.completed > 0 ? dense_baseline_row(measured, row) : nullptr;
+    if (!base) continue;
+    row.has_dense = true;
+    row.gap_to_dense = row.final_mean - base->final_mean;
+    if (row.time_to_target > 0 && base->time_to_target > 0)
+      row.target_speedup = base->time_to_target / row.time_to_target;
+  }
   return rows;
+}
+
+const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows, const ComparisonRow& r) {
+  const ComparisonRow* first = nullptr;
+  for (const auto& b : rows) {
+    if (b.algorithm != "dense" || b.completed == 0 || b.model != r.model || b.dataset != r.dataset ||
+        b.world_size != r.world_size)
+      continue;
+    if (b.name == "dense") return &b;
+    if (!first) first = &b;
+  }
+  return first;
 }
 
 std::string render_markdown(const std::vector<ComparisonRow>& rows) {

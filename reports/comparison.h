@@ -50,6 +50,10 @@ struct ComparisonRow {
 std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite,
                                  double target = 0);
 std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, double target = 0);
+// The dense SGD baseline of `r`: a completed dense-algorithm row of the same model, dataset and
+// world size, the one named "dense" where a suite has several (plain steps, large batches), else
+// the first; nullptr when none.
+const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows, const ComparisonRow& r);
 // The row's modeled training time on the network profile named `profile` (0 when unknown).
 double modeled_seconds_on(const ComparisonRow& r, const std::string& profile);
 

@@ -199,7 +199,7 @@ const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baseline
   for (const auto& b : baselines) {
     if (b.algorithm != "dense" || !b.unusable.empty() || b.model != m.model || b.dataset != m.dataset)
       continue;
-    int score = (b.suite == m.suite ? 2 : 0) + (b.world_size == m.world_size ? 1 : 0);
+    int score = (b.suite == m.suite ? 4 : 0) + (b.name == "dense" ? 2 : 0) + (b.world_size == m.world_size ? 1 : 0);
     if (score > best_score) best = &b, best_score = score;
   }
   return best;

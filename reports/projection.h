@@ -90,8 +90,9 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
 // Seeds of one name averaged (same name, model, dataset and world size).
 std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& runs);
 
-// The dense run of the same model and dataset among `baselines`, preferring the same suite and
-// measured world size (nullptr: none).
+// The dense run of the same model and dataset among `baselines`, preferring the same suite, then
+// the run named "dense" (a suite may have several dense-algorithm runs), then the measured world
+// size (nullptr: none).
 const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines, const RunMeasurement& m);
 
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net);

@@ -224,5 +224,31 @@ TEST(Claims, WindowAndSeedToleranceOnlyWhereTheyMeanSomething) {
                "from_eppoch");
 }
 
+// Several dense-algorithm runs in one suite (plain steps, large batches): the baseline of a gap is
+// the run named "dense", whatever order the runs were recorded in, in the table and in claims.
+TEST(Claims, TheBaselineIsTheRunNamedDenseWhateverItsPlace) {
+  auto result = [](int64_t id, const std::string& name, const std::string& algorithm, double acc) {
+    RunResult r;
+    r.id = id;
+    r.suite = "s";
+    r.name = name;
+    r.algorithm = algorithm;
+    r.model = "resnet20";
+    r.dataset = "cifar10";
+    r.status = "completed";
+    r.world_size = 4;
+    r.final_accuracy = r.best_accuracy = acc;
+    return r;
+  };
+  // sgd-plain was recorded first; dense (re-measured) last.
+  auto rows = compare_runs({result(1, "sgd-plain", "dense", 0.90), result(2, "dgc", "dgc", 0.89),
+                            result(3, "dense", "dense", 0.92)});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_NEAR(rows[1].gap_to_dense, 0.89 - 0.92, 1e-12);
+  EXPECT_NEAR(rows[0].gap_to_dense, 0.90 - 0.92, 1e-12);
+  auto path = write("dense_named.yaml", "claims:\n  - {run: dgc, metric: accuracy_gap, at_least: -1}\n");
+  EXPECT_NEAR(*evaluate_claims(load_claims(path), rows)[0].measured, -3.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace cedar
