@@ -53,12 +53,13 @@ std::string render_document(const DocumentSections& d) {
   }
   if (!d.commands.empty()) s << "## Commands\n\n```sh\n" << d.commands << "```\n\n";
   if (d.timing.runs > 0) {
-    char buf[256];
+    char total[32], buf[256];
+    if (d.timing.run_seconds < 600) std::snprintf(total, sizeof total, "%.0f s", d.timing.run_seconds);
+    else std::snprintf(total, sizeof total, "%.1f h", d.timing.run_seconds / 3600);
     std::snprintf(buf, sizeof buf,
-                  "%d runs, %.1f h of training wall-clock in all (sum of the runs' own times); first "
+                  "%d runs, %s of training wall-clock in all (sum of the runs' own times); first "
                   "start %s, last end %s.\n\n",
-                  d.timing.runs, d.timing.run_seconds / 3600, d.timing.first_start.c_str(),
-                  d.timing.last_end.c_str());
+                  d.timing.runs, total, d.timing.first_start.c_str(), d.timing.last_end.c_str());
     s << "## Wall-clock\n\n" << buf;
   }
   if (!d.comparison.empty()) s << "## Comparison\n\n" << d.comparison << "\n";
