@@ -14,9 +14,7 @@ SELECT COALESCE(SUM(s.payload_bytes_all * 1.0 / r.world_size), 0), COALESCE(SUM(
        COALESCE(SUM(s.dense_bytes), 0), COUNT(*)
 FROM steps s JOIN runs r ON r.id = s.run_id
 WHERE r.suite = ?1 AND r.name = ?2 AND r.status = 'completed'
-  AND r.id = (SELECT MAX(r2.id) FROM runs r2
-              WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
-                AND r2.world_size = r.world_size AND r2.status <> 'running')
+  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
   AND s.step >= ?3 AND s.epoch >= ?4
   AND (?5 = 0 OR s.epoch = (SELECT MAX(s2.epoch) FROM steps s2 WHERE s2.run_id = r.id))
 )SQL";

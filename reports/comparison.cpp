@@ -25,9 +25,7 @@ const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
         WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2)
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1)
-  AND r.id = (SELECT MAX(r2.id) FROM runs r2
-              WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
-                AND r2.world_size = r.world_size AND r2.status <> 'running')
+  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
 ORDER BY r.id
 )SQL";
 

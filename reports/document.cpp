@@ -15,9 +15,7 @@ SELECT COALESCE(MIN(r.start_time), ''), COALESCE(MAX(r.end_time), ''),
        COALESCE(SUM(r.wall_seconds), 0), COUNT(*)
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1) AND r.status <> 'running'
-  AND r.id = (SELECT MAX(r2.id) FROM runs r2
-              WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
-                AND r2.world_size = r.world_size AND r2.status <> 'running')
+  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
 )SQL");
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   SuiteTiming t;

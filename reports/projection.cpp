@@ -24,9 +24,7 @@ const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
 FROM runs r
 WHERE CASE WHEN ?2 > 0 THEN r.id = ?2
       ELSE (?1 = '' OR r.suite = ?1) AND r.status = 'completed'
-           AND r.id = (SELECT MAX(r2.id) FROM runs r2
-                       WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
-                         AND r2.world_size = r.world_size AND r2.status <> 'running')
+           AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
       END
 ORDER BY r.id
 )SQL";

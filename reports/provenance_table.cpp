@@ -14,9 +14,7 @@ const char* const kQuery = R"SQL(
 SELECT r.id, r.name, r.seed, r.status, r.host, r.code_version, r.threads, COALESCE(r.provenance, '')
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1)
-  AND r.id = (SELECT MAX(r2.id) FROM runs r2
-              WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed
-                AND r2.world_size = r.world_size AND r2.status <> 'running')
+  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
 ORDER BY r.id
 )SQL";
 

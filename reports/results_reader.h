@@ -32,6 +32,12 @@ std::string column_text(sqlite3_stmt* st, int i);
 constexpr const char* kRunColumns =
     "r.id, r.suite, r.name, r.algorithm, r.model, r.dataset, r.status, r.world_size, r.seed";
 
+// True for row r of runs when it is the latest finished run of its suite, name, seed and world
+// size: the one every report shows when a run was repeated.
+#define CEDAR_LATEST_FINISHED_RUN                                                         \
+  "r.id = (SELECT MAX(r2.id) FROM runs r2 WHERE r2.suite = r.suite AND r2.name = r.name " \
+  "AND r2.seed = r.seed AND r2.world_size = r.world_size AND r2.status <> 'running')"
+
 // Fills the fields named after kRunColumns (RunResult and RunMeasurement both have them).
 template <class Run>
 void read_run_columns(sqlite3_stmt* st, Run& r) {
