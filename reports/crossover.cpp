@@ -77,6 +77,10 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs, c
         pt.has_dense = true;
         terms(*dense, w, alpha, ad, bd);
         compare(a, b, ad, bd, pt);
+        const double spe = double(project_point(m, w, NetworkProfile{"", 0, 0}).steps_per_epoch);
+        const double dense_spe = double(project_point(*dense, w, NetworkProfile{"", 0, 0}).steps_per_epoch);
+        const double spread = std::hypot(spe * m.compute_seconds_seed_std, dense_spe * dense->compute_seconds_seed_std);
+        pt.within_seed_spread = spread > 0 && std::fabs(a - ad) <= spread;
         for (const auto& p : profiles)
           pt.beats_dense_on.push_back(project_point(m, w, p).total_seconds <
                                       project_point(*dense, w, p).total_seconds);
@@ -112,6 +116,7 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
       if (p.wins == "always") wins = "at every bandwidth";
       else if (p.wins == "never") wins = "never";
       else wins = p.wins + " " + gbps(p.crossover_gbps) + " Gb/s";
+      if (p.within_seed_spread) wins += " (compute within the seed spread)";
     } else if (p.algorithm != "dense") {
       wins = "– (no dense run)";
     }

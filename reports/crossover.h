@@ -32,6 +32,9 @@ struct CrossoverPoint {
   std::string wins;               // "below", "above", "always", "never", or "" for dense itself
   double crossover_gbps = 0;      // for "below" / "above"
   std::vector<bool> beats_dense_on;  // per profile given
+  // The fixed-time difference to dense is within the seeds' spread of compute time (one seed
+  // spread of the difference), so "always" / "never" / the crossover rest on noise.
+  bool within_seed_spread = false;
 };
 
 // Every usable measurement (seeds averaged) at its own world size and at each of `workers` at

@@ -184,6 +184,9 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
         }
       }
       for (const auto& kv : mix) m.collectives.push_back(kv.second);
+      double var = 0;
+      for (const auto* r : g) var += std::pow(r->compute_seconds_per_step - m.compute_seconds_per_step, 2);
+      m.compute_seconds_seed_std = std::sqrt(var / (n - 1));
     }
     out.push_back(m);
   }

@@ -45,6 +45,7 @@ struct RunMeasurement {
   int64_t steps = 0;                    // steps recorded
   int64_t steps_per_epoch = 0;          // steps of its longest epoch
   double compute_seconds_per_step = 0;  // rank 0, mean over steps
+  double compute_seconds_seed_std = 0;  // standard deviation of the above over seeds (0: one seed)
   double dense_payload_bytes = 0;       // per step: a dense fp32 allreduce's payload (dense_bytes)
   std::vector<CollectiveMix> collectives;
   // Per step, rank 0, as the steps table recorded them (α terms and bus bytes): the mix above

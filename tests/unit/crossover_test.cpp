@@ -85,6 +85,31 @@ TEST(Crossover, WorkerCountsWithoutAGlobalBatchAreLeftOut) {
   EXPECT_EQ(points.size(), 4u);
 }
 
+// A fixed-time difference smaller than the seeds' spread of compute time is flagged: the verdict
+// then rests on noise. Two seeds each; compute per step 0.10 / 0.12 s for dense (sd 0.0141 s).
+TEST(Crossover, DifferencesWithinTheSeedSpreadAreFlagged) {
+  auto seeded = [](RunMeasurement m, int64_t seed, double compute) {
+    m.seed = seed;
+    m.compute_seconds_per_step = compute;
+    return m;
+  };
+  const RunMeasurement cheap = measurement("cheap", "topk", 0, {"allgather", 1, 40e3, 0});
+  const RunMeasurement slow = measurement("slow", "qsgd", 0, {"allgather", 1, 40e3, 0});
+  auto points = crossover({seeded(kDense, 1, 0.10), seeded(kDense, 2, 0.12), seeded(cheap, 1, 0.108),
+                           seeded(cheap, 2, 0.112), seeded(slow, 1, 0.19), seeded(slow, 2, 0.21)},
+                          {}, kAlpha, {});
+  ASSERT_EQ(points.size(), 3u);
+  // cheap: mean compute 0.11 s as dense's; 100 steps: |Δa| = 100 · 3α = 6 ms, spread 100 · hypot(0.0141, 0.0028) = 1.4 s.
+  EXPECT_TRUE(points[1].within_seed_spread);
+  // slow: 0.2 s against 0.11 s, 9 s per epoch apart: a real difference.
+  EXPECT_FALSE(points[2].within_seed_spread);
+  const std::string md = render_crossover_markdown(points, kAlpha, {});
+  EXPECT_NE(md.find("| cheap | 4 (measured) | 11.0 | 12.0 | at every bandwidth (compute within the seed spread) |"),
+            std::string::npos) << md;
+  // One seed each: no spread known, nothing flagged.
+  EXPECT_FALSE(crossover({kDense, kSparse}, {}, kAlpha, {})[1].within_seed_spread);
+}
+
 std::string write(const std::string& name, const std::string& text) {
   auto p = std::filesystem::path(::testing::TempDir()) / name;
   std::ofstream(p) << text;
