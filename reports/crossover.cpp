@@ -27,13 +27,15 @@ std::string fmt(const char* f, double v) {
 
 std::string gbps(double v) { return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v); }
 
-// The fixed part a and the bytes b of one epoch on `workers` ranks (project_point's terms).
-void terms(const RunMeasurement& m, int workers, double alpha, double& a, double& b) {
+// One epoch on `workers` ranks in project_point's terms: the fixed part a, the bytes b, the steps.
+struct EpochTerms {
+  double a = 0, b = 0, steps = 0;
+};
+EpochTerms terms(const RunMeasurement& m, int workers, double alpha) {
   const ProjectionPoint pt = project_point(m, workers, NetworkProfile{"", 0, 0});
   const CollectiveCost step = step_cost(m, workers);
   const double spe = double(pt.steps_per_epoch);
-  a = pt.compute_seconds + alpha * step.latency_steps * spe;
-  b = step.bus_bytes * spe;
+  return {pt.compute_seconds + alpha * step.latency_steps * spe, step.bus_bytes * spe, spe};
 }
 
 // Where the run (a, b) beats dense (ad, bd): its time a + b·β is below ad + bd·β.
@@ -61,29 +63,27 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs, c
     for (int w : workers)
       if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
     for (int w : sizes) {
-      if (project_point(m, w, NetworkProfile{"", 0, 0}).steps_per_epoch == 0) continue;  // < 1 global batch
+      const EpochTerms run = terms(m, w, alpha);
+      if (run.steps == 0) continue;  // < 1 global batch
       CrossoverPoint pt;
       pt.name = m.name;
       pt.algorithm = m.algorithm;
       pt.workers = w;
       pt.measured = w == m.world_size;
-      double a = 0, b = 0, ad = 0, bd = 0;
-      terms(m, w, alpha, a, b);
+      const double a = run.a, b = run.b;
       pt.fixed_seconds = a;
       pt.bytes_per_epoch = b;
       for (double g : kCrossoverSweepGbps) pt.sweep_seconds.push_back(a + b * beta_of(g));
       for (const auto& p : profiles) pt.profile_seconds.push_back(project_point(m, w, p).total_seconds);
       if (dense && dense != &m) {
         pt.has_dense = true;
-        terms(*dense, w, alpha, ad, bd);
-        compare(a, b, ad, bd, pt);
-        const double spe = double(project_point(m, w, NetworkProfile{"", 0, 0}).steps_per_epoch);
-        const double dense_spe = double(project_point(*dense, w, NetworkProfile{"", 0, 0}).steps_per_epoch);
-        const double spread = std::hypot(spe * m.compute_seconds_seed_std, dense_spe * dense->compute_seconds_seed_std);
-        pt.within_seed_spread = spread > 0 && std::fabs(a - ad) <= spread;
-        for (const auto& p : profiles)
-          pt.beats_dense_on.push_back(project_point(m, w, p).total_seconds <
-                                      project_point(*dense, w, p).total_seconds);
+        const EpochTerms base = terms(*dense, w, alpha);
+        compare(a, b, base.a, base.b, pt);
+        const double spread =
+            std::hypot(run.steps * m.compute_seconds_seed_std, base.steps * dense->compute_seconds_seed_std);
+        pt.within_seed_spread = spread > 0 && std::fabs(a - base.a) <= spread;
+        for (size_t i = 0; i < profiles.size(); ++i)
+          pt.beats_dense_on.push_back(pt.profile_seconds[i] < project_point(*dense, w, profiles[i]).total_seconds);
       }
       out.push_back(pt);
     }
