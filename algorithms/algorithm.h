@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/params.h"
+#include "config/params.h"
 
 namespace cedar {
 

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 

@@ -3,8 +3,9 @@
 // bucket and divided by the number of workers.
 #include <ATen/ATen.h>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

@@ -68,10 +68,11 @@
 #include <emmintrin.h>
 #endif
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/sparse_exchange.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

@@ -29,12 +29,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "algorithms/catalog.h"
+#include "algorithms/compressors.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/error_feedback.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

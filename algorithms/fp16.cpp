@@ -20,9 +20,11 @@
 #include <string>
 
 
+#include "algorithms/catalog.h"
+#include "algorithms/compressors.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

@@ -44,9 +44,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

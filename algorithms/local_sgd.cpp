@@ -27,9 +27,10 @@
 #include <cmath>
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "runner/comm/average.h"
-#include "runner/comm/communicator.h"
+#include "comm/average.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

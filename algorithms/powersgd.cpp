@@ -42,10 +42,11 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 

@@ -44,11 +44,13 @@
 #include <emmintrin.h>
 #endif
 
+#include "algorithms/catalog.h"
+#include "algorithms/compressors.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/counter_rng.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

@@ -25,11 +25,12 @@
 
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/error_feedback.h"
 #include "algorithms/sparse_exchange.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 

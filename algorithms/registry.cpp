@@ -1,21 +1,8 @@
-// The explicit, ordered list of registered algorithms. Adding one: a file with its
-// `xxx_algorithm()` factory and a line here.
-#include "algorithms/algorithm.h"
+// The explicit, ordered list of registered algorithms. Adding one: its paper file with the
+// `xxx_algorithm()` factory, a declaration in catalog.h and a line here.
+#include "algorithms/catalog.h"
 
 namespace cedar {
-
-AlgorithmInfo dense_sgd_algorithm();
-AlgorithmInfo dgc_algorithm();
-AlgorithmInfo topk_algorithm();
-AlgorithmInfo randomk_algorithm();
-AlgorithmInfo powersgd_algorithm();
-AlgorithmInfo lag_algorithm();
-AlgorithmInfo local_sgd_algorithm();
-AlgorithmInfo qsgd_algorithm();
-AlgorithmInfo terngrad_algorithm();
-AlgorithmInfo signsgd_algorithm();
-AlgorithmInfo ef_signsgd_algorithm();
-AlgorithmInfo fp16_algorithm();
 
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
   static const std::vector<AlgorithmInfo> catalog = {

@@ -26,11 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/catalog.h"
+#include "algorithms/compressors.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressed_exchange.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "algorithms/algorithm_state.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 

@@ -42,11 +42,12 @@
 #include <emmintrin.h>
 #endif
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
 #include "algorithms/counter_rng.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 namespace {

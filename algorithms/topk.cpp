@@ -18,10 +18,11 @@
 //   error_feedback  keep the unsent remainder in a memory                     (default true)
 #include <ATen/ATen.h>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressed_exchange.h"
 #include "algorithms/sparse_exchange.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/network_model.h"
+#include "comm/bus_bytes.h"
+#include "comm/network_model.h"
 
 namespace cedar {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// `comm_bench --fit`: a check of the alpha-beta cost model (runner/comm/network_model.h) on the
+// `comm_bench --fit`: a check of the alpha-beta cost model (comm/network_model.h) on the
 // machine's own MPI. Raw MPI_Allreduce is timed over a size sweep; alpha and beta are fitted to
 // t = L*alpha + B*beta (L latency steps, B bus bytes per rank from the model) on every other
 // allreduce size only; the fit then predicts the held-out allreduce sizes, MPI_Allgather and

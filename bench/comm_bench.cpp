@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "bench/alpha_beta_fit.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
+#include "comm/bus_bytes.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
 
 namespace cedar {
 namespace {

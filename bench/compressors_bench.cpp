@@ -26,17 +26,15 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/compressors.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
 #include "algorithms/counter_rng.h"
 #include "algorithms/sparse_exchange.h"
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar {
 // Codecs and the DGC selection, defined next to the algorithms that use them.
-std::unique_ptr<Compressor> make_qsgd_compressor(int bits, int64_t bucket_size, bool max_norm);
-std::unique_ptr<Compressor> make_sign_compressor();
-std::unique_ptr<Compressor> make_scaled_sign_compressor();
 at::Tensor dgc_select(const at::Tensor& v, int64_t k, double density, double sample_ratio,
                       double lower_bound, double upper_bound, int64_t max_adaptation_iters,
                       at::Generator& gen);

@@ -26,11 +26,11 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
 #include "models/model.h"
-#include "runner/buckets.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
-#include "runner/config.h"
-#include "runner/optimizer.h"
+#include "runner/train/buckets.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
+#include "config/experiment_config.h"
+#include "runner/train/optimizer.h"
 
 namespace cedar {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/comm/communicator.h"
+#include "comm/communicator.h"
 
 namespace cedar::fuzz {
 

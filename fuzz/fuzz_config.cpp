@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_temp.h"
-#include "runner/config.h"
+#include "config/experiment_config.h"
 
 using cedar::ConfigError;
 

@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "fuzz/fake_peers.h"
@@ -18,7 +19,6 @@
 #include "fuzz/torch_fuzz_main.h"
 
 namespace cedar {
-AlgorithmInfo qsgd_algorithm();
 }
 
 namespace {

@@ -8,7 +8,7 @@
 //                         so allgather methods' wire ratio falls below their payload compression
 //                         as P grows (fp16 at P = 4: 2× the payload, 1× the wire).
 // Both are 0 where nothing was sent (one rank sends nothing).
-#include "runner/comm/bus_bytes.h"
+#include "comm/bus_bytes.h"
 
 namespace cedar {
 

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "reports/byte_ratios.h"
-#include "runner/comm/network_model.h"
-#include "runner/params.h"
+#include "comm/network_model.h"
+#include "config/params.h"
 
 namespace cedar {
 

@@ -7,7 +7,7 @@
 
 #include "reports/byte_ratios.h"
 #include "reports/results_reader.h"
-#include "runner/comm/network_model.h"
+#include "comm/network_model.h"
 
 namespace cedar {
 namespace {

@@ -34,7 +34,7 @@ struct ComparisonRow {
   // Against dense SGD, as defined in reports/byte_ratios.h (0: nothing sent).
   double payload_compression = 0;
   double wire_ratio = 0;
-  // Training time on each network profile (runner/comm/network_model.h): compute seconds plus
+  // Training time on each network profile (comm/network_model.h): compute seconds plus
   // the alpha-beta time of the collectives, mean over seeds; same order as network_profiles().
   std::vector<double> modeled_seconds;
   // Time to the target accuracy given to load_runs (mean over the seeds that reached it).

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "reports/projection.h"
-#include "runner/comm/network_model.h"
+#include "comm/network_model.h"
 
 namespace cedar {
 

@@ -9,8 +9,8 @@
 
 #include "reports/byte_ratios.h"
 #include "reports/results_reader.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/network_model.h"
+#include "comm/bus_bytes.h"
+#include "comm/network_model.h"
 
 namespace cedar {
 namespace {

@@ -10,7 +10,7 @@
 // rank and collective kind, the calls and payload bytes over the whole run, so dividing by the
 // steps gives the per-step mix (e.g. DGC: 1 allgatherv of ~70 kB plus 1 allreduce of the dense
 // vectors). Each kind is then re-costed on P workers with the α–β model and the bus-byte rules of
-// runner/comm/network_model.h and bus_bytes.h, exactly as the metering layer costs it at P0:
+// comm/network_model.h and bus_bytes.h, exactly as the metering layer costs it at P0:
 //   allreduce of S bytes:       2(P-1) α + 2(P-1)/P · S β   — per-rank bytes bounded by 2S
 //   allgather of s bytes/rank:  (P-1) α + (P-1) · s β       — grows linearly with P
 //   allgatherv:                 twice the latency (counts, then data), the bytes of an allgather

@@ -1,5 +1,5 @@
 #pragma once
-// The provenance of each run of a suite (runs.provenance, runner/provenance.h) as a table: what
+// The provenance of each run of a suite (runs.provenance, runner/train/provenance.h) as a table: what
 // ran, where, with which libraries. No LibTorch here.
 #include <string>
 #include <vector>

@@ -30,7 +30,7 @@ struct RunRecord {
   int64_t parameters = 0;
   // The momentum the updates get: optimizer.momentum, or what the algorithm applies itself.
   double effective_momentum = 0;
-  std::string provenance;   // JSON object (runner/provenance.h)
+  std::string provenance;   // JSON object (runner/train/provenance.h)
 };
 
 struct StepRow {

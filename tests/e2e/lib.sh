@@ -15,7 +15,7 @@ contains() { [[ "$1" == *"$2"* ]] || { echo "       expected to find '$2' in: $1
 greater() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }' || { echo "       expected $1 > $2"; return 1; }; }
 q() { sqlite3 "$DB" "$1"; }
 # A run started with CEDAR_HOLD_AFTER_STEP=N and CEDAR_HOLD_FILE=PREFIX holds on every rank after
-# step N until it gets SIGTERM/SIGINT (runner/hold_for_signal.h), so a signal or kill reaches a
+# step N until it gets SIGTERM/SIGINT (runner/train/hold_for_signal.h), so a signal or kill reaches a
 # step the run has provably completed and not gone past. Waits, while process JOB lives, until
 # RANKS ranks hold; prints rank RANK's pid ("none" when the job ended first).
 wait_held() {  # wait_held PREFIX RANKS RANK JOB

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
+#include "comm/bus_bytes.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
 
 namespace cedar {
 namespace {

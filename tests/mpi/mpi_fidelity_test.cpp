@@ -11,10 +11,10 @@
 #include <string>
 
 #include "algorithms/algorithm.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
-#include "runner/evaluator.h"
-#include "runner/trainer.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
+#include "runner/train/evaluator.h"
+#include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 
 namespace cedar {

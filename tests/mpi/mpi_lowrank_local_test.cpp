@@ -3,18 +3,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
-#include "runner/trainer.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
+#include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
-AlgorithmInfo powersgd_algorithm();
-AlgorithmInfo lag_algorithm();
-AlgorithmInfo local_sgd_algorithm();
 
 namespace {
 

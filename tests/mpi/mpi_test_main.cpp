@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "runner/comm/mpi_communicator.h"
+#include "comm/mpi_communicator.h"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

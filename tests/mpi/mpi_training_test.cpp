@@ -5,10 +5,10 @@
 #include <torch/torch.h>
 
 #include "algorithms/algorithm.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
-#include "runner/trainer.h"
+#include "comm/bus_bytes.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
+#include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 
 namespace cedar {

@@ -8,18 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
-#include "runner/trainer.h"
+#include "comm/bus_bytes.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
+#include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 
 namespace cedar {
-AlgorithmInfo qsgd_algorithm();
-AlgorithmInfo terngrad_algorithm();
-AlgorithmInfo signsgd_algorithm();
-AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
 
 namespace {

@@ -3,17 +3,15 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/mpi_communicator.h"
+#include "comm/bus_bytes.h"
+#include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
-AlgorithmInfo dgc_algorithm();
-AlgorithmInfo topk_algorithm();
-AlgorithmInfo randomk_algorithm();
 
 namespace {
 

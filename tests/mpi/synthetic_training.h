@@ -10,8 +10,8 @@
 
 #include "datasets/loader.h"
 #include "models/model.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/config.h"
+#include "comm/metered_communicator.h"
+#include "config/experiment_config.h"
 
 namespace cedar::testing {
 

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "comm/network_model.h"
 #include "datasets/loader.h"
 #include "models/model.h"
-#include "runner/config.h"
-#include "runner/experiment.h"
-#include "runner/known_names.h"
-#include "runner/suite.h"
+#include "config/experiment_config.h"
+#include "runner/train/experiment.h"
+#include "config/known_names.h"
+#include "runner/suite/suite.h"
 
 namespace cedar {
 namespace {
@@ -356,6 +357,7 @@ TEST(BadConfig, KnownNamesAreTheRegistries) {
   for (const auto& d : dataset_catalog()) datasets.push_back(d.name);
   EXPECT_EQ(known_model_names(), models);
   EXPECT_EQ(known_dataset_names(), datasets);
+  EXPECT_EQ(known_network_profile_names(), network_profile_names());
   // And every one of them loads.
   for (const auto& m : models)
     for (const auto& d : datasets)

@@ -20,8 +20,8 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
 #include "models/model.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {

@@ -12,8 +12,8 @@
 
 #include "algorithms/algorithm.h"
 #include "datasets/loader.h"
-#include "runner/checkpoint.h"
-#include "runner/comm/inprocess_communicator.h"
+#include "runner/train/checkpoint.h"
+#include "comm/inprocess_communicator.h"
 #include "tests/unit/algorithm_names.h"
 #include "tests/unit/bucket_fixtures.h"
 

@@ -6,8 +6,8 @@
 
 #include "reports/claims.h"
 #include "results/store.h"
-#include "runner/comm/network_model.h"
-#include "runner/params.h"
+#include "comm/network_model.h"
+#include "config/params.h"
 
 namespace cedar {
 namespace {

@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/network_model.h"
+#include "comm/bus_bytes.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
+#include "comm/network_model.h"
 
 namespace cedar {
 namespace {

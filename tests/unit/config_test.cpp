@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runner/config.h"
-#include "runner/lr_schedule.h"
+#include "config/experiment_config.h"
+#include "runner/train/lr_schedule.h"
 
 namespace cedar {
 namespace {

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "reports/crossover.h"
-#include "runner/comm/network_profile_file.h"
-#include "runner/params.h"
+#include "comm/network_profile_file.h"
+#include "config/params.h"
 
 namespace cedar {
 namespace {

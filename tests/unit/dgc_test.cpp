@@ -9,15 +9,15 @@
 #include <iostream>
 #include <mutex>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
+#include "comm/bus_bytes.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
-AlgorithmInfo dgc_algorithm();
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "reports/claims.h"
-#include "runner/config.h"
-#include "runner/suite.h"
+#include "config/experiment_config.h"
+#include "runner/suite/suite.h"
 
 namespace cedar {
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "algorithms/algorithm.h"
-#include "runner/comm/communicator.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/comm/nccl_communicator.h"
+#include "comm/communicator.h"
+#include "comm/metered_communicator.h"
+#include "comm/nccl_communicator.h"
 #include "tests/unit/algorithm_names.h"
 #include "tests/unit/bucket_fixtures.h"
 

@@ -7,13 +7,13 @@
 #include <functional>
 #include <mutex>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
 
 namespace cedar {
-AlgorithmInfo lag_algorithm();
 
 namespace {
 

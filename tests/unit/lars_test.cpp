@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "runner/config.h"
-#include "runner/lars_optimizer.h"
-#include "runner/lr_schedule.h"
+#include "config/experiment_config.h"
+#include "runner/train/lars_optimizer.h"
+#include "runner/train/lr_schedule.h"
 
 namespace cedar {
 namespace {

@@ -1,6 +1,6 @@
-// The process helpers of runner/launcher.h: exit statuses of real child processes (exit codes,
+// The process helpers of runner/suite/launcher.h: exit statuses of real child processes (exit codes,
 // signals, a program that does not exist), the child's signal mask, and quoting for bash.
-#include "runner/launcher.h"
+#include "runner/suite/launcher.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -6,16 +6,15 @@
 
 #include <mutex>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
-#include "runner/buckets.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
-#include "runner/optimizer.h"
+#include "runner/train/buckets.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
+#include "runner/train/optimizer.h"
 
 namespace cedar {
-AlgorithmInfo local_sgd_algorithm();
-AlgorithmInfo dense_sgd_algorithm();
 
 namespace {
 
@@ -36,7 +35,7 @@ struct RunOptions {
   std::vector<NamedTensor> extra_buffers;  // passed to after_step as the model's buffers
 };
 
-// Trains a Linear(4, 3) (identical initial weights) on every rank the way runner/trainer.cpp
+// Trains a Linear(4, 3) (identical initial weights) on every rank the way runner/train/trainer.cpp
 // steps; returns each rank's log.
 std::vector<StepLog> train(int n, const RunOptions& o) {
   torch::manual_seed(11);

@@ -5,8 +5,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "algorithms/algorithm.h"
-#include "runner/buckets.h"
-#include "runner/optimizer.h"
+#include "runner/train/buckets.h"
+#include "runner/train/optimizer.h"
 
 namespace cedar {
 namespace {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/compressors.h"
 #include "algorithms/compressor.h"
 #include "algorithms/sparse_exchange.h"
 
 namespace cedar {
-std::unique_ptr<Compressor> make_scaled_sign_compressor();
 std::unique_ptr<Compressor> make_fp16_compressor();
 
 namespace {

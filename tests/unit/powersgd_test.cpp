@@ -7,15 +7,15 @@
 #include <cstdio>
 #include <mutex>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
 #include "models/model.h"
-#include "runner/buckets.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
+#include "runner/train/buckets.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
 
 namespace cedar {
-AlgorithmInfo powersgd_algorithm();
 void powersgd_orthonormalize(at::Tensor p, double epsilon);
 
 namespace {
@@ -26,7 +26,7 @@ std::unique_ptr<Algorithm> make(const std::string& yaml) {
 
 using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
 
-// A bucket whose entries are views into one flat buffer, as runner/buckets.cpp builds them.
+// A bucket whose entries are views into one flat buffer, as runner/train/buckets.cpp builds them.
 GradBucket make_bucket(const Shapes& shapes, int64_t index = 0) {
   int64_t total = 0;
   for (const auto& s : shapes) total += c10::multiply_integers(s.second);

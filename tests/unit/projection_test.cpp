@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "reports/projection.h"
-#include "runner/comm/network_model.h"
+#include "comm/network_model.h"
 #include "tests/unit/results_fixture.h"
 
 namespace cedar {

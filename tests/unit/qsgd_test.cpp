@@ -13,20 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
 #include "algorithms/counter_rng.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
+#include "comm/bus_bytes.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
-AlgorithmInfo qsgd_algorithm();
-AlgorithmInfo terngrad_algorithm();
-AlgorithmInfo signsgd_algorithm();
-AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
 
 namespace {

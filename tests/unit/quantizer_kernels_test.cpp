@@ -12,13 +12,12 @@
 #include <limits>
 #include <vector>
 
+#include "algorithms/compressors.h"
 #include "algorithms/bit_packing.h"
 #include "algorithms/compressor.h"
 #include "algorithms/counter_rng.h"
 
 namespace cedar {
-std::unique_ptr<Compressor> make_qsgd_compressor(int bits, int64_t bucket_size, bool max_norm);
-std::unique_ptr<Compressor> make_sign_compressor();
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/projection.h"
-#include "runner/comm/network_model.h"
+#include "comm/network_model.h"
 #include "tests/unit/results_fixture.h"
 
 namespace cedar {

@@ -1,15 +1,15 @@
 #pragma once
 // Runs written through the results Store API with fixed rows, as the trainer and the metering
 // layer would have written them (per-step α terms and bus bytes follow
-// runner/comm/metered_communicator.cpp), for tests of the reports.
+// comm/metered_communicator.cpp), for tests of the reports.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "results/store.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/network_model.h"
+#include "comm/bus_bytes.h"
+#include "comm/network_model.h"
 
 namespace cedar::fixture {
 

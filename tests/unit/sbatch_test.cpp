@@ -1,7 +1,7 @@
 // `cedar sbatch` job scripts: the #SBATCH lines, the array range, the per-run logs, option
 // checks with clear errors, and the script itself run by bash with a stand-in cedar and scontrol
 // (the exact argv of every `cedar suite --only i`, failures, the USR1 requeue path).
-#include "runner/sbatch.h"
+#include "runner/suite/sbatch.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -12,7 +12,7 @@
 #include <memory>
 #include <sstream>
 
-#include "runner/params.h"
+#include "config/params.h"
 
 namespace cedar {
 namespace {

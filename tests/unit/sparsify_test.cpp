@@ -6,17 +6,16 @@
 
 #include <mutex>
 
+#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/error_feedback.h"
 #include "algorithms/sparse_exchange.h"
-#include "runner/comm/bus_bytes.h"
-#include "runner/comm/inprocess_communicator.h"
-#include "runner/comm/metered_communicator.h"
+#include "comm/bus_bytes.h"
+#include "comm/inprocess_communicator.h"
+#include "comm/metered_communicator.h"
 #include "tests/unit/bucket_fixtures.h"
 
 namespace cedar {
-AlgorithmInfo topk_algorithm();
-AlgorithmInfo randomk_algorithm();
 
 namespace {
 

@@ -1,0 +1,21 @@
+#pragma once
+// The compressors that algorithms build on, declared once, for the benchmarks, tests and fuzz
+// targets that drive an encoding directly. Each is defined beside its algorithm.
+#include <cstdint>
+#include <memory>
+
+#include "algorithms/compressor.h"
+
+namespace cedar {
+
+// QSGD (Alistarh et al. 2017): `bits`-bit stochastic levels per bucket of `bucket_size` values,
+// scaled by the bucket's 2-norm, or its max-norm with `max_norm`.
+std::unique_ptr<Compressor> make_qsgd_compressor(int bits, int64_t bucket_size, bool max_norm);
+// signSGD (Bernstein et al. 2018): one bit per value.
+std::unique_ptr<Compressor> make_sign_compressor();
+// EF-signSGD (Karimireddy et al. 2019): one bit per value and the tensor's mean magnitude.
+std::unique_ptr<Compressor> make_scaled_sign_compressor();
+// fp16: each value as an IEEE half.
+std::unique_ptr<Compressor> make_fp16_compressor();
+
+}  // namespace cedar

@@ -1,0 +1,40 @@
+#pragma once
+// Collectives over MPI (OpenMPI) on CPU tensors, MPI_COMM_WORLD.
+#include "comm/communicator.h"
+
+namespace cedar {
+
+// True when this process was started by an MPI launcher (mpirun, srun --mpi=pmix).
+bool launched_under_mpi();
+// True once MPI is initialized with MPI_THREAD_SERIALIZED or more (needed by train.overlap).
+bool mpi_threads_serialized();
+
+// Initialises MPI once (MPI_THREAD_SERIALIZED) and finalises it at exit.
+void ensure_mpi_initialized();
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator();
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "mpi"; }
+  void allreduce_sum(at::Tensor& t) override;
+  at::Tensor allgather(const at::Tensor& t) override;
+  std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
+  void broadcast(at::Tensor& t, int root) override;
+  void barrier() override;
+
+  // Ends every rank of the job (used when one rank fails so that none hangs).
+  static void abort_job(int code);
+
+ private:
+  // The output of a gather: from 1 MiB on, one kept storage is reused once the caller has dropped
+  // every view of the previous result (a fresh buffer of tens of MB takes longer to fault in than
+  // the gather itself); while any view is alive a new storage is taken instead.
+  at::Tensor gather_output(int64_t numel, const at::TensorOptions& options);
+
+  int rank_ = 0, size_ = 1;
+  at::Tensor gather_storage_;  // uint8, the reusable output storage
+};
+
+}  // namespace cedar

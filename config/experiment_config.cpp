@@ -1,0 +1,165 @@
+#include "config/experiment_config.h"
+
+#include <yaml-cpp/depthguard.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/known_names.h"
+
+namespace cedar {
+namespace {
+
+YAML::Node load_file(const std::string& path) {
+  // An ifstream opens a folder without complaint and reads nothing, which would be all defaults.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ConfigError(path + ": is a folder, not an experiment file");
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open experiment file");
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's depth guard reports "bad file"; say what it means.
+    const bool deep = dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr;
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " +
+                      (deep ? "lists or mappings nested too deeply" : e.msg));
+  }
+}
+
+// A model or dataset name must be one the registries build: checked now, at the key's place,
+// rather than after the run's set-up when the registry is asked for it.
+void check_known(const std::string& value, const std::vector<std::string>& known, const char* what,
+                 const std::string& key, const Source& src, const YAML::Node& section) {
+  for (const auto& k : known)
+    if (k == value) return;
+  const YAML::Node node = section.IsMap() ? section["name"] : YAML::Node();
+  throw ConfigError(where(src, key, node) + ": " + key + ": unknown " + what + " '" + value +
+                    "' (known: " + join_names(known) + ")");
+}
+
+template <class P>
+void emit_section(YAML::Emitter& out, const char* key, P& p) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  YamlDumper d(out);
+  p.visit(d);
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+void apply_override(YAML::Node& root, const std::string& assignment, Source& source) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + assignment + ": expected key=value (e.g. train.epochs=2)");
+  std::string key = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) throw ConfigError("--set " + assignment + ": empty component in key '" + key + "'");
+    parts.push_back(p);
+  }
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("--set " + assignment + ": cannot parse value: " + e.msg);
+  }
+  // Walk with explicit node copies (yaml-cpp nodes are handles); create maps on the way.
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = chain.back()[parts[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[parts[i]];
+    }
+    if (!next.IsMap())
+      throw ConfigError("--set " + assignment + ": '" + parts[i] + "' is not a mapping");
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = parsed;
+  source.overridden.insert(key);
+}
+
+ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
+  ExperimentConfig c;
+  c.source = std::move(source);
+  if (!root.IsMap()) throw ConfigError(c.source.file + ": expected a mapping at the top level");
+  {
+    // Top level: the sections plus name/suite; `grid` and `claims` belong to suites.
+    YamlLoader top(root, c.source, "",
+                   {"model", "data", "train", "optimizer", "network", "algorithm", "grid", "claims",
+                    "description"});
+    c.visit_top(top);
+    top.finish();
+  }
+  load_params(c.model, root["model"], c.source, "model");
+  load_params(c.data, root["data"], c.source, "data");
+  load_params(c.train, root["train"], c.source, "train");
+  load_params(c.optimizer, root["optimizer"], c.source, "optimizer");
+  load_params(c.network, root["network"], c.source, "network");
+  check_known(c.model.name, known_model_names(), "model", "model.name", c.source, root["model"]);
+  check_known(c.data.name, known_dataset_names(), "dataset", "data.name", c.source, root["data"]);
+
+  YAML::Node alg = root["algorithm"];
+  c.algorithm_params = YAML::Node(YAML::NodeType::Map);
+  if (alg.IsDefined() && !alg.IsNull()) {
+    if (alg.IsScalar()) {
+      c.algorithm = alg.Scalar();
+    } else if (alg.IsMap()) {
+      for (const MapEntry& kv : checked_entries(alg, c.source, "algorithm")) {
+        if (kv.key == "name") {
+          if (!kv.value.IsScalar())
+            throw ConfigError(where(c.source, "algorithm.name", kv.value) +
+                              ": algorithm.name: expected a string");
+          c.algorithm = kv.value.Scalar();
+        } else {
+          c.algorithm_params[kv.key_node] = kv.value;
+        }
+      }
+    } else {
+      throw ConfigError(where(c.source, "algorithm", alg) +
+                        ": algorithm: expected a name or a mapping with 'name'");
+    }
+  }
+  if (c.optimizer.schedule == "step" && c.optimizer.milestones.empty())
+    throw ConfigError(where(c.source, "optimizer.milestones", root["optimizer"]) +
+                      ": optimizer.milestones: the step schedule needs at least one milestone");
+  return c;
+}
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root = load_file(path);
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  // Checked before the overrides, which can only be applied to a mapping.
+  if (!root.IsMap()) throw ConfigError(path + ": expected a mapping of sections at the top level");
+  Source src{path, {}};
+  for (const auto& o : overrides) apply_override(root, o, src);
+  return parse_experiment(root, src);
+}
+
+std::string resolved_yaml(const ExperimentConfig& c0, const std::string& algorithm_yaml) {
+  ExperimentConfig c = c0;
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.name;
+  out << YAML::Key << "suite" << YAML::Value << c.suite;
+  emit_section(out, "model", c.model);
+  emit_section(out, "data", c.data);
+  emit_section(out, "train", c.train);
+  emit_section(out, "optimizer", c.optimizer);
+  emit_section(out, "network", c.network);
+  out << YAML::Key << "algorithm" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.algorithm;
+  YAML::Node params = YAML::Load(algorithm_yaml);
+  if (params.IsMap())
+    for (const auto& kv : params) out << YAML::Key << kv.first << YAML::Value << kv.second;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return out.c_str();
+}
+
+}  // namespace cedar

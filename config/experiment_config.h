@@ -1,0 +1,169 @@
+#pragma once
+// The experiment configuration: one run's model, data, training, optimizer and algorithm.
+// Every default lives in the visit() lists below; `cedar list` prints them.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/known_names.h"
+#include "config/params.h"
+
+namespace cedar {
+
+struct ModelConfig {
+  std::string name = "resnet20";
+  bool small_input = false;
+  template <class V>
+  void visit(V& v) {
+    v("name", name, "model name (cedar list shows them)");
+    v("small_input", small_input, "ImageNet ResNets: 3x3 stride-1 stem without max-pool");
+  }
+};
+
+struct DataConfig {
+  std::string name = "fashion-mnist";
+  std::string root = "";
+  int64_t train_limit = 0;
+  int64_t test_limit = 0;
+  bool augment = true;
+  int64_t num_classes = 0;
+  int64_t per_class = 0;
+  int64_t image_size = 0;
+  template <class V>
+  void visit(V& v) {
+    v("name", name, "dataset name (cedar list shows them)");
+    v("root", root, "folder holding the dataset files (empty: the dataset's default)");
+    v("train_limit", train_limit, "use the first N training images (0: all)", at_least(0));
+    v("test_limit", test_limit, "use the first N test images (0: all)", at_least(0));
+    v("augment", augment, "standard augmentation of training images");
+    v("num_classes", num_classes, "imagenet-folder / synthetic: classes (0: all / default)", at_least(0));
+    v("per_class", per_class, "imagenet-folder: images per class (0: all)", at_least(0));
+    v("image_size", image_size, "imagenet-folder / synthetic: side length (0: default)", at_least(0));
+  }
+};
+
+struct TrainConfig {
+  int64_t epochs = 1;
+  int64_t batch_size = 128;
+  int64_t max_steps = 0;
+  int64_t eval_every_steps = 0;
+  int64_t threads = 0;
+  uint64_t seed = 1;
+  double target_accuracy = 0;
+  double bucket_mb = 25;
+  bool overlap = false;
+  std::string device = "cpu";
+  bool checkpoint = true;
+  int64_t checkpoint_every_steps = 0;
+  std::string checkpoint_dir = "";
+  template <class V>
+  void visit(V& v) {
+    v("epochs", epochs, "training epochs", at_least(1));
+    v("batch_size", batch_size, "images per worker per step", at_least(1));
+    v("max_steps", max_steps, "stop after this many steps (0: no limit)", at_least(0));
+    v("eval_every_steps", eval_every_steps, "also evaluate every N steps (0: once per epoch)", at_least(0));
+    v("threads", threads, "intra-op threads per rank (0: cores / ranks on this node)", at_least(0));
+    v("seed", seed, "seed for initialisation, data order and stochastic compressors");
+    v("target_accuracy", target_accuracy, "stop once test accuracy reaches this (0: off)", in_range(0, 1));
+    v("bucket_mb", bucket_mb, "gradient fusion bucket size in MiB", greater_than(0));
+    v("overlap", overlap, "exchange each bucket during backward, as soon as its gradients are ready");
+    v("device", device, "where tensors live: cpu, cuda (one GPU per local rank, NCCL) or auto",
+      one_of({"cpu", "cuda", "auto"}));
+    v("checkpoint", checkpoint, "write checkpoints that `cedar run --resume` continues from");
+    v("checkpoint_every_steps", checkpoint_every_steps,
+      "also checkpoint every N steps within an epoch (0: at the end of each epoch only)", at_least(0));
+    v("checkpoint_dir", checkpoint_dir,
+      "checkpoint folder (empty: <db>.checkpoints/run-<id> beside the results database)");
+  }
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";
+  double lr = 0.1;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weight_decay = 5e-4;
+  std::string schedule = "cosine";
+  std::vector<double> milestones = {};
+  double gamma = 0.1;
+  double warmup_epochs = 0;
+  double warmup_start_factor = 0.1;
+  std::string lr_scaling = "none";
+  int64_t base_batch = 128;
+  double trust_coefficient = 0.001;
+  double lars_eps = 0;
+  bool exclude_bn_bias = true;
+  double poly_power = 2;
+  template <class V>
+  void visit(V& v) {
+    v("name", name, "optimizer: sgd (torch.optim.SGD) or lars (You et al. 2017)",
+      one_of({"sgd", "lars"}));
+    v("lr", lr, "base learning rate", greater_than(0));
+    v("momentum", momentum, "momentum factor", in_range(0, 1, true));
+    v("nesterov", nesterov, "Nesterov momentum");
+    v("weight_decay", weight_decay, "L2 weight decay", at_least(0));
+    v("schedule", schedule, "learning-rate schedule (poly: (1-t)^poly_power after warm-up)",
+      one_of({"constant", "step", "cosine", "poly"}));
+    v("milestones", milestones, "step schedule: epochs at which lr is multiplied by gamma", at_least(0));
+    v("gamma", gamma, "step schedule: decay factor", in_range(0, 1));
+    v("warmup_epochs", warmup_epochs, "linear warm-up length in epochs", at_least(0));
+    v("warmup_start_factor", warmup_start_factor, "warm-up starts at lr * this", in_range(0, 1));
+    v("lr_scaling", lr_scaling, "large-batch rule: lr *= (world*batch/base_batch) or its sqrt",
+      one_of({"none", "linear", "sqrt"}));
+    v("base_batch", base_batch, "global batch the base lr was tuned for", at_least(1));
+    v("trust_coefficient", trust_coefficient, "lars: trust coefficient eta (You et al.: 0.001)",
+      greater_than(0));
+    v("lars_eps", lars_eps, "lars: added to the local-rate denominator (0: the paper's formula)",
+      at_least(0));
+    v("exclude_bn_bias", exclude_bn_bias, "lars: 1-D (batch-norm, bias) parameters skip the "
+      "layer-wise rate and weight decay");
+    v("poly_power", poly_power, "poly schedule: decay power (You et al.: 2)", greater_than(0));
+  }
+};
+
+struct NetworkConfig {
+  std::string profile = "10gbe";
+  bool emulate = false;
+  template <class V>
+  void visit(V& v) {
+    v("profile", profile, "network profile for modeled communication time",
+      one_of(known_network_profile_names()));
+    v("emulate", emulate, "sleep so that each step's communication takes the modeled time");
+  }
+};
+
+struct ExperimentConfig {
+  std::string name = "run";
+  std::string suite = "";
+  ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  OptimizerConfig optimizer;
+  NetworkConfig network;
+  std::string algorithm = "dense";
+  YAML::Node algorithm_params;  // the algorithm's own keys, parsed by its plugin
+  Source source;
+
+  template <class V>
+  void visit_top(V& v) {
+    v("name", name, "run name");
+    v("suite", suite, "suite the run belongs to");
+  }
+};
+
+// Loads one experiment from a YAML file, after applying `--set key=value` overrides (dotted keys,
+// values parsed as YAML scalars). Throws ConfigError naming file:line:column and the key.
+ExperimentConfig load_experiment(const std::string& path,
+                                 const std::vector<std::string>& overrides = {});
+ExperimentConfig parse_experiment(const YAML::Node& root, Source source);
+// Applies one "a.b.c=value" override to a YAML tree; records the key in `source`.
+void apply_override(YAML::Node& root, const std::string& assignment, Source& source);
+
+// The resolved configuration (every default filled in) as YAML; `algorithm_yaml` is the
+// algorithm's resolved parameters (from its plugin).
+std::string resolved_yaml(const ExperimentConfig& c, const std::string& algorithm_yaml);
+
+}  // namespace cedar

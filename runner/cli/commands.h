@@ -1,0 +1,73 @@
+#pragma once
+// The subcommands behind `cedar`. No LibTorch here.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runner/suite/sbatch.h"
+
+namespace cedar {
+
+struct RunArgs {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::string db = "results/cedar.db";
+  bool quiet = false;
+  bool resume = false;
+};
+
+struct SuiteArgs {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::string db = "results/cedar.db";
+  bool dry_run = false;
+  bool quiet = false;
+  int only = -1;  // run only the run with this index (a Slurm array task's); -1: every run
+};
+
+struct SbatchArgs {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::string db = "results/cedar.db";
+  SbatchOptions job;
+  bool dry_run = false;  // print the job script only
+  bool wait = false;     // wait for the job to end, then print the comparison table
+};
+
+struct ReportArgs {
+  std::string db;
+  std::string suite;
+  std::string format = "md";
+  std::string plots;   // folder for plots (empty: none)
+  std::string claims;  // experiment file whose claims: are evaluated (empty: none)
+  double target = 0;   // test accuracy for the time-to-target column (0: none)
+  bool provenance = false;  // also each run's command line, libraries, CPU / GPU
+  bool crossover = false;   // also when each run beats dense SGD over a bandwidth sweep
+  std::string networks;     // YAML file of extra network profiles (empty: the built-in ones)
+  std::vector<int> workers = {16, 64};  // crossover: worker counts besides the measured one
+  std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds
+  std::string document;     // also write the whole report as markdown here, plots beside it
+  std::string findings;     // hand-written markdown included in the document
+};
+
+struct ProjectArgs {
+  std::string db;
+  std::string suite;
+  int64_t run_id = 0;                        // one run only (0: every completed run)
+  std::vector<int> workers = {8, 64, 256};   // worker counts to project to
+  std::string network = "10gbe";             // network profile of the communication time
+  std::string format = "md";                 // md or csv
+};
+
+int command_run(const RunArgs& args);
+int command_suite(const SuiteArgs& args);
+int command_sbatch(const SbatchArgs& args);
+int command_report(const ReportArgs& args);
+int command_project(const ProjectArgs& args);
+int command_list();
+std::string version_string();
+// Ends the process with `code`; under MPI with several ranks it aborts the whole job so that no
+// peer waits forever in a collective.
+int fail_job(int code);
+
+}  // namespace cedar

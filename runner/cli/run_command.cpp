@@ -1,0 +1,39 @@
+#include <cstdio>
+
+#include "runner/cli/commands.h"
+#include "comm/mpi_communicator.h"
+#include "config/experiment_config.h"
+#include "runner/train/experiment.h"
+#include "runner/version.h"
+
+namespace cedar {
+
+std::string version_string() { return kCedarVersion; }
+
+int fail_job(int code) {
+  if (launched_under_mpi()) {
+    std::fflush(stderr);
+    MpiCommunicator::abort_job(code);
+  }
+  return code;
+}
+
+int command_run(const RunArgs& args) {
+  ExperimentConfig cfg = load_experiment(args.experiment, args.overrides);
+  RunOptions opts;
+  opts.db_path = args.db;
+  opts.quiet = args.quiet;
+  opts.resume = args.resume;
+  RunOutcome out = run_experiment(cfg, opts);
+  if (out.run_id >= 0) {
+    std::printf("%-24s %-10s %-9s test acc %6.2f%% (averaged model)  wall %7.1f s  payload %10.3f MB (rank 0)  "
+                "(%d ranks, run %lld in %s)\n",
+                cfg.name.c_str(), cfg.algorithm.c_str(), out.status.c_str(),
+                100.0 * out.final_test_accuracy, out.wall_seconds, out.total_payload_bytes / 1e6,
+                out.world_size, static_cast<long long>(out.run_id), opts.db_path.c_str());
+    std::fflush(stdout);
+  }
+  return out.status == "completed" ? 0 : 3;
+}
+
+}  // namespace cedar

@@ -1,0 +1,142 @@
+// `cedar sbatch`: writes the Slurm batch script of a suite (runner/suite/sbatch.h) into a job folder
+// beside the results database and submits it with sbatch; --dry-run prints it instead, --wait
+// waits for the job and then prints the comparison table.
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+
+#include "algorithms/algorithm.h"
+#include "reports/comparison.h"
+#include "runner/cli/commands.h"
+#include "config/experiment_config.h"
+#include "runner/suite/launcher.h"
+#include "runner/suite/sbatch.h"
+
+namespace cedar {
+namespace {
+
+std::string absolute(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
+// A fresh job folder: `base`, or base-2, base-3, ... when submitted twice within a second.
+std::string make_job_dir(const std::string& base) {
+  std::filesystem::create_directories(std::filesystem::path(base).parent_path());
+  std::string dir = base;
+  for (int k = 2; !std::filesystem::create_directory(dir); ++k) dir = base + "-" + std::to_string(k);
+  return dir;
+}
+
+// Runs argv with its standard output read line by line (stderr passes through); returns the
+// exit status (128+signal when killed).
+int run_reading_lines(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_line) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for " + argv[0]);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  const pid_t pid = spawn_process(argv, &actions);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    throw std::runtime_error("cannot start " + argv[0] + " (is Slurm installed and on PATH? " +
+                             "--dry-run prints the job script without submitting it)");
+  }
+  std::string pending;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1))
+      on_line(pending.substr(0, eol));
+  }
+  if (!pending.empty()) on_line(pending);
+  close(fds[0]);
+  return wait_exit_status(pid);
+}
+
+}  // namespace
+
+int command_sbatch(const SbatchArgs& args) {
+  Suite suite = load_job_suite(args.experiment, args.overrides);
+  check_sbatch_options(args.job, suite);
+  // Every run's algorithm parameters are checked here, not minutes later on a compute node.
+  for (const auto& r : suite.runs) {
+    ExperimentConfig cfg = load_experiment(suite.file, r.overrides);
+    find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, nullptr);
+  }
+
+  JobCommand cmd;
+  cmd.cedar = self_executable();
+  cmd.workdir = std::filesystem::current_path().string();
+  cmd.experiment = absolute(args.experiment);
+  cmd.db = absolute(args.db);
+  cmd.overrides = args.overrides;
+  cmd.job_dir = job_dir_for(cmd.db, suite.name, static_cast<long>(std::time(nullptr)));
+  if (args.dry_run) {
+    std::fputs(job_script(args.job, cmd, suite).c_str(), stdout);
+    return 0;
+  }
+
+  cmd.job_dir = make_job_dir(cmd.job_dir);
+  const std::string script_path = cmd.job_dir + "/job.sh";
+  {
+    std::ofstream out(script_path);
+    out << job_script(args.job, cmd, suite);
+    if (!out) throw std::runtime_error("cannot write " + script_path);
+  }
+  std::filesystem::permissions(script_path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  std::printf("job script: %s\n", script_path.c_str());
+  std::fflush(stdout);
+
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  if (args.wait) argv.push_back("--wait");
+  argv.push_back(script_path);
+  std::string job_id;
+  const int rc = run_reading_lines(argv, [&](const std::string& line) {
+    if (!job_id.empty()) return;
+    job_id = line.substr(0, line.find(';'));  // "ID" or "ID;cluster"
+    const std::string tasks =
+        args.job.array ? ", array tasks 0-" + std::to_string(suite.runs.size() - 1) : std::string();
+    std::printf("submitted job %s: suite '%s', %zu run(s)%s\n", job_id.c_str(), suite.name.c_str(),
+                suite.runs.size(), tasks.c_str());
+    std::printf("logs: %s/slurm-%s%s.out and run-*.log\n", cmd.job_dir.c_str(), job_id.c_str(),
+                args.job.array ? "_<task>" : "");
+    if (args.wait) std::printf("waiting for job %s to end...\n", job_id.c_str());
+    std::fflush(stdout);
+  });
+  if (job_id.empty()) {
+    std::fprintf(stderr, "cedar sbatch: sbatch failed (exit status %d); the job script is %s\n", rc,
+                 script_path.c_str());
+    return rc ? rc : 1;
+  }
+  if (!args.wait) {
+    std::printf("results: cedar report %s --suite %s\n", cmd.db.c_str(), suite.name.c_str());
+    return 0;
+  }
+  std::printf("job %s ended with exit status %d\n", job_id.c_str(), rc);
+  if (!std::filesystem::exists(cmd.db)) {
+    std::fprintf(stderr, "cedar sbatch: the job wrote no results to %s; see the logs in %s\n",
+                 cmd.db.c_str(), cmd.job_dir.c_str());
+    return rc ? rc : 1;
+  }
+  const double target = load_experiment(suite.file, args.overrides).train.target_accuracy;
+  auto rows = compare_runs(load_runs(cmd.db, suite.name, target), target);
+  std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
+  std::fflush(stdout);
+  return rc;
+}
+
+}  // namespace cedar

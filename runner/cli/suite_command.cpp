@@ -1,0 +1,135 @@
+// `cedar suite`: expands a suite's grid, runs what is not yet completed (skipping runs whose
+// resolved configuration and world size already completed in the database), then prints the
+// comparison table.
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "algorithms/algorithm.h"
+#include "reports/claims.h"
+#include "reports/comparison.h"
+#include "results/store.h"
+#include "runner/cli/commands.h"
+#include "config/experiment_config.h"
+#include "runner/suite/launcher.h"
+#include "runner/train/run_guard.h"
+#include "runner/suite/suite.h"
+
+namespace cedar {
+namespace {
+
+std::string fingerprint(const std::string& file, const SuiteRun& run) {
+  ExperimentConfig cfg = load_experiment(file, run.overrides);
+  std::string algorithm_yaml;
+  find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
+  return run_fingerprint(resolved_yaml(cfg, algorithm_yaml), run.world_size);
+}
+
+}  // namespace
+
+int command_suite(const SuiteArgs& args) {
+  Suite suite = expand_suite(args.experiment, args.overrides);
+  // Validate every run's algorithm parameters before anything starts.
+  std::vector<std::string> prints;
+  for (const auto& r : suite.runs) prints.push_back(fingerprint(suite.file, r));
+  // --only picks one run by its index in the (deterministic) grid order, e.g. a Slurm array task's.
+  std::vector<size_t> selected;
+  for (size_t i = 0; i < suite.runs.size(); ++i)
+    if (args.only < 0 || static_cast<size_t>(args.only) == i) selected.push_back(i);
+  if (selected.empty())
+    throw ConfigError(suite.file + ": --only " + std::to_string(args.only) + ": the suite '" + suite.name +
+                      "' has " + std::to_string(suite.runs.size()) + " run(s), indices 0 to " +
+                      std::to_string(suite.runs.size() - 1));
+
+  if (args.dry_run) {
+    std::printf("suite '%s': %zu run(s)\n", suite.name.c_str(), suite.runs.size());
+    for (size_t i : selected) {
+      const SuiteRun& r = suite.runs[i];
+      std::string cmd;
+      for (const auto& a : launch_command(r.world_size, {})) cmd += shell_word(a) + " ";
+      cmd += suite.file + " --db " + args.db;
+      for (const auto& o : r.overrides) cmd += " --set " + shell_word(o);
+      std::printf("  %2zu %-28s ranks %d seed %llu\n    %s\n", i, r.name.c_str(), r.world_size,
+                  static_cast<unsigned long long>(r.seed), cmd.c_str());
+    }
+    return 0;
+  }
+
+  {
+    ResultStore store(args.db);
+    if (int stale = store.mark_stale_runs())
+      std::printf("%d run(s) left 'running' by a process that is gone: marked failed\n", stale);
+  }
+  int failed = 0;
+  double spent = 0;
+  int launched = 0;
+  // Several suite processes may share the database (e.g. Slurm array tasks): each run is claimed
+  // before it starts; runs another live process holds are revisited once the rest are done.
+  std::vector<size_t> pending = selected;
+  while (!pending.empty() && !stop_signal()) {
+    std::vector<size_t> deferred;
+    for (size_t i : pending) {
+      if (stop_signal()) break;
+      const SuiteRun& r = suite.runs[i];
+      {
+        ResultStore store(args.db);
+        if (store.has_completed(prints[i])) {
+          std::printf("[%zu/%zu] %s (seed %llu): completed earlier, skipped\n", i + 1,
+                      suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
+          continue;
+        }
+        if (!store.try_claim(prints[i])) {
+          std::printf("[%zu/%zu] %s (seed %llu): held by another process, revisited later\n", i + 1,
+                      suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
+          std::fflush(stdout);
+          deferred.push_back(i);
+          continue;
+        }
+      }
+      std::string eta = "";
+      if (launched > 0) {
+        double per_run = spent / launched;
+        eta = " | ETA " + std::to_string(static_cast<int>(per_run * double(suite.runs.size() - i))) + " s";
+      }
+      std::printf("[%zu/%zu] %s on %d rank(s), seed %llu%s\n", i + 1, suite.runs.size(),
+                  r.name.c_str(), r.world_size, static_cast<unsigned long long>(r.seed), eta.c_str());
+      std::fflush(stdout);
+      std::vector<std::string> run_args = {suite.file, "--db", args.db};
+      for (const auto& o : r.overrides) {
+        run_args.push_back("--set");
+        run_args.push_back(o);
+      }
+      if (args.quiet) run_args.push_back("--quiet");
+      run_args.push_back("--resume");  // a failed earlier attempt continues from its checkpoint
+      auto t0 = std::chrono::steady_clock::now();
+      int rc = run_process(launch_command(r.world_size, run_args));
+      spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++launched;
+      ResultStore(args.db).release_claim(prints[i]);
+      if (rc != 0) {
+        ++failed;
+        std::fprintf(stderr, "cedar suite: run '%s' exited with status %d\n", r.name.c_str(), rc);
+      }
+    }
+    if (!deferred.empty() && deferred.size() == pending.size())
+      std::this_thread::sleep_for(std::chrono::seconds(2));  // everything left is held elsewhere
+    pending = deferred;
+  }
+
+  if (args.only >= 0) {  // one run of several processes: the table comes from `cedar report`
+    if (stop_signal()) return 128 + stop_signal();
+    return failed ? 3 : 0;
+  }
+  // The file's train.target_accuracy (if set) gives the time-to-target column.
+  const double target = load_experiment(suite.file, args.overrides).train.target_accuracy;
+  auto rows = compare_runs(load_runs(args.db, suite.name, target), target);
+  std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
+  auto claims = load_claims(suite.file);
+  if (!claims.empty())
+    std::printf("\n### Claims\n\n%s", render_claims_markdown(evaluate_claims(claims, rows, database_window_reader(args.db, suite.name))).c_str());
+  std::fflush(stdout);
+  if (stop_signal()) return 128 + stop_signal();
+  return failed ? 3 : 0;
+}
+
+}  // namespace cedar

@@ -1,0 +1,107 @@
+#include "runner/train/backward_overlap.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace cedar {
+
+BackwardOverlap::BackwardOverlap(std::vector<GradBucket>& buckets,
+                                 const std::vector<NamedTensor>& params)
+    : buckets_(buckets) {
+  std::map<std::string, Slot> by_name;
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    for (const auto& e : buckets_[b].entries) by_name[e.name] = Slot{b, e.grad};
+  for (const auto& p : params) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end()) throw std::logic_error("overlap: parameter " + p.name + " is in no bucket");
+    const size_t slot = slots_.size();
+    slots_.push_back(it->second);
+    params_.push_back(p.tensor);
+    hook_ids_.push_back(p.tensor.register_hook(
+        [this, slot](const at::Tensor& grad) { gradient_ready(slot, grad); }));
+  }
+  missing_.assign(buckets_.size(), 0);
+  filled_.assign(slots_.size(), false);
+  worker_ = std::thread(&BackwardOverlap::worker, this, at::get_num_threads());
+}
+
+BackwardOverlap::~BackwardOverlap() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;  // no further step; a step in progress starts no more collectives
+  }
+  ready_.notify_all();
+  worker_.join();
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hook_ids_[i]);
+}
+
+void BackwardOverlap::start(Algorithm& algorithm, Communicator& comm, StepContext& ctx) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fill(missing_.begin(), missing_.end(), 0);
+    for (const Slot& s : slots_) ++missing_[s.bucket];
+    std::fill(filled_.begin(), filled_.end(), false);
+    error_ = nullptr;
+    algorithm_ = &algorithm;
+    comm_ = &comm;
+    ctx_ = &ctx;
+    ++started_;
+    armed_ = true;
+  }
+  ready_.notify_all();
+}
+
+void BackwardOverlap::gradient_ready(size_t slot, const at::Tensor& grad) {
+  if (!armed_) return;
+  const Slot& s = slots_[slot];
+  s.view.copy_(grad.view_as(s.view));  // outside the lock: the copy is the hook's real work
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (filled_[slot]) return;
+    filled_[slot] = true;
+    --missing_[s.bucket];
+  }
+  ready_.notify_all();
+}
+
+void BackwardOverlap::finish() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (filled_[i]) continue;
+    slots_[i].view.zero_();
+    filled_[i] = true;
+    --missing_[slots_[i].bucket];
+  }
+  armed_ = false;
+  ready_.notify_all();
+  ready_.wait(lock, [&] { return finished_ == started_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+void BackwardOverlap::worker(int threads) {
+  // A new thread starts with default intra-op settings: use the trainer's thread count.
+  at::set_num_threads(threads);
+  for (;;) {
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_.wait(lock, [&] { return stop_ || started_ > finished_; });
+    if (stop_) return;
+    for (size_t b = 0; b < buckets_.size() && !error_; ++b) {
+      ready_.wait(lock, [&] { return missing_[b] == 0 || stop_; });
+      if (stop_) return;
+      lock.unlock();
+      try {
+        algorithm_->reduce_gradients(buckets_[b], *comm_, *ctx_);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+      lock.lock();
+    }
+    finished_ = started_;
+    ready_.notify_all();
+  }
+}
+
+}  // namespace cedar

@@ -1,0 +1,79 @@
+#include "runner/train/evaluator.h"
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "comm/average.h"
+#include "comm/communicator.h"
+
+namespace cedar {
+
+EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
+                    int64_t batch_size, const torch::Device& device, Communicator& comm) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  const int64_t c = test.channels, h = test.height, w = test.width;
+  auto mean = torch::tensor(norm.mean).view({1, c, 1, 1});
+  auto inv_std = 1.0 / torch::tensor(norm.std).view({1, c, 1, 1});
+  std::vector<int64_t> mine;
+  for (int64_t i = comm.rank(); i < test.count; i += comm.size()) mine.push_back(i);
+  double loss_sum = 0, correct = 0;
+  auto pixels = torch::empty({batch_size, c, h, w}, torch::kUInt8);
+  auto labels = torch::empty({batch_size}, torch::kLong);
+  for (size_t start = 0; start < mine.size(); start += batch_size) {
+    int64_t n = std::min<int64_t>(batch_size, static_cast<int64_t>(mine.size() - start));
+    uint8_t* dst = pixels.data_ptr<uint8_t>();
+    int64_t* lab = labels.data_ptr<int64_t>();
+    for (int64_t j = 0; j < n; ++j) {
+      std::memcpy(dst + j * test.image_bytes(), test.image(mine[start + j]), test.image_bytes());
+      lab[j] = test.labels[mine[start + j]];
+    }
+    auto x = ((pixels.narrow(0, 0, n).to(torch::kFloat) / 255.0 - mean) * inv_std).to(device);
+    auto y = labels.narrow(0, 0, n).to(device);
+    auto out = model.forward(x);
+    loss_sum += torch::nn::functional::cross_entropy(
+                    out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    correct += out.argmax(1).eq(y).sum().item<double>();
+  }
+  auto totals = torch::tensor({loss_sum, correct, static_cast<double>(mine.size())}, torch::kDouble);
+  if (device.is_cuda()) totals = totals.to(device);
+  comm.allreduce_sum(totals);
+  totals = totals.cpu();
+  EvalResult r;
+  r.count = static_cast<int64_t>(totals[2].item<double>());
+  r.loss = totals[0].item<double>() / std::max<int64_t>(1, r.count);
+  r.accuracy = totals[1].item<double>() / std::max<int64_t>(1, r.count);
+  model.train();
+  return r;
+}
+
+EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
+                                   int64_t batch_size, const torch::Device& device,
+                                   Communicator& control) {
+  if (control.size() == 1) return evaluate(model, test, norm, batch_size, device, control);
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> live;  // parameters and floating-point buffers, model order
+  for (auto& p : model.parameters()) live.push_back(p.detach());
+  for (auto& b : model.buffers())
+    if (b.is_floating_point()) live.push_back(b);  // num_batches_tracked stays as it is
+  std::vector<torch::Tensor> kept;
+  kept.reserve(live.size());
+  for (const auto& t : live) kept.push_back(t.clone());
+  average_in_place(live, control);  // every rank now holds the same average
+  auto restore = [&] {
+    for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
+  };
+  EvalResult r;
+  try {
+    r = evaluate(model, test, norm, batch_size, device, control);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return r;
+}
+
+}  // namespace cedar

@@ -1,0 +1,40 @@
+#pragma once
+// Runs one experiment end to end on this process's rank: communicator, data, model, algorithm,
+// results record (running → completed / failed / diverged).
+#include <cstdint>
+#include <string>
+
+#include "config/experiment_config.h"
+
+namespace cedar {
+
+struct RunOptions {
+  std::string db_path = "results/cedar.db";
+  bool quiet = false;
+  // Continue the latest run of this configuration from its checkpoint when that run failed
+  // (else start a new run).
+  bool resume = false;
+};
+
+struct RunOutcome {
+  int64_t run_id = -1;  // on rank 0
+  std::string status;
+  double final_test_accuracy = 0;
+  double wall_seconds = 0;
+  int64_t total_payload_bytes = 0;
+  int world_size = 1;
+  int64_t resumed_from_step = -1;  // -1: a fresh run
+};
+
+// Throws after recording the failure when the run fails.
+RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts);
+
+// Where a run's checkpoint folders go: train.checkpoint_dir, else <db>.checkpoints.
+std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path);
+// Checkpoint folder of run `run_id`: <train.checkpoint_dir or <db>.checkpoints>/run-<id>.
+std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path, int64_t run_id);
+
+// Threads per rank: configured, else cores / ranks on this node (at least 1).
+int threads_per_rank(int64_t configured);
+
+}  // namespace cedar

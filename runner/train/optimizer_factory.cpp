@@ -1,0 +1,41 @@
+// The optimizers `optimizer.name` selects.
+#include "runner/train/lars_optimizer.h"
+#include "runner/train/optimizer.h"
+
+#include "runner/train/log.h"
+
+namespace cedar {
+
+double effective_momentum(const OptimizerConfig& cfg, const Algorithm& a) {
+  return a.applies_momentum() ? a.own_momentum() : cfg.momentum;
+}
+
+std::string momentum_warning(const OptimizerConfig& cfg, const Algorithm& a,
+                             const std::string& algorithm) {
+  const double used = effective_momentum(cfg, a);
+  if (used == cfg.momentum) return "";
+  if (used == 0)
+    return strprintf("optimizer.momentum %g is ignored: %s takes steps without momentum "
+                     "(effective momentum 0)", cfg.momentum, algorithm.c_str());
+  return strprintf("optimizer.momentum %g is overridden: %s applies its own momentum %g "
+                   "(algorithm.momentum)", cfg.momentum, algorithm.c_str(), used);
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg,
+                                          const std::vector<NamedTensor>& params,
+                                          std::vector<at::Tensor> grads, const MomentumPlan& plan) {
+  if (cfg.name == "sgd") {
+    std::vector<at::Tensor> tensors;
+    for (const auto& p : params) tensors.push_back(p.tensor);
+    return std::make_unique<SgdOptimizer>(tensors, std::move(grads), cfg, plan);
+  }
+  if (cfg.name == "lars") {
+    if (cfg.nesterov)
+      throw ConfigError("optimizer.nesterov: LARS (You et al. 2017) uses plain momentum; "
+                        "set nesterov: false with optimizer.name: lars");
+    return std::make_unique<LarsOptimizer>(params, std::move(grads), cfg, plan);
+  }
+  throw ConfigError("optimizer.name: unknown optimizer '" + cfg.name + "'");
+}
+
+}  // namespace cedar

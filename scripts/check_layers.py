@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Checks that every #include in Cedar points down its layers (docs/architecture.md).
+
+    config/  <-  comm/  <-  algorithms/ models/ datasets/ results/  <-  reports/
+                                                                   <-  runner/suite/ runner/train/
+                                                                   <-  runner/cli/
+
+A file may include its own folder and the folders listed for it below; tests/, bench/ and fuzz/
+may include anything in the product, and nothing in the product may include them. Prints each
+include that breaks the rule (file:line, what it includes, what its folder may include) and exits
+1 if there is one.
+
+Usage: check_layers.py [ROOT]   (ROOT: the source tree, default: this script's parent folder)
+"""
+import pathlib
+import re
+import sys
+
+PRODUCT_LAYERS = {
+    "config": [],
+    "comm": ["config"],
+    "algorithms": ["config", "comm"],
+    "models": ["config", "comm"],
+    "datasets": ["config", "comm"],
+    "results": ["config", "comm"],
+    "reports": ["config", "comm", "results"],
+    "runner/suite": ["config", "comm", "algorithms", "models", "datasets", "results"],
+    "runner/train": ["config", "comm", "algorithms", "models", "datasets", "results", "runner"],
+    "runner/cli": ["config", "comm", "algorithms", "models", "datasets", "results", "reports",
+                   "runner", "runner/suite", "runner/train"],
+}
+PRODUCT = sorted(PRODUCT_LAYERS)
+# Outside the product: they may include any product folder, and their own.
+CLIENTS = {"tests": PRODUCT, "bench": PRODUCT, "fuzz": PRODUCT}
+SOURCE_SUFFIXES = {".h", ".cpp", ".in"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def layer_of(relative_path):
+    """The layer a source path (or an include path) belongs to, or None outside every layer."""
+    parts = pathlib.PurePosixPath(relative_path).parts
+    if not parts:
+        return None
+    if parts[0] == "runner":
+        # runner/version.h (generated) belongs to the runner as a whole.
+        return "runner/" + parts[1] if len(parts) > 2 else "runner"
+    return parts[0] if parts[0] in PRODUCT_LAYERS or parts[0] in CLIENTS else None
+
+
+def allowed_for(layer):
+    return set(PRODUCT_LAYERS.get(layer) or CLIENTS.get(layer) or []) | {layer}
+
+
+def violations(root):
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+            continue
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith("build") or "/." in "/" + relative:
+            continue
+        layer = layer_of(relative)
+        if layer is None:
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            match = INCLUDE.match(line)
+            if not match or "/" not in match.group(1):
+                continue  # a file of the same folder
+            target = layer_of(match.group(1))
+            if target is None or target in allowed_for(layer):
+                continue
+            found.append(f"{relative}:{number}: includes {match.group(1)}, but {layer}/ may "
+                         f"include only {', '.join(sorted(allowed_for(layer)))}")
+    return found
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
+    root = root.resolve()
+    if not (root / "CMakeLists.txt").is_file():
+        sys.exit(f"check_layers: {root} is not Cedar's source tree (no CMakeLists.txt)")
+    found = violations(root)
+    for line in found:
+        print(line)
+    print(f"check_layers: {len(found)} include(s) against the layers in {root}")
+    sys.exit(1 if found else 0)
+
+
+if __name__ == "__main__":
+    main()
