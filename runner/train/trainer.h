@@ -9,12 +9,14 @@
 #include "models/model.h"
 #include "results/store.h"
 #include "runner/train/checkpoint.h"
+#include "runner/train/step_agreement.h"
 #include "comm/metered_communicator.h"
 #include "comm/network_model.h"
 #include "config/experiment_config.h"
 
 namespace cedar {
 
+class BackwardOverlap;
 class Optimizer;
 
 // Seconds on a monotonic clock (differences only).
@@ -56,10 +58,46 @@ class Trainer {
     double compute = 0, comm = 0;
     int64_t steps = 0;
   };
+  // One rank's step before the ranks agree on it.
+  struct LocalStep {
+    StepReport report;
+    CommCounters comm;                // this rank's metered traffic in the step
+    double compute_seconds = 0;
+    double modeled_comm_seconds = 0;  // that traffic's time on the configured network profile
+  };
+
+  // Before the first step (runner/train/trainer.cpp).
   void broadcast_initial_state();
+  void build_optimizer();
+  // The loader, the steps per epoch and the learning-rate schedule's constants.
+  void build_loader();
+  // Restores checkpoint resume_step_ when there is one and sets the algorithm up; returns where
+  // the loader continues and (in `resumed`) the statistics of the interrupted epoch.
+  LoaderPosition start_or_resume(StepStats& resumed);
+
+  // The training loop (runner/train/trainer.cpp).
+  void run_epoch(int64_t epoch, int64_t first_batch, StepStats& es, BackwardOverlap* overlap);
+  // After step_ is complete: evaluation within the epoch, a requested stop, a periodic
+  // checkpoint, the tests' hold. True when max_steps is reached (the epoch ends there).
+  bool end_of_step(int64_t epoch, int64_t batch, int stop, const StepStats& es);
+  bool step_limit_reached() const;
+  void log_epoch(int64_t epoch, const StepStats& es, double images_start) const;
   void evaluate_and_log(double epoch, const StepStats& epoch_stats);
-  // Name of the first parameter whose update direction holds NaN/Inf, as an index + 1 (0: none).
-  double first_nonfinite_update() const;
+  RunSummary summary() const;
+
+  // One step (runner/train/trainer_step.cpp).
+  StepContext step_context(int64_t epoch, int64_t batch) const;
+  // Forward, backward, the algorithm's exchange and the optimizer step on this rank.
+  LocalStep train_step(const Batch& batch, StepContext& ctx, BackwardOverlap* overlap);
+  // The first parameter whose update direction holds NaN/Inf, as an index + 1 (0: none).
+  int64_t first_nonfinite_update() const;
+  // Throws Diverged when any rank's update or the summed loss is not finite.
+  void check_finite(const StepAgreement& agreed) const;
+  void add_step(const LocalStep& local, const StepAgreement& agreed, StepStats& es);
+  // The step's row in the results store (rank 0).
+  void record_step(int64_t epoch, const StepContext& ctx, const LocalStep& local,
+                   const StepAgreement& agreed);
+
   // Checkpoints (runner/train/trainer_checkpoint.cpp): every rank writes, then rank 0 commits.
   void save_checkpoint(const LoaderPosition& pos, const StepStats& es);
   // Restores the state of checkpoint resume_step_; returns the loader position and epoch stats.
@@ -81,6 +119,9 @@ class Trainer {
   std::vector<GradBucket> buckets_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<ShardedLoader> loader_;
+  int64_t steps_per_epoch_ = 0;
+  double base_lr_ = 0;             // after large-batch scaling
+  double first_decay_epoch_ = -1;  // of a step schedule (-1: none)
   const CheckpointDir* checkpoints_ = nullptr;
   int64_t resume_step_ = -1;
   TensorMap checkpoint_state_;  // restored state not yet handed over (the algorithm's part)

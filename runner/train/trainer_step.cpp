@@ -1,0 +1,131 @@
+// One training step of the Trainer: this rank's forward, backward, exchange and update, then what
+// it contributes to and takes from the ranks' agreement on the step.
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "runner/train/backward_overlap.h"
+#include "runner/train/buckets.h"
+#include "runner/train/lr_schedule.h"
+#include "runner/train/optimizer.h"
+#include "runner/train/run_guard.h"
+#include "runner/train/trainer.h"
+
+namespace cedar {
+
+StepContext Trainer::step_context(int64_t epoch, int64_t batch) const {
+  StepContext ctx;
+  ctx.step = step_;
+  ctx.epoch = epoch;
+  ctx.steps_per_epoch = steps_per_epoch_;
+  ctx.seed = cfg_.train.seed;
+  ctx.base_lr = base_lr_;
+  ctx.first_decay_epoch = first_decay_epoch_;
+  ctx.momentum_buffers = &optimizer_->momentum_buffers();
+  double epoch_f = epoch + double(batch) / steps_per_epoch_;
+  ctx.lr = learning_rate(cfg_.optimizer, base_lr_, epoch_f, static_cast<double>(cfg_.train.epochs));
+  return ctx;
+}
+
+Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
+                                       BackwardOverlap* overlap) {
+  double t0 = monotonic_seconds();
+  comm_.reset_step();
+  auto x = batch.images.to(device_);
+  auto y = batch.labels.to(device_);
+  model_->zero_grad();
+  auto out = model_->forward(x);
+  auto loss = torch::nn::functional::cross_entropy(out, y);
+  double exposed_comm = -1;  // with overlap: time waiting for exchanges after backward
+  if (overlap) {
+    overlap->start(*algorithm_, comm_, ctx);
+    loss.backward();
+    const double w0 = monotonic_seconds();
+    overlap->finish();
+    exposed_comm = monotonic_seconds() - w0;
+  } else {
+    loss.backward();
+    gather_gradients(buckets_);
+    for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+  }
+  const double exchange_seconds = comm_.step().seconds;
+  const int64_t bad_update = first_nonfinite_update();
+  optimizer_->step(ctx.lr);
+  algorithm_->after_step(params_, buffers_, comm_, ctx);
+  LocalStep local;
+  local.comm = comm_.step();
+  local.modeled_comm_seconds = network_.seconds(local.comm.latency_steps, local.comm.bus_bytes);
+  double step_time = monotonic_seconds() - t0;
+  // Seconds inside the communicator (emulated time included). With overlap, compute is the step
+  // minus the communication backward did not hide.
+  local.compute_seconds =
+      step_time - (exposed_comm >= 0 ? exposed_comm + (local.comm.seconds - exchange_seconds)
+                                     : local.comm.seconds);
+  local.report.loss_sum = loss.item<double>() * y.size(0);
+  local.report.correct = out.argmax(1).eq(y).sum().item<double>();
+  local.report.count = double(y.size(0));
+  local.report.payload_bytes = local.comm.payload_bytes;
+  local.report.stop_signal = stop_signal();
+  local.report.nonfinite_param = bad_update;
+  return local;
+}
+
+int64_t Trainer::first_nonfinite_update() const {
+  for (const auto& b : buckets_) {
+    if (torch::isfinite(b.flat).all().item<bool>()) continue;
+    for (const auto& e : b.entries) {
+      if (torch::isfinite(e.grad).all().item<bool>()) continue;
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].name == e.name) return static_cast<int64_t>(i + 1);
+    }
+  }
+  return 0;
+}
+
+void Trainer::check_finite(const StepAgreement& agreed) const {
+  if (agreed.nonfinite_rank >= 0) {
+    const auto& name = params_[static_cast<size_t>(agreed.nonfinite_param) - 1].name;
+    throw Diverged("step " + std::to_string(step_) + ": the update of " + name + " on rank " +
+                   std::to_string(agreed.nonfinite_rank) + " is not finite (NaN/Inf)");
+  }
+  if (!std::isfinite(agreed.loss_sum))
+    throw Diverged("step " + std::to_string(step_) + ": the training loss is " +
+                   std::to_string(agreed.loss_sum));
+}
+
+void Trainer::add_step(const LocalStep& local, const StepAgreement& agreed, StepStats& es) {
+  es.loss_sum += agreed.loss_sum;
+  es.correct += agreed.correct;
+  es.count += agreed.count;
+  es.comm += local.comm.seconds;
+  es.compute += local.compute_seconds;
+  ++es.steps;
+  cum_payload_ += local.comm.payload_bytes;
+  cum_bus_ += local.comm.bus_bytes;
+}
+
+void Trainer::record_step(int64_t epoch, const StepContext& ctx, const LocalStep& local,
+                          const StepAgreement& agreed) {
+  if (!store_) return;
+  StepRow row;
+  row.step = step_;
+  row.epoch = epoch;
+  row.wall_seconds = monotonic_seconds() - start_;
+  row.compute_seconds = local.compute_seconds;
+  row.comm_seconds = local.comm.seconds;
+  row.payload_bytes = local.comm.payload_bytes;
+  row.bus_bytes = local.comm.bus_bytes;
+  row.payload_bytes_all = agreed.payload_bytes;
+  row.cum_payload_bytes = cum_payload_;
+  row.cum_bus_bytes = cum_bus_;
+  row.dense_bytes = dense_bytes_;
+  row.train_loss = agreed.loss_sum / agreed.count;
+  row.train_accuracy = agreed.correct / agreed.count;
+  row.learning_rate = ctx.lr;
+  row.stats.assign(ctx.stats.begin(), ctx.stats.end());
+  row.latency_steps = local.comm.latency_steps;
+  row.modeled_comm_seconds = local.modeled_comm_seconds;
+  store_->add_step(run_id_, row);
+}
+
+}  // namespace cedar
