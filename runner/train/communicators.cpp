@@ -1,0 +1,54 @@
+#include "runner/train/communicators.h"
+
+#include <torch/torch.h>
+
+#include <cstdlib>
+
+#include "comm/mpi_communicator.h"
+#include "comm/nccl_communicator.h"
+
+namespace cedar {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+torch::Device choose_device(const std::string& wanted, int local_rank) {
+  bool cuda = torch::cuda::is_available();
+  if (wanted == "cuda" && !cuda)
+    throw ConfigError("train.device: cuda requested but no GPU is visible");
+  if (wanted == "cuda" || (wanted == "auto" && cuda))
+    return torch::Device(torch::kCUDA, local_rank % static_cast<int>(torch::cuda::device_count()));
+  return torch::Device(torch::kCPU);
+}
+
+}  // namespace
+
+int local_rank() { return env_int("OMPI_COMM_WORLD_LOCAL_RANK", env_int("SLURM_LOCALID", 0)); }
+
+int ranks_on_this_node() {
+  return env_int("OMPI_COMM_WORLD_LOCAL_SIZE", env_int("SLURM_NTASKS_PER_NODE", 1));
+}
+
+std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg) {
+  auto c = std::make_unique<RunCommunicators>();
+  // With overlap the communication thread shares cores with backward: an MPI rank waiting for
+  // its peer should yield the core instead of spinning (unless the user chose otherwise).
+  if (cfg.train.overlap) setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+  if (launched_under_mpi()) c->bootstrap = std::make_unique<MpiCommunicator>();
+  else c->bootstrap = std::make_unique<LocalCommunicator>();
+  c->device = choose_device(cfg.train.device, local_rank());
+  if (c->device.is_cuda()) c->gpu = make_nccl_communicator(*c->bootstrap, c->device.index());
+  c->metered = std::make_unique<MeteredCommunicator>(c->backend());
+  if (cfg.train.overlap && c->device.is_cuda())
+    throw ConfigError("train.overlap: not supported with the NCCL backend (device cuda) yet");
+  if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
+    throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
+  c->emulated = find_network_profile(cfg.network.profile);
+  if (cfg.network.emulate) c->metered->emulate(&c->emulated);
+  return c;
+}
+
+}  // namespace cedar

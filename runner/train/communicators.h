@@ -1,0 +1,38 @@
+#pragma once
+// The communicators of one run on this process: the bootstrap (MPI when launched by mpirun/srun,
+// else a single local process), NCCL on a GPU, and the metered one the algorithm talks through.
+#include <torch/types.h>
+
+#include <memory>
+
+#include "comm/communicator.h"
+#include "comm/metered_communicator.h"
+#include "comm/network_model.h"
+#include "config/experiment_config.h"
+
+namespace cedar {
+
+struct RunCommunicators {
+  // The harness's own channel (unmetered): initial broadcast, step agreement, evaluation sums,
+  // the run id and the communication totals.
+  std::unique_ptr<Communicator> bootstrap;
+  std::unique_ptr<Communicator> gpu;  // NCCL when training on a GPU, else null
+  std::unique_ptr<MeteredCommunicator> metered;  // wraps backend()
+  NetworkProfile emulated;  // the profile metered emulates when network.emulate is on
+  torch::Device device = torch::Device(torch::kCPU);
+
+  // What the algorithm's traffic goes through: NCCL on a GPU, else the bootstrap.
+  Communicator& backend() const { return gpu ? *gpu : *bootstrap; }
+};
+
+// Starts the communicators and picks this rank's device (train.device). Throws ConfigError for
+// a device or an overlap the machine or the MPI library cannot provide. Held by pointer: the
+// metered communicator refers to the others and to the emulated profile.
+std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg);
+
+// This process's rank among the ranks on its node, and their number, as the launcher (Open MPI
+// or Slurm) tells them; 0 and 1 without one.
+int local_rank();
+int ranks_on_this_node();
+
+}  // namespace cedar

@@ -1,0 +1,46 @@
+#include "runner/train/run_record.h"
+
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include "runner/train/optimizer.h"
+#include "runner/train/provenance.h"
+#include "runner/version.h"
+
+namespace cedar {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolved_yaml,
+                          const std::string& fingerprint, const Communicator& backend,
+                          int threads, torch::Device device, const Model& model,
+                          const Algorithm& algorithm) {
+  RunRecord rec;
+  rec.suite = cfg.suite;
+  rec.name = cfg.name;
+  rec.algorithm = cfg.algorithm;
+  rec.model = cfg.model.name;
+  rec.dataset = cfg.data.name;
+  rec.world_size = backend.size();
+  rec.seed = static_cast<int64_t>(cfg.train.seed);
+  rec.config = resolved_yaml;
+  rec.config_hash = fingerprint;
+  rec.code_version = kCedarVersion;
+  rec.host = host_name();
+  rec.backend = backend.backend();
+  rec.network = cfg.network.profile;
+  rec.threads = threads;
+  rec.parameters = count_parameters(model);
+  rec.effective_momentum = effective_momentum(cfg.optimizer, algorithm);
+  rec.provenance = collect_provenance(threads, device.is_cuda() ? device.index() : -1);
+  return rec;
+}
+
+}  // namespace cedar
