@@ -1,6 +1,8 @@
 #pragma once
-// The alpha-beta cost model of a network (ALGORITHMS.md): a collective that a bandwidth-optimal
-// algorithm runs in L latency steps while pushing B bytes through each link costs L*alpha + B*beta.
+// The alpha-beta cost model of a network (Hockney 1994; ring costs as in Thakur, Rabenseifner and
+// Gropp 2005, "Optimization of Collective Communication Operations in MPICH"): a collective that
+// a bandwidth-optimal algorithm runs in L latency steps while pushing B bytes through each link
+// costs L*alpha + B*beta.
 //   ring allreduce:   L = 2(P-1),       B = 2(P-1)/P * S     (bus bytes)
 //   ring allgather:   L = P-1,          B = (P-1)/P * total  (bus bytes)
 //   broadcast:        L = ceil(log2 P), B = S

@@ -1,5 +1,5 @@
 // When does compression help: the crossover bandwidth against dense SGD, from hand-computed α–β
-// costs (ALGORITHMS.md: ring allreduce 2(P−1)α + 2(P−1)/P·S·β; allgather (P−1)α + (P−1)·s·β),
+// costs (comm/network_model.h: ring allreduce 2(P−1)α + 2(P−1)/P·S·β; allgather (P−1)α + (P−1)·s·β),
 // and network profiles read from YAML.
 #include <gtest/gtest.h>
 
