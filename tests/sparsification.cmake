@@ -1,5 +1,5 @@
 # Tests of the sparsification algorithms (DGC, top-k, random-k, the sparse encoding).
-cedar_add_test(sparsify_test SOURCES unit/sparsify_test.cpp LIBS cedar_algorithms)
+cedar_add_test(sparsify_test SOURCES unit/topk_test.cpp LIBS cedar_algorithms)
 cedar_torch_pch(sparsify_test)
 cedar_add_test(dgc_test SOURCES unit/dgc_test.cpp LIBS cedar_algorithms)
 cedar_torch_pch(dgc_test)

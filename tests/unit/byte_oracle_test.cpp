@@ -22,7 +22,7 @@
 #include "models/model.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {

@@ -15,7 +15,7 @@
 #include "runner/train/checkpoint.h"
 #include "comm/inprocess_communicator.h"
 #include "tests/unit/algorithm_names.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {

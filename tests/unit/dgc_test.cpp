@@ -15,7 +15,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 

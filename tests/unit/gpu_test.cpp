@@ -11,7 +11,7 @@
 #include "comm/metered_communicator.h"
 #include "comm/nccl_communicator.h"
 #include "tests/unit/algorithm_names.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {
