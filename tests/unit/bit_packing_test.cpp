@@ -1,43 +1,75 @@
-// The fast paths of the quantizers against their plain definitions: pack_signs / unpack_signs are
-// pack_bits(x >= 0) / its decoding, the chunked QSGD encoder and decoder produce the documented
-// format (fp32 norms, then the (bits + 1)-bit codes of bit_packing.h) across chunk, bucket and
-// byte boundaries with the documented uniforms (counter_rng.h), and decompress_into writes the
-// values decompress returns into caller storage (also through non-temporal stores, aligned or
-// not).
+// The bit packing shared by the quantizers (algorithms/bit_packing.h): pack_bits / unpack_bits
+// round trip every width with exact sizes in the documented little-endian layout and reject bad
+// widths, codes and sizes; the fast sign paths pack_signs / unpack_signs equal pack_bits(x >= 0)
+// and its decoding.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <cmath>
-#include <cstring>
+#include <cstdint>
 #include <limits>
-#include <vector>
 
-#include "algorithms/compressors.h"
 #include "algorithms/bit_packing.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
-
 namespace {
 
-bool same_bits(const at::Tensor& a, const at::Tensor& b) {
-  if (a.scalar_type() != b.scalar_type() || a.numel() != b.numel()) return false;
-  if (a.numel() == 0) return true;  // an empty tensor may have no storage to compare
-  at::Tensor x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), x.numel() * x.element_size()) == 0;
+using testing::same_bits;
+
+TEST(BitPacking, RoundTripsEveryWidthWithExactSizes) {
+  at::Generator gen = make_generator(7, 0, 0);
+  for (int bits = 1; bits <= kMaxPackedBits; ++bits) {
+    for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 1001, 4099}) {
+      at::Tensor codes = at::randint(0, int64_t{1} << bits, {n}, gen, at::kLong);
+      at::Tensor packed = pack_bits(codes, bits);
+      ASSERT_EQ(packed.numel(), (n * bits + 7) / 8) << "bits " << bits << " n " << n;
+      ASSERT_EQ(packed.scalar_type(), at::kByte);
+      at::Tensor back = unpack_bits(packed, n, bits);
+      EXPECT_EQ(back.scalar_type(), bits <= 8 ? at::kByte : at::kInt);
+      ASSERT_TRUE(torch::equal(back.to(at::kLong), codes)) << "bits " << bits << " n " << n;
+      // Any integer input type gives the same bytes.
+      at::Tensor as_int = pack_bits(codes.to(at::kInt), bits);
+      EXPECT_TRUE(torch::equal(as_int, packed));
+    }
+  }
+  at::Tensor flags = torch::tensor({true, false, true, true, false, false, false, false, true});
+  at::Tensor packed = pack_bits(flags, 1);
+  ASSERT_EQ(packed.numel(), 2);
+  EXPECT_EQ(packed[0].item<int>(), 0b00001101);
+  EXPECT_EQ(packed[1].item<int>(), 1);
 }
 
-TEST(DrawKey, AdvancesTheGeneratorAndFollowsItsSeed) {
-  at::Generator a = make_generator(3, 0, 0), b = make_generator(3, 0, 0), c = make_generator(4, 0, 0);
-  const uint64_t k1 = draw_key(a), k2 = draw_key(a);
-  EXPECT_NE(k1, k2);
-  EXPECT_EQ(k1, draw_key(b));
-  EXPECT_EQ(k2, draw_key(b));
-  EXPECT_NE(k1, draw_key(c));
+TEST(BitPacking, LittleEndianLayoutAsDocumented) {
+  // b = 2, codes {1, 2, 3}: 1 | 2<<2 | 3<<4.
+  at::Tensor p2 = pack_bits(torch::tensor({1, 2, 3}, at::kByte), 2);
+  ASSERT_EQ(p2.numel(), 1);
+  EXPECT_EQ(p2[0].item<int>(), 0b00111001);
+  // b = 3, codes {5, 6, 7}: stream bits 0-2 = 5, 3-5 = 6, 6-8 = 7 (crossing into byte 1).
+  at::Tensor p3 = pack_bits(torch::tensor({5, 6, 7}, at::kInt), 3);
+  ASSERT_EQ(p3.numel(), 2);
+  EXPECT_EQ(p3[0].item<int>(), 5 | 6 << 3 | (7 & 3) << 6);
+  EXPECT_EQ(p3[1].item<int>(), 7 >> 2);
+  // b = 9: code 0x1ff then 0x001: byte0 = 0xff, byte1 = 0x01 | 0x01 << 1, byte2 = 0.
+  at::Tensor p9 = pack_bits(torch::tensor({0x1ff, 1}, at::kInt), 9);
+  ASSERT_EQ(p9.numel(), 3);
+  EXPECT_EQ(p9[0].item<int>(), 0xff);
+  EXPECT_EQ(p9[1].item<int>(), 0x03);
+  EXPECT_EQ(p9[2].item<int>(), 0);
 }
 
-TEST(SignPacking, PackSignsEqualsPackBitsOfGreaterOrEqualZero) {
+TEST(BitPacking, RejectsBadWidthsCodesAndSizes) {
+  at::Tensor codes = torch::tensor({0, 1, 2, 3}, at::kInt);
+  EXPECT_THROW(pack_bits(codes, 0), std::invalid_argument);
+  EXPECT_THROW(pack_bits(codes, kMaxPackedBits + 1), std::invalid_argument);
+  EXPECT_THROW(pack_bits(codes, 1), std::invalid_argument);  // 2 and 3 need 2 bits
+  EXPECT_THROW(pack_bits(torch::tensor({1, -1}, at::kInt), 8), std::invalid_argument);
+  EXPECT_THROW(pack_bits(torch::ones({3}), 8), std::invalid_argument);  // floats are not codes
+  at::Tensor packed = pack_bits(codes, 2);
+  EXPECT_THROW(unpack_bits(packed, 5, 2), std::invalid_argument);
+  EXPECT_THROW(unpack_bits(packed, 4, 0), std::invalid_argument);
+}
+
+TEST(BitPacking, PackSignsEqualsPackBitsOfGreaterOrEqualZero) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t n : {0, 1, 7, 8, 9, 63, 1000, 4097}) {
@@ -51,7 +83,7 @@ TEST(SignPacking, PackSignsEqualsPackBitsOfGreaterOrEqualZero) {
   }
 }
 
-TEST(SignPacking, UnpackSignsMapsBitsToTheTwoValues) {
+TEST(BitPacking, UnpackSignsMapsBitsToTheTwoValues) {
   // Bits LSB first: 0b10110001 then 0b01 (10 signs).
   at::Tensor bytes = torch::tensor({0xB1, 0x02}, at::kByte);
   at::Tensor v = unpack_signs(bytes, 10, 2.5f, -0.5f);
@@ -61,98 +93,6 @@ TEST(SignPacking, UnpackSignsMapsBitsToTheTwoValues) {
   EXPECT_THROW(unpack_signs(bytes, 17, 1, -1), std::invalid_argument);  // needs 3 bytes
   EXPECT_THROW(unpack_signs(bytes, -1, 1, -1), std::invalid_argument);
   EXPECT_THROW(unpack_signs(bytes.to(at::kInt), 10, 1, -1), std::invalid_argument);
-}
-
-// QSGD's encoding written out plainly from its documented rule (algorithms/qsgd.cpp).
-at::Tensor qsgd_reference(const at::Tensor& x, int bits, int64_t bucket, at::Generator& gen) {
-  const int64_t n = x.numel(), m = (n + bucket - 1) / bucket;
-  const float s = static_cast<float>((1u << bits) - 1);
-  std::vector<float> u(static_cast<size_t>(n));
-  CounterUniforms(draw_key(gen)).fill(0, n, u.data());
-  const float* xp = x.data_ptr<float>();
-  const float* up = u.data();
-  std::vector<float> norms(m);
-  at::Tensor codes = at::empty({n}, at::kInt);
-  int32_t* cp = codes.data_ptr<int32_t>();
-  for (int64_t b = 0; b < m; ++b) {
-    const int64_t lo = b * bucket, hi = std::min(n, lo + bucket);
-    // Eight partial sums, element i of the bucket into sum i mod 8, added pairwise.
-    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t i = lo; i < hi; ++i) sq[(i - lo) % 8] += static_cast<double>(xp[i]) * xp[i];
-    norms[b] = static_cast<float>(
-        std::sqrt(((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]))));
-    for (int64_t i = lo; i < hi; ++i) {
-      float a = std::fabs(xp[i]) * (norms[b] > 0 ? s / norms[b] : 0.0f);
-      if (!(a <= s)) a = s;
-      const float l = std::floor(a);
-      const int level = static_cast<int>(l) + (up[i] < a - l ? 1 : 0);
-      cp[i] = level | (level && xp[i] < 0 ? 1 << bits : 0);
-    }
-  }
-  at::Tensor head = at::from_blob(norms.data(), {m}, at::kFloat).clone();
-  return at::cat({as_bytes(head), pack_bits(codes, bits + 1)});
-}
-
-TEST(QsgdCodec, ChunkedEncoderWritesTheDocumentedFormat) {
-  for (int bits : {1, 2, 3, 4, 5, 6, 7, 8})
-    for (int64_t bucket : {1, 7, 512, 5000})
-      for (int64_t n : {1, 13, 4096, 4099, 9001}) {
-        at::Tensor x = at::randn({n}, make_generator(n + bits, 1, 0));
-        if (n > 10) {
-          x[3] = 0.0f;
-          x[5] = -0.0f;
-        }
-        auto codec = make_qsgd_compressor(bits, bucket, false);
-        at::Generator g1 = make_generator(9, 0, bucket), g2 = make_generator(9, 0, bucket);
-        at::Tensor payload = codec->compress(x, g1);
-        ASSERT_TRUE(same_bits(payload, qsgd_reference(x, bits, bucket, g2)))
-            << bits << " bits, buckets of " << bucket << ", " << n << " elements";
-        // Decoding: level * norm / s with the code's sign, per bucket.
-        const int64_t head_bytes = 4 * ((n + bucket - 1) / bucket);
-        at::Tensor head = from_bytes(payload.narrow(0, 0, head_bytes), at::kFloat);
-        at::Tensor codes =
-            unpack_bits(payload.narrow(0, head_bytes, payload.numel() - head_bytes), n, bits + 1)
-                .to(at::kInt);
-        at::Tensor decoded = codec->decompress(payload, n);
-        const float s = static_cast<float>((1u << bits) - 1);
-        for (int64_t i = 0; i < n; i += std::max<int64_t>(1, n / 97)) {
-          const int c = codes[i].item<int>();
-          const float unit = head[i / bucket].item<float>() / s;
-          const float value = static_cast<float>(c & ((1 << bits) - 1)) * unit;
-          ASSERT_EQ(decoded[i].item<float>(), (c >> bits) ? -value : value) << i;
-        }
-      }
-}
-
-// decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
-// small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view.
-TEST(DecompressInto, WritesTheValuesOfDecompressIntoCallerStorage) {
-  const int64_t big = kStreamingBytes / 4 + 1003;
-  auto qsgd = make_qsgd_compressor(4, 512, false);
-  auto sign = make_sign_compressor();
-  for (Compressor* codec : {qsgd.get(), sign.get()})
-    for (int64_t n : {int64_t{1}, int64_t{4099}, big}) {
-      at::Tensor x = at::randn({n}, make_generator(n, 2, 0));
-      at::Generator gen = make_generator(1, 0, 0);
-      at::Tensor payload = codec->compress(x, gen);
-      at::Tensor expected = codec->decompress(payload, n);
-      at::Tensor buffer = at::full({n + 1}, 7.0f);
-      for (int64_t offset : {0, 1}) {  // offset 1: 4 bytes off the 16-byte alignment
-        at::Tensor out = buffer.narrow(0, offset, n);
-        codec->decompress_into(payload, out);
-        ASSERT_TRUE(same_bits(out.contiguous(), expected)) << n << " elements, offset " << offset;
-      }
-    }
-  at::Tensor x = at::randn({100});
-  at::Generator gen = make_generator(1, 0, 0);
-  for (Compressor* codec : {qsgd.get(), sign.get()}) {
-    at::Tensor payload = codec->compress(x, gen);
-    at::Tensor wrong_type = at::empty({100}, at::kDouble), strided = at::empty({200}).slice(0, 0, 200, 2),
-               wrong_size = at::empty({92});  // 12 sign bytes, not 13
-    EXPECT_THROW(codec->decompress_into(payload, wrong_type), std::invalid_argument);
-    EXPECT_THROW(codec->decompress_into(payload, strided), std::invalid_argument);
-    EXPECT_THROW(codec->decompress_into(payload, wrong_size), std::invalid_argument);
-  }
 }
 
 }  // namespace
