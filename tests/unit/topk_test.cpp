@@ -1,7 +1,7 @@
 // Top-k sparsification with error feedback (Stich et al. 2018): the codec keeps exactly the k
 // largest magnitudes in 8 bytes per kept value, an oracle of the paper's rule over steps whose
-// learning rate changes, plain top-k without memory, multi-rank agreement and metered bytes, and
-// the parameters.
+// learning rate changes, plain top-k without memory, the dense average at ratio 1, multi-rank
+// agreement and metered bytes, and the parameters.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -76,6 +76,28 @@ TEST(TopKAlgorithm, WithoutErrorFeedbackIsPlainTopK) {
     ctx.lr = 0.1;
     algo->reduce_gradients(bucket, local, ctx);
     EXPECT_TRUE(torch::equal(bucket.entries[0].grad, topk_dense(g, 10)));
+  }
+}
+
+// k = d: every coordinate is sent, nothing is left in the memory, and each step's update is the
+// average of the ranks' gradients, in 8 bytes (index and value) per coordinate.
+TEST(TopKAlgorithm, RatioOneOnThreeRanksIsTheDenseAverage) {
+  const int n = 3;
+  auto grads_of = [](int r, int64_t t) {
+    return std::vector<at::Tensor>{randn_seeded(24, 10 * t + r).view({4, 6}),
+                                   randn_seeded(5, 100 + 10 * t + r)};
+  };
+  auto res = testing::run_steps(n, "topk", "{ratio: 1}", 3, grads_of);
+  testing::expect_ranks_agree(res);
+  for (int64_t t = 0; t < 3; ++t) {
+    for (size_t i = 0; i < 2; ++i) {
+      at::Tensor mean = torch::zeros_like(grads_of(0, t)[i]);
+      for (int r = 0; r < n; ++r) mean += grads_of(r, t)[i];
+      mean /= n;
+      EXPECT_TRUE(torch::allclose(res[0][t].grads[i], mean, 1e-6, 1e-6))
+          << "step " << t << " tensor " << i;
+    }
+    EXPECT_EQ(res[0][t].comm.payload_bytes, 8 * (24 + 5));
   }
 }
 
