@@ -62,3 +62,35 @@ function(cedar_define_torch_pch)
   target_precompile_headers(cedar_torch_pch PRIVATE <torch/torch.h>)
   cedar_warnings(cedar_torch_pch)
 endfunction()
+
+# cedar_add_test_groups(exe SOURCES files... LIBS libs... GROUPS name prefix [name prefix ...]):
+# one GoogleTest executable registered as one ctest test per group: test <name> runs the tests
+# whose suite starts with <prefix> (parameterized ones too: <instantiation>/<prefix>...), so a
+# failure names its group. <exe>_unassigned fails when a test belongs to no group (it would never
+# run).
+function(cedar_add_test_groups exe)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;GROUPS" ${ARGN})
+  add_executable(${exe} ${T_SOURCES})
+  target_link_libraries(${exe} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  cedar_torch_pch(${exe})
+  cedar_warnings(${exe})
+  set(env "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  set(every "")
+  list(LENGTH T_GROUPS count)
+  math(EXPR last "${count} - 1")
+  foreach(i RANGE 0 ${last} 2)
+    math(EXPR j "${i} + 1")
+    list(GET T_GROUPS ${i} name)
+    list(GET T_GROUPS ${j} prefix)
+    set(filter "${prefix}*:*/${prefix}*")
+    add_test(NAME ${name} COMMAND ${exe} --gtest_filter=${filter})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" LABELS "unit;${exe}")
+    if(every)
+      string(APPEND every ":")
+    endif()
+    string(APPEND every "${filter}")
+  endforeach()
+  add_test(NAME ${exe}_unassigned COMMAND ${exe} --gtest_filter=-${every})
+  set_tests_properties(${exe}_unassigned PROPERTIES ENVIRONMENT "${env}" LABELS "unit;${exe}"
+    PASS_REGULAR_EXPRESSION "Running 0 tests from 0 test suites")
+endfunction()

@@ -10,7 +10,7 @@
 #include "comm/mpi_communicator.h"
 #include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 

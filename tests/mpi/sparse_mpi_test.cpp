@@ -9,7 +9,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 

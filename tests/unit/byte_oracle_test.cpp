@@ -22,12 +22,13 @@
 #include "models/model.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {
 
 using Shapes = std::vector<std::vector<int64_t>>;
+using testing::ceil_div;
 
 Shapes model_shapes(const std::string& name, bool small_input) {
   ModelSpec ms;
@@ -47,7 +48,6 @@ int64_t numel(const std::vector<int64_t>& s) {
   for (int64_t d : s) n *= d;
   return n;
 }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Rank 0's payload bytes for one step of `algorithm` on a bucket of `shapes` (the whole model in
 // one bucket, as with the default 25 MiB buckets for ResNet-20), at epoch `epoch`.

@@ -14,8 +14,7 @@
 #include "datasets/loader.h"
 #include "runner/train/checkpoint.h"
 #include "comm/inprocess_communicator.h"
-#include "tests/unit/algorithm_names.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {
@@ -103,28 +102,28 @@ TEST(LoaderPosition, RestoredLoaderServesTheSameBatches) {
 // update, after_step. Returns each step's reduced gradient concatenated with the parameters.
 std::vector<torch::Tensor> run_steps(Algorithm& alg, std::vector<NamedTensor>& params,
                                      Communicator& comm, int64_t from, int64_t to) {
-  std::vector<torch::Tensor> out;
-  for (int64_t step = from; step < to; ++step) {
-    GradBucket bucket = testing::bucket_of_shapes({{12, 10}, {30}}, 0, "p");
-    for (size_t i = 0; i < bucket.entries.size(); ++i) {
-      bucket.entries[i].name = params[i].name;
-      bucket.entries[i].param = params[i].tensor;
-      auto gen = make_generator(77, comm.rank(), step, i);
-      bucket.entries[i].grad.copy_(torch::randn(bucket.entries[i].grad.sizes(), gen) +
-                                   0.1 * params[i].tensor);
-    }
-    StepContext ctx;
-    ctx.step = step;
-    ctx.epoch = step / 4;
+  testing::StepOptions options;
+  options.seed = 9;
+  // A changing lr (error-feedback rescaling) and epochs of 4 steps.
+  options.lr_schedule = [](int64_t step) { return 0.1 * (1.0 + 0.1 * static_cast<double>(step)); };
+  options.configure = [](StepContext& ctx) {
+    ctx.epoch = ctx.step / 4;
     ctx.steps_per_epoch = 4;
-    ctx.lr = 0.1 * (1.0 + 0.1 * static_cast<double>(step));  // a changing lr (error-feedback rescaling)
     ctx.base_lr = 0.1;
-    ctx.seed = 9;
-    alg.reduce_gradients(bucket, comm, ctx);
-    for (size_t i = 0; i < params.size(); ++i) params[i].tensor.sub_(bucket.entries[i].grad, ctx.lr);
-    alg.after_step(params, {}, comm, ctx);
-    std::vector<torch::Tensor> parts{bucket.flat.clone()};
-    for (const auto& p : params) parts.push_back(p.tensor.reshape({-1}).clone());
+  };
+  auto grads = [](int rank, int64_t step, const std::vector<NamedTensor>& p) {
+    std::vector<torch::Tensor> g;
+    for (size_t i = 0; i < p.size(); ++i) {
+      auto gen = make_generator(77, rank, step, i);
+      g.push_back(torch::randn(p[i].tensor.sizes(), gen) + 0.1 * p[i].tensor);
+    }
+    return g;
+  };
+  std::vector<torch::Tensor> out;
+  for (const auto& step : testing::train_steps(alg, params, comm, from, to, grads, options)) {
+    std::vector<torch::Tensor> parts;
+    for (const auto& g : step.grads) parts.push_back(g.reshape({-1}));
+    for (const auto& p : step.params) parts.push_back(p.reshape({-1}));
     out.push_back(torch::cat(parts));
   }
   return out;

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <mutex>
@@ -15,20 +14,15 @@
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 
 namespace {
 
-using ::cedar::testing::bucket_of_shapes;
-using ::cedar::testing::randn_seeded;
-
-std::unique_ptr<Algorithm> make(const std::string& yaml) {
-  return dgc_algorithm().make(YAML::Load(yaml), Source{}, nullptr);
-}
-
-
+using testing::bucket_of_shapes;
+using testing::make_algorithm;
+using testing::randn_seeded;
 
 torch::Tensor flat(GradBucket& b, size_t i) { return b.entries[i].grad.reshape({-1}); }
 
@@ -43,7 +37,7 @@ void expect_topk_superset(const torch::Tensor& sent, const torch::Tensor& v, int
 }
 
 TEST(Dgc, WarmupSchedule) {
-  auto algo = make("{}");
+  auto algo = make_algorithm("dgc", "{}");
   LocalCommunicator comm;
   auto bucket = bucket_of_shapes({{10, 10}});
   const double expect[] = {0.75, 0.9375, 0.984375, 0.99609375, 0.999, 0.999};
@@ -57,7 +51,7 @@ TEST(Dgc, WarmupSchedule) {
     EXPECT_DOUBLE_EQ(ctx.stats["dgc.sparsity"], expect[epoch]) << "epoch " << epoch;
   }
   EXPECT_NEAR(expect[3], 0.996, 1e-3);  // the paper's rounded 99.6%
-  auto custom = make("{sparsity: 0.99, warmup_epochs: 2}");
+  auto custom = make_algorithm("dgc", "{sparsity: 0.99, warmup_epochs: 2}");
   const double expect2[] = {0.75, 0.9375, 0.99};
   for (int epoch = 0; epoch <= 2; ++epoch) {
     StepContext ctx;
@@ -73,7 +67,7 @@ TEST(Dgc, SampledThresholdOnOneMillion) {
   const int64_t n = 1 << 20, k = 1049;  // ⌈0.001·2^20⌉
   for (int dist = 0; dist < 3; ++dist) {
     for (int seed = 0; seed < 3; ++seed) {
-      auto algo = make("{warmup_epochs: 0}");
+      auto algo = make_algorithm("dgc", "{warmup_epochs: 0}");
       LocalCommunicator comm;
       auto bucket = bucket_of_shapes({{1024, 1024}});
       auto g = randn_seeded(n, 500 + seed);
@@ -82,9 +76,7 @@ TEST(Dgc, SampledThresholdOnOneMillion) {
       bucket.flat.copy_(g);
       StepContext ctx;
       ctx.seed = seed;
-      auto t0 = std::chrono::steady_clock::now();
       algo->reduce_gradients(bucket, comm, ctx);
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       auto out = flat(bucket, 0);
       auto sent = out.ne(0);
       expect_topk_superset(sent, g, k);
@@ -92,25 +84,17 @@ TEST(Dgc, SampledThresholdOnOneMillion) {
       EXPECT_EQ(ctx.stats["dgc.k"], k);
       EXPECT_EQ(ctx.stats["dgc.selected"], sent.sum().item<double>());
       EXPECT_EQ(ctx.stats["dgc.payload_bytes"], 8 * ctx.stats["dgc.selected"]);
-      if (seed == 0)
-        std::cout << "[dist " << dist << "] selected " << ctx.stats["dgc.selected"] << " for k "
-                  << k << " in " << secs * 1e3 << " ms\n";
     }
   }
-  auto g = randn_seeded(n, 1);
-  auto t0 = std::chrono::steady_clock::now();
-  auto top = torch::topk(g.abs(), k);
-  EXPECT_EQ(std::get<0>(top).numel(), k);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "exact torch::topk of the same size: " << secs * 1e3 << " ms\n";
 }
 
 // Three steps against the rule written out: u <- m u + g; v <- v + u; zero u and v where sent.
 void momentum_oracle(bool masking, bool nesterov) {
   const double m = 0.9;
-  auto algo =
-      make(std::string("{sparsity: 0.9, warmup_epochs: 0, momentum_masking: ") +
-           (masking ? "true" : "false") + ", nesterov: " + (nesterov ? "true" : "false") + "}");
+  auto algo = make_algorithm(
+      "dgc", std::string("{sparsity: 0.9, warmup_epochs: 0, momentum_masking: ") +
+                 (masking ? "true" : "false") + ", nesterov: " + (nesterov ? "true" : "false") +
+                 "}");
   LocalCommunicator comm;
   auto bucket = bucket_of_shapes({{40, 25}, {40}});
   auto u = torch::zeros({1000}), v = torch::zeros({1000}), ub = torch::zeros({40});
@@ -169,7 +153,7 @@ TEST_P(DgcRanks, LocalClippingScalesToThresholdOverSqrtP) {
   const int n = GetParam();
   for (double scale : {10.0, 0.01}) {
     run_ranks(n, [&](Communicator& comm) {
-      auto algo = make("{sparsity: 0.9, warmup_epochs: 0, clip_norm: 1.0}");
+      auto algo = make_algorithm("dgc", "{sparsity: 0.9, warmup_epochs: 0, clip_norm: 1.0}");
       auto bucket = bucket_of_shapes({{40, 25}, {40}});
       auto g = randn_seeded(1000, 1) * scale, gb = randn_seeded(40, 2) * 5;
       flat(bucket, 0).copy_(g);
@@ -207,7 +191,7 @@ TEST_P(DgcRanks, AgreeAndCountBytes) {
   run_ranks(n, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
-    auto algo = make("{sparsity: 0.99, warmup_epochs: 0}");
+    auto algo = make_algorithm("dgc", "{sparsity: 0.99, warmup_epochs: 0}");
     auto bucket = bucket_of_shapes({{64, 50}, {64}, {30, 30}});
     flat(bucket, 0).copy_(grad_of(r, 64, 50, 100));
     bucket.entries[1].grad.copy_(randn_seeded(64, 200 + r));
@@ -260,7 +244,7 @@ TEST(Dgc, TrainingOracle) {
     loss.backward();
     return std::make_pair(wv.grad().clone(), bv.grad().clone());
   };
-  auto algo = make("{sparsity: 0.9, warmup_epochs: 0, momentum: 0.9}");
+  auto algo = make_algorithm("dgc", "{sparsity: 0.9, warmup_epochs: 0, momentum: 0.9}");
   LocalCommunicator comm;
   auto bucket = bucket_of_shapes({{4, 5}, {4}});
   auto wa = w0.clone(), ba = b0.clone(), wr = w0.clone(), br = b0.clone();
@@ -297,19 +281,7 @@ TEST(Dgc, TrainingOracle) {
 // ResNet-20 (CIFAR, option-A shortcuts: 269,722 parameters) as one bucket on 2 ranks at 99.9%:
 // the metered bytes lie between the bounds k ≤ |S| ≤ 1.3k give, against the dense allreduce.
 TEST(Dgc, ResNet20PayloadPerStep) {
-  std::vector<std::vector<int64_t>> shapes = {{16, 3, 3, 3}, {16}, {16}};
-  auto block = [&](int64_t in, int64_t out) {
-    shapes.push_back({out, in, 3, 3});
-    shapes.push_back({out});
-    shapes.push_back({out});
-    shapes.push_back({out, out, 3, 3});
-    shapes.push_back({out});
-    shapes.push_back({out});
-  };
-  for (int64_t c : {16, 32, 64})
-    for (int i = 0; i < 3; ++i) block(i == 0 && c > 16 ? c / 2 : c, c);
-  shapes.push_back({10, 64});
-  shapes.push_back({10});
+  const auto shapes = testing::resnet20_shapes();
   int64_t total = 0, dense = 0, lo = 8, hi = 8;
   for (const auto& s : shapes) {
     int64_t n = c10::multiply_integers(s);
@@ -325,7 +297,7 @@ TEST(Dgc, ResNet20PayloadPerStep) {
   ASSERT_EQ(total, 269722);
   run_ranks(2, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
-    auto algo = make("{warmup_epochs: 0}");
+    auto algo = make_algorithm("dgc", "{warmup_epochs: 0}");
     auto bucket = bucket_of_shapes(shapes);
     bucket.flat.copy_(randn_seeded(total, 40 + comm.rank()));
     StepContext ctx;
@@ -341,22 +313,21 @@ TEST(Dgc, ResNet20PayloadPerStep) {
 }
 
 TEST(Dgc, ParamsAndInterface) {
-  EXPECT_THROW(make("{sparsity: 1.0}"), ConfigError);
-  EXPECT_THROW(make("{sparsity: -0.1}"), ConfigError);
-  EXPECT_THROW(make("{lower_bound: 1.0}"), ConfigError);
-  EXPECT_THROW(make("{sample_ratio: 0.0001}"), ConfigError);
-  EXPECT_THROW(make("{density: 0.1}"), ConfigError);
-  EXPECT_TRUE(make("{}")->applies_momentum());
+  EXPECT_THROW(make_algorithm("dgc", "{sparsity: 1.0}"), ConfigError);
+  EXPECT_THROW(make_algorithm("dgc", "{sparsity: -0.1}"), ConfigError);
+  EXPECT_THROW(make_algorithm("dgc", "{lower_bound: 1.0}"), ConfigError);
+  EXPECT_THROW(make_algorithm("dgc", "{sample_ratio: 0.0001}"), ConfigError);
+  EXPECT_THROW(make_algorithm("dgc", "{density: 0.1}"), ConfigError);
+  EXPECT_TRUE(make_algorithm("dgc", "{}")->applies_momentum());
   auto info = dgc_algorithm();
   EXPECT_EQ(info.name, "dgc");
   auto docs = info.params();
   ASSERT_EQ(docs.size(), 12u);
   EXPECT_EQ(docs[0].key, "sparsity");
   EXPECT_EQ(docs[0].default_value, "0.999");
-  std::string resolved;
-  info.make(YAML::Load("{sparsity: 0.99}"), Source{}, &resolved);
-  EXPECT_EQ(YAML::Load(resolved)["sparsity"].as<double>(), 0.99) << resolved;
-  EXPECT_EQ(YAML::Load(resolved)["warmup_epochs"].as<int64_t>(), 4) << resolved;
+  YAML::Node resolved = testing::resolved_params("dgc", "{sparsity: 0.99}");
+  EXPECT_EQ(resolved["sparsity"].as<double>(), 0.99) << resolved;
+  EXPECT_EQ(resolved["warmup_epochs"].as<int64_t>(), 4) << resolved;
 }
 
 }  // namespace

@@ -10,8 +10,7 @@
 #include "comm/communicator.h"
 #include "comm/metered_communicator.h"
 #include "comm/nccl_communicator.h"
-#include "tests/unit/algorithm_names.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {

@@ -12,22 +12,14 @@
 #include "algorithms/compressor.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 
 namespace {
 
-std::unique_ptr<Algorithm> make(const std::string& yaml) {
-  return lag_algorithm().make(YAML::Load(yaml), Source{}, nullptr);
-}
-
-GradBucket bucket_for(const NamedTensor& p, int64_t index) {
-  GradBucket b;
-  b.index = index;
-  b.flat = torch::zeros({p.tensor.numel()});
-  b.entries.push_back({p.name, p.tensor, b.flat.view(p.tensor.sizes())});
-  return b;
-}
+using testing::bucket_of_params;
+using testing::make_algorithm;
 
 TEST(Lag, HandComputedSkipAndUpload) {
   // D = 1, xi = 1, lr 0.5: threshold = ||theta^1 - theta^0||^2 / lr^2 = 0.0625 / 0.25 = 0.25.
@@ -38,10 +30,10 @@ TEST(Lag, HandComputedSkipAndUpload) {
   run_ranks(2, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
-    auto alg = make("{history: 1, xi: 1}");
+    auto alg = make_algorithm("lag", "{history: 1, xi: 1}");
     std::vector<NamedTensor> params = {{"w", torch::ones({2})}};
     alg->setup(params, comm);
-    auto b = bucket_for(params[0], 0);
+    auto b = bucket_of_params({params[0]}, 0);
 
     StepContext ctx;
     ctx.lr = 0.5;
@@ -86,10 +78,10 @@ TEST(Lag, HistoryWeightsTheLastDMoves) {
   // D = 2, xi = 0.5, lr 1: after moves of 9, 4 and 1 only the last two count:
   // threshold = 0.5/2 * (1 + 4).
   LocalCommunicator comm;
-  auto alg = make("{history: 2, xi: 0.5}");
+  auto alg = make_algorithm("lag", "{history: 2, xi: 0.5}");
   std::vector<NamedTensor> params = {{"w", torch::zeros({1})}};
   alg->setup(params, comm);
-  auto b = bucket_for(params[0], 0);
+  auto b = bucket_of_params({params[0]}, 0);
   for (float to : {3.0f, 5.0f, 4.0f}) {  // moves 9, 4, 1
     StepContext ctx;
     ctx.lr = 1;
@@ -126,11 +118,12 @@ int check_against_replay(int steps, const std::function<double(int)>& lr_at, int
   run_ranks(n, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
-    auto alg = make("{history: 3, xi: 1}");
+    auto alg = make_algorithm("lag", "{history: 3, xi: 1}");
     std::vector<NamedTensor> params = {{"a", torch::ones({5})}, {"b", torch::ones({3})}};
     alg->setup(params, comm);
     // Two buckets, in the trainer's reverse order: bucket 0 holds "b", bucket 1 holds "a".
-    std::vector<GradBucket> buckets = {bucket_for(params[1], 0), bucket_for(params[0], 1)};
+    std::vector<GradBucket> buckets = {bucket_of_params({params[1]}, 0),
+                                       bucket_of_params({params[0]}, 1)};
     Log log;
     for (int k = 0; k < steps; ++k) {
       buckets[0].flat.copy_(grad(r, k, 3, 1));

@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <mutex>
-
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/compressor.h"
@@ -13,6 +11,7 @@
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
 #include "runner/train/optimizer.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 
@@ -40,9 +39,7 @@ struct RunOptions {
 std::vector<StepLog> train(int n, const RunOptions& o) {
   torch::manual_seed(11);
   torch::nn::Linear init(4, 3);
-  std::vector<StepLog> logs(n);
-  std::mutex mu;
-  run_ranks(n, [&](Communicator& inner) {
+  return testing::on_ranks(n, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     const int r = comm.rank();
     torch::nn::Linear model(4, 3);
@@ -66,8 +63,7 @@ std::vector<StepLog> train(int n, const RunOptions& o) {
     cfg.momentum = o.momentum;
     cfg.weight_decay = 1e-2;
     SgdOptimizer opt(tensors, grads, cfg, MomentumPlan{});
-    const auto& info = o.algorithm == "dense" ? dense_sgd_algorithm() : local_sgd_algorithm();
-    auto alg = info.make(YAML::Load(o.yaml), Source{}, nullptr);
+    auto alg = testing::make_algorithm(o.algorithm, o.yaml);
     alg->setup(params, comm);
     std::vector<NamedTensor> buffers;
     for (const auto& b : o.extra_buffers) buffers.push_back({b.name, b.tensor.clone()});
@@ -93,10 +89,8 @@ std::vector<StepLog> train(int n, const RunOptions& o) {
       log.payload.push_back(comm.step().payload_bytes);
       log.calls.push_back(comm.step().calls);
     }
-    std::lock_guard<std::mutex> lock(mu);
-    logs[r] = log;
+    return log;
   });
-  return logs;
 }
 
 constexpr int64_t kModelBytes = 4 * (4 * 3 + 3);

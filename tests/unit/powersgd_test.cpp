@@ -14,33 +14,16 @@
 #include "runner/train/buckets.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 void powersgd_orthonormalize(at::Tensor p, double epsilon);
 
 namespace {
 
-std::unique_ptr<Algorithm> make(const std::string& yaml) {
-  return powersgd_algorithm().make(YAML::Load(yaml), Source{}, nullptr);
-}
-
-using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
-
-// A bucket whose entries are views into one flat buffer, as runner/train/buckets.cpp builds them.
-GradBucket make_bucket(const Shapes& shapes, int64_t index = 0) {
-  int64_t total = 0;
-  for (const auto& s : shapes) total += c10::multiply_integers(s.second);
-  GradBucket b;
-  b.index = index;
-  b.flat = torch::zeros({total});
-  int64_t off = 0;
-  for (const auto& s : shapes) {
-    int64_t n = c10::multiply_integers(s.second);
-    b.entries.push_back({s.first, torch::zeros(s.second), b.flat.narrow(0, off, n).view(s.second)});
-    off += n;
-  }
-  return b;
-}
+using Shapes = testing::NamedShapes;
+using testing::bucket_of_named_shapes;
+using testing::make_algorithm;
 
 // Gradient of `rank` at `step` for every entry (deterministic, different per rank).
 std::vector<at::Tensor> grads_for(const Shapes& shapes, int rank, int64_t step) {
@@ -78,8 +61,8 @@ TEST(PowerSgd, ErrorFeedbackKeepsLocalMEqualToApproximationPlusError) {
   // Per rank: e_t = (g_t + e_{t-1}) - out_t, so e_T = sum_t g_t - sum_t out_t. The algorithm logs
   // ||e_T||^2, which must equal that of the telescoped sum for the LOCAL gradients.
   run_ranks(2, [](Communicator& comm) {
-    auto alg = make("{rank: 1}");
-    auto b = make_bucket(kShapes);
+    auto alg = make_algorithm("powersgd", "{rank: 1}");
+    auto b = bucket_of_named_shapes(kShapes);
     at::Tensor sum_g = torch::zeros({16, 72}), sum_out = torch::zeros({16, 72});
     at::Tensor sum_g2 = torch::zeros({10, 16}), sum_out2 = torch::zeros({10, 16});
     for (int64_t step = 0; step < 4; ++step) {
@@ -103,8 +86,8 @@ TEST(PowerSgd, ErrorFeedbackKeepsLocalMEqualToApproximationPlusError) {
 TEST(PowerSgd, OutputIsAnOrthogonalProjectionOfM) {
   // One rank: out = P P^T M with orthonormal P, so (M - out) is orthogonal to out.
   LocalCommunicator comm;
-  auto alg = make("{rank: 2, error_feedback: false}");
-  auto b = make_bucket({{"w", {20, 30}}});
+  auto alg = make_algorithm("powersgd", "{rank: 2, error_feedback: false}");
+  auto b = bucket_of_named_shapes({{"w", {20, 30}}});
   auto m = grads_for({{"w", {20, 30}}}, 0, 0)[0];
   fill(b, {m});
   StepContext ctx;
@@ -118,9 +101,9 @@ TEST(PowerSgd, OutputIsAnOrthogonalProjectionOfM) {
 TEST(PowerSgd, FullRankReconstructsTheAverageGradient) {
   for (int n : {1, 2}) {
     run_ranks(n, [n](Communicator& comm) {
-      auto alg = make("{rank: 4, min_compression_rate: 0}");
+      auto alg = make_algorithm("powersgd", "{rank: 4, min_compression_rate: 0}");
       Shapes shapes = {{"w", {4, 6}}, {"k", {6, 2, 2, 1}}};
-      auto b = make_bucket(shapes);
+      auto b = bucket_of_named_shapes(shapes);
       for (int64_t step = 0; step < 2; ++step) {
         fill(b, grads_for(shapes, comm.rank(), step));
         StepContext ctx;
@@ -144,8 +127,8 @@ TEST(PowerSgd, FullRankReconstructsTheAverageGradient) {
 TEST(PowerSgd, PayloadBytesEqualTheFormulaInThreeAllreduces) {
   run_ranks(2, [](Communicator& inner) {
     MeteredCommunicator comm(inner);
-    auto alg = make("{rank: 2, start_powersgd_iter: 1}");
-    auto b = make_bucket(kShapes);
+    auto alg = make_algorithm("powersgd", "{rank: 2, start_powersgd_iter: 1}");
+    auto b = bucket_of_named_shapes(kShapes);
     const int64_t dense = 4 * (16 * 72 + 16 + 10 * 16 + 12);
     const int64_t compressed = 4 * ((16 + 72) * 2 + (10 + 16) * 2) + 4 * (16 + 12);
     for (int64_t step = 0; step < 3; ++step) {
@@ -165,8 +148,8 @@ TEST(PowerSgd, RanksAgreeBitForBit) {
     std::vector<std::vector<at::Tensor>> out(n);
     std::mutex mu;
     run_ranks(n, [&](Communicator& comm) {
-      auto alg = make("{rank: 2}");
-      auto b = make_bucket(kShapes);
+      auto alg = make_algorithm("powersgd", "{rank: 2}");
+      auto b = bucket_of_named_shapes(kShapes);
       std::vector<at::Tensor> mine;
       for (int64_t step = 0; step < 3; ++step) {
         fill(b, grads_for(kShapes, comm.rank(), step));
@@ -232,8 +215,8 @@ TEST(PowerSgd, MatchesPlainReferenceForThreeSteps) {
   }
 
   run_ranks(n, [&](Communicator& comm) {
-    auto alg = make("{rank: 2}");
-    auto b = make_bucket(shapes, /*index=*/3);
+    auto alg = make_algorithm("powersgd", "{rank: 2}");
+    auto b = bucket_of_named_shapes(shapes, /*index=*/3);
     for (int64_t step = 0; step < 3; ++step) {
       fill(b, grads_for(shapes, comm.rank(), step));
       StepContext ctx;
@@ -269,7 +252,7 @@ TEST(PowerSgd, ResNet20Rank2BytesPerStep) {
   run_ranks(2, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     auto buckets = make_buckets(params, 25 * 1024 * 1024);
-    auto alg = make("{rank: 2}");
+    auto alg = make_algorithm("powersgd", "{rank: 2}");
     StepContext ctx;
     for (auto& b : buckets) {
       b.flat.normal_();

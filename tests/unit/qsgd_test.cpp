@@ -1,115 +1,48 @@
-// Bit packing (round trip, exact sizes, documented layout) and QSGD (Alistarh et al. 2017):
-// levels and signs of the decoded values, unbiasedness and the paper's variance bound over many
-// seeds, a plain-LibTorch oracle on 2 ranks, agreement and exact byte counts on 2 and 4 ranks;
-// bytes per step of every quantizer for ResNet-20's gradients.
+// QSGD (Alistarh et al. 2017): levels and signs of the decoded values, unbiasedness and the
+// paper's variance bound over many seeds, a plain-LibTorch oracle on 2 ranks, agreement and exact
+// byte counts on 2 and 4 ranks and for ResNet-20's gradients; and its codec: the chunked encoder
+// and decoder produce the documented format (fp32 norms, then the (bits + 1)-bit codes of
+// bit_packing.h) across chunk, bucket and byte boundaries with the documented uniforms
+// (counter_rng.h).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/bit_packing.h"
+#include "algorithms/compressors.h"
 #include "algorithms/compressor.h"
 #include "algorithms/counter_rng.h"
 #include "comm/bus_bytes.h"
-#include "comm/inprocess_communicator.h"
-#include "comm/metered_communicator.h"
-#include "tests/unit/bucket_fixtures.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
-AlgorithmInfo fp16_algorithm();
-
 namespace {
 
-using ::cedar::testing::bucket_of_grads;
+using testing::ceil_div;
+using testing::same_bits;
+using testing::StepOptions;
 
 constexpr uint64_t kSeed = 1234;
+constexpr int64_t kBucketIndex = 2;  // of the multi-rank steps
 
-std::unique_ptr<Algorithm> make(const AlgorithmInfo& info, const std::string& yaml) {
-  return info.make(YAML::Load(yaml), Source{}, nullptr);
-}
 std::unique_ptr<Algorithm> make_qsgd(const std::string& yaml) {
-  return make(qsgd_algorithm(), yaml);
+  return testing::make_algorithm("qsgd", yaml);
 }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-
-// Runs one reduce_gradients of `alg` on a single rank (LocalCommunicator) at `step`.
+// One reduce_gradients of `alg` on a single rank at `step` (bucket 0, lr 0.1).
 at::Tensor reduce_once(Algorithm& alg, const at::Tensor& v, int64_t step) {
-  LocalCommunicator comm;
-  GradBucket b = bucket_of_grads({v});
-  StepContext ctx;
-  ctx.step = step;
-  ctx.seed = kSeed;
-  ctx.lr = 0.1;
-  alg.reduce_gradients(b, comm, ctx);
-  return b.entries[0].grad.clone();
+  return testing::reduce_once(alg, v, step, StepOptions{kSeed});
 }
 
 int64_t qsgd_bytes(int64_t n, int bits, int64_t bucket) {
   return 4 * ((n + bucket - 1) / bucket) + (n * (bits + 1) + 7) / 8;
-}
-
-// ---------------------------------------------------------------- bit packing
-
-TEST(BitPacking, RoundTripsEveryWidthWithExactSizes) {
-  at::Generator gen = make_generator(7, 0, 0);
-  for (int bits = 1; bits <= kMaxPackedBits; ++bits) {
-    for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 1001, 4099}) {
-      at::Tensor codes = at::randint(0, int64_t{1} << bits, {n}, gen, at::kLong);
-      at::Tensor packed = pack_bits(codes, bits);
-      ASSERT_EQ(packed.numel(), (n * bits + 7) / 8) << "bits " << bits << " n " << n;
-      ASSERT_EQ(packed.scalar_type(), at::kByte);
-      at::Tensor back = unpack_bits(packed, n, bits);
-      EXPECT_EQ(back.scalar_type(), bits <= 8 ? at::kByte : at::kInt);
-      ASSERT_TRUE(torch::equal(back.to(at::kLong), codes)) << "bits " << bits << " n " << n;
-      // Any integer input type gives the same bytes.
-      at::Tensor as_int = pack_bits(codes.to(at::kInt), bits);
-      EXPECT_TRUE(torch::equal(as_int, packed));
-    }
-  }
-  at::Tensor flags = torch::tensor({true, false, true, true, false, false, false, false, true});
-  at::Tensor packed = pack_bits(flags, 1);
-  ASSERT_EQ(packed.numel(), 2);
-  EXPECT_EQ(packed[0].item<int>(), 0b00001101);
-  EXPECT_EQ(packed[1].item<int>(), 1);
-}
-
-TEST(BitPacking, LittleEndianLayoutAsDocumented) {
-  // b = 2, codes {1, 2, 3}: 1 | 2<<2 | 3<<4.
-  at::Tensor p2 = pack_bits(torch::tensor({1, 2, 3}, at::kByte), 2);
-  ASSERT_EQ(p2.numel(), 1);
-  EXPECT_EQ(p2[0].item<int>(), 0b00111001);
-  // b = 3, codes {5, 6, 7}: stream bits 0-2 = 5, 3-5 = 6, 6-8 = 7 (crossing into byte 1).
-  at::Tensor p3 = pack_bits(torch::tensor({5, 6, 7}, at::kInt), 3);
-  ASSERT_EQ(p3.numel(), 2);
-  EXPECT_EQ(p3[0].item<int>(), 5 | 6 << 3 | (7 & 3) << 6);
-  EXPECT_EQ(p3[1].item<int>(), 7 >> 2);
-  // b = 9: code 0x1ff then 0x001: byte0 = 0xff, byte1 = 0x01 | 0x01 << 1, byte2 = 0.
-  at::Tensor p9 = pack_bits(torch::tensor({0x1ff, 1}, at::kInt), 9);
-  ASSERT_EQ(p9.numel(), 3);
-  EXPECT_EQ(p9[0].item<int>(), 0xff);
-  EXPECT_EQ(p9[1].item<int>(), 0x03);
-  EXPECT_EQ(p9[2].item<int>(), 0);
-}
-
-TEST(BitPacking, RejectsBadWidthsCodesAndSizes) {
-  at::Tensor codes = torch::tensor({0, 1, 2, 3}, at::kInt);
-  EXPECT_THROW(pack_bits(codes, 0), std::invalid_argument);
-  EXPECT_THROW(pack_bits(codes, kMaxPackedBits + 1), std::invalid_argument);
-  EXPECT_THROW(pack_bits(codes, 1), std::invalid_argument);  // 2 and 3 need 2 bits
-  EXPECT_THROW(pack_bits(torch::tensor({1, -1}, at::kInt), 8), std::invalid_argument);
-  EXPECT_THROW(pack_bits(torch::ones({3}), 8), std::invalid_argument);  // floats are not codes
-  at::Tensor packed = pack_bits(codes, 2);
-  EXPECT_THROW(unpack_bits(packed, 5, 2), std::invalid_argument);
-  EXPECT_THROW(unpack_bits(packed, 4, 0), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------- QSGD
@@ -120,9 +53,7 @@ TEST(Qsgd, ParametersAreValidated) {
   EXPECT_THROW(make_qsgd("{bucket_size: 0}"), ConfigError);
   EXPECT_THROW(make_qsgd("{norm: l1}"), ConfigError);
   EXPECT_THROW(make_qsgd("{levels: 3}"), ConfigError);
-  std::string resolved;
-  qsgd_algorithm().make(YAML::Load("{}"), Source{}, &resolved);
-  YAML::Node r = YAML::Load(resolved);
+  YAML::Node r = testing::resolved_params("qsgd");
   EXPECT_EQ(r["bits"].as<int>(), 4);
   EXPECT_EQ(r["bucket_size"].as<int>(), 512);
   EXPECT_EQ(r["norm"].as<std::string>(), "l2");
@@ -215,36 +146,11 @@ TEST(Qsgd, ReproducibleFromSeedRankAndStep) {
 
 // ---------------------------------------------------------------- multi-rank
 
-struct StepResult {
-  std::vector<at::Tensor> grads;
-  CommCounters comm;
-};
-
-// Runs `steps` reduce_gradients of one algorithm per rank on P in-process ranks through a
-// MeteredCommunicator; grads_of(rank, step) gives the rank's gradients. Returns [rank][step].
-std::vector<std::vector<StepResult>> run_steps(
-    int P, const AlgorithmInfo& info, const std::string& yaml, int steps,
-    const std::function<std::vector<at::Tensor>(int, int64_t)>& grads_of) {
-  std::vector<std::unique_ptr<Algorithm>> algs;
-  for (int r = 0; r < P; ++r) algs.push_back(make(info, yaml));
-  std::vector<std::vector<StepResult>> out(P);
-  run_ranks(P, [&](Communicator& inner) {
-    MeteredCommunicator comm(inner);
-    const int r = comm.rank();
-    for (int64_t t = 0; t < steps; ++t) {
-      GradBucket b = bucket_of_grads(grads_of(r, t), /*index=*/2);
-      StepContext ctx;
-      ctx.step = t;
-      ctx.seed = kSeed;
-      ctx.lr = 0.1;
-      comm.reset_step();
-      algs[r]->reduce_gradients(b, comm, ctx);
-      StepResult res{{}, comm.step()};
-      for (auto& e : b.entries) res.grads.push_back(e.grad.clone());
-      out[r].push_back(res);
-    }
-  });
-  return out;
+// `steps` steps of QSGD with `yaml` on P in-process ranks (bucket 2, lr 0.1): [rank][step].
+std::vector<std::vector<testing::StepResult>> run_steps(int P, const std::string& yaml, int steps,
+                                                        const testing::GradsOf& grads_of) {
+  return testing::run_steps(P, "qsgd", yaml, steps, grads_of,
+                            StepOptions{kSeed, kBucketIndex});
 }
 
 std::vector<at::Tensor> rank_grads(int r, int64_t t) {
@@ -279,11 +185,11 @@ at::Tensor reference_qsgd(const at::Tensor& g, int bits, int64_t B, at::Generato
 TEST(Qsgd, OracleMatchesAPlainLibTorchReferenceOnTwoRanks) {
   const int P = 2, bits = 3;
   const int64_t B = 64;
-  auto results = run_steps(P, qsgd_algorithm(), "{bits: 3, bucket_size: 64}", 3, rank_grads);
+  auto results = run_steps(P, "{bits: 3, bucket_size: 64}", 3, rank_grads);
   for (int64_t t = 0; t < 3; ++t) {
     std::vector<at::Tensor> expected;
     for (int r = 0; r < P; ++r) {
-      at::Generator gen = make_generator(kSeed, r, t, /*stream=bucket index*/ 2);
+      at::Generator gen = make_generator(kSeed, r, t, /*stream=*/kBucketIndex);
       auto grads = rank_grads(r, t);
       for (size_t i = 0; i < grads.size(); ++i) {
         at::Tensor q = reference_qsgd(grads[i], bits, B, gen);
@@ -305,8 +211,7 @@ class QsgdRanks : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(QsgdRanks, AllRanksAgreeAndBytesEqualTheFormula) {
   const int P = std::get<0>(GetParam()), bits = std::get<1>(GetParam());
-  auto results = run_steps(P, qsgd_algorithm(), "{bits: " + std::to_string(bits) + "}", 2,
-                       rank_grads);
+  auto results = run_steps(P, "{bits: " + std::to_string(bits) + "}", 2, rank_grads);
   int64_t formula = 0;
   for (const auto& g : rank_grads(0, 0)) formula += qsgd_bytes(g.numel(), bits, 512);
   for (int r = 0; r < P; ++r) {
@@ -328,83 +233,83 @@ TEST_P(QsgdRanks, AllRanksAgreeAndBytesEqualTheFormula) {
 INSTANTIATE_TEST_SUITE_P(Ranks, QsgdRanks,
                          ::testing::Combine(::testing::Values(2, 4), ::testing::Values(4, 8)));
 
-// ---------------------------------------------------------------- bytes for ResNet-20
-
-std::vector<std::vector<int64_t>> resnet20_shapes() {
-  std::vector<std::vector<int64_t>> s = {{16, 3, 3, 3}, {16}, {16}};
-  int64_t in = 16;
-  for (int64_t width : {16, 32, 64})
-    for (int block = 0; block < 3; ++block) {
-      s.push_back({width, in, 3, 3});
-      s.push_back({width});
-      s.push_back({width});
-      s.push_back({width, width, 3, 3});
-      s.push_back({width});
-      s.push_back({width});
-      in = width;
-    }
-  s.push_back({10, 64});
-  s.push_back({10});
-  return s;
-}
-
-TEST(QuantizerBytes, ResNet20GradientPerStep) {
-  auto shapes = resnet20_shapes();
-  int64_t total = 0, T = static_cast<int64_t>(shapes.size());
+// (bits + 1) bits per value per tensor in whole bytes, and one fp32 norm per bucket of 512 values
+// of a tensor, for 4 (the default) and 8 bits.
+TEST(Qsgd, BytesPerStepForResNet20Gradients) {
+  const auto shapes = testing::resnet20_shapes();
+  int64_t total = 0;
   for (const auto& s : shapes) total += c10::multiply_integers(s);
   ASSERT_EQ(total, 269722);
-  auto grads_of = [&](int r, int64_t t) {
-    std::vector<at::Tensor> g;
-    at::Generator gen = make_generator(11, r, t);
-    for (const auto& s : shapes) g.push_back(torch::randn(s, gen));
-    return g;
-  };
-  auto sum_over = [&](const std::function<int64_t(int64_t)>& per_tensor) {
-    int64_t b = 0;
-    for (const auto& s : shapes) b += per_tensor(c10::multiply_integers(s));
-    return b;
-  };
-  struct Case {
-    AlgorithmInfo info;
-    std::string yaml;
-    int64_t formula;
-  };
-  auto qsgd_bits = [&](int bits) {
-    return sum_over([bits](int64_t n) { return 4 * ceil_div(n, 512) + ceil_div((bits + 1) * n, 8); });
-  };
-  const std::vector<Case> cases = {
-      {qsgd_algorithm(), "{}", qsgd_bits(4)},
-      {qsgd_algorithm(), "{bits: 8}", qsgd_bits(8)},
-      {terngrad_algorithm(), "{}", 4 * T + sum_over([](int64_t n) { return ceil_div(n, 4); })},
-      {signsgd_algorithm(), "{}", sum_over([](int64_t n) { return ceil_div(n, 8); })},
-      {ef_signsgd_algorithm(), "{}", sum_over([](int64_t n) { return 4 + ceil_div(n, 8); })},
-      {fp16_algorithm(), "{}", 2 * total},
-  };
-  const double dense = 4.0 * total;
-  for (const auto& c : cases) {
-    auto res = run_steps(2, c.info, c.yaml, 1, grads_of);
-    EXPECT_EQ(res[0][0].comm.payload_bytes, c.formula) << c.info.name << " " << c.yaml;
-    EXPECT_EQ(res[1][0].comm.payload_bytes, c.formula) << c.info.name << " " << c.yaml;
-    // Encode + decode time of one step on one rank (informative, not asserted).
-    auto alg = make(c.info, c.yaml);
-    LocalCommunicator local;
-    GradBucket bucket = bucket_of_grads(grads_of(0, 0));
-    StepContext ctx;
-    ctx.lr = 0.1;
-    const int reps = 5;
-    auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < reps; ++k) {
-      ctx.step = k;
-      alg->reduce_gradients(bucket, local, ctx);
-    }
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-        reps;
-    std::printf("%-10s %-10s %7lld bytes/rank/step = %.4f of dense fp32 (%.2fx less), %lld "
-                "tensors; encode+decode %.2f ms/step on 1 rank\n",
-                c.info.name.c_str(), c.yaml.c_str(), static_cast<long long>(c.formula),
-                c.formula / dense, dense / c.formula, static_cast<long long>(T), ms);
+  for (int bits : {4, 8}) {
+    int64_t formula = 0;
+    for (const auto& s : shapes) formula += qsgd_bytes(c10::multiply_integers(s), bits, 512);
+    const std::string yaml = bits == 4 ? "{}" : "{bits: 8}";
+    for (int64_t bytes : testing::resnet20_step_payloads("qsgd", yaml))
+      EXPECT_EQ(bytes, formula) << yaml;
   }
+}
+
+// ---------------------------------------------------------------- the codec
+
+// QSGD's encoding written out plainly from its documented rule (algorithms/qsgd.cpp).
+at::Tensor qsgd_reference(const at::Tensor& x, int bits, int64_t bucket, at::Generator& gen) {
+  const int64_t n = x.numel(), m = (n + bucket - 1) / bucket;
+  const float s = static_cast<float>((1u << bits) - 1);
+  std::vector<float> u(static_cast<size_t>(n));
+  CounterUniforms(draw_key(gen)).fill(0, n, u.data());
+  const float* xp = x.data_ptr<float>();
+  const float* up = u.data();
+  std::vector<float> norms(m);
+  at::Tensor codes = at::empty({n}, at::kInt);
+  int32_t* cp = codes.data_ptr<int32_t>();
+  for (int64_t b = 0; b < m; ++b) {
+    const int64_t lo = b * bucket, hi = std::min(n, lo + bucket);
+    // Eight partial sums, element i of the bucket into sum i mod 8, added pairwise.
+    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t i = lo; i < hi; ++i) sq[(i - lo) % 8] += static_cast<double>(xp[i]) * xp[i];
+    norms[b] = static_cast<float>(
+        std::sqrt(((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]))));
+    for (int64_t i = lo; i < hi; ++i) {
+      float a = std::fabs(xp[i]) * (norms[b] > 0 ? s / norms[b] : 0.0f);
+      if (!(a <= s)) a = s;
+      const float l = std::floor(a);
+      const int level = static_cast<int>(l) + (up[i] < a - l ? 1 : 0);
+      cp[i] = level | (level && xp[i] < 0 ? 1 << bits : 0);
+    }
+  }
+  at::Tensor head = at::from_blob(norms.data(), {m}, at::kFloat).clone();
+  return at::cat({as_bytes(head), pack_bits(codes, bits + 1)});
+}
+
+TEST(QsgdCodec, ChunkedEncoderWritesTheDocumentedFormat) {
+  for (int bits : {1, 2, 3, 4, 5, 6, 7, 8})
+    for (int64_t bucket : {1, 7, 512, 5000})
+      for (int64_t n : {1, 13, 4096, 4099, 9001}) {
+        at::Tensor x = at::randn({n}, make_generator(n + bits, 1, 0));
+        if (n > 10) {
+          x[3] = 0.0f;
+          x[5] = -0.0f;
+        }
+        auto codec = make_qsgd_compressor(bits, bucket, false);
+        at::Generator g1 = make_generator(9, 0, bucket), g2 = make_generator(9, 0, bucket);
+        at::Tensor payload = codec->compress(x, g1);
+        ASSERT_TRUE(same_bits(payload, qsgd_reference(x, bits, bucket, g2)))
+            << bits << " bits, buckets of " << bucket << ", " << n << " elements";
+        // Decoding: level * norm / s with the code's sign, per bucket.
+        const int64_t head_bytes = 4 * ((n + bucket - 1) / bucket);
+        at::Tensor head = from_bytes(payload.narrow(0, 0, head_bytes), at::kFloat);
+        at::Tensor codes =
+            unpack_bits(payload.narrow(0, head_bytes, payload.numel() - head_bytes), n, bits + 1)
+                .to(at::kInt);
+        at::Tensor decoded = codec->decompress(payload, n);
+        const float s = static_cast<float>((1u << bits) - 1);
+        for (int64_t i = 0; i < n; i += std::max<int64_t>(1, n / 97)) {
+          const int c = codes[i].item<int>();
+          const float unit = head[i / bucket].item<float>() / s;
+          const float value = static_cast<float>(c & ((1 << bits) - 1)) * unit;
+          ASSERT_EQ(decoded[i].item<float>(), (c >> bits) ? -value : value) << i;
+        }
+      }
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// The codec interface (algorithms/compressor.h): draw_key advances its generator and follows the
+// generator's seed, and decompress_into writes the values decompress returns into caller storage
+// (also through non-temporal stores, aligned or not) for the codecs with their own fast path.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "algorithms/compressors.h"
+#include "algorithms/bit_packing.h"
+#include "algorithms/compressor.h"
+#include "tests/unit/algorithm_harness.h"
+
+namespace cedar {
+namespace {
+
+using testing::same_bits;
+
+TEST(Compressor, DrawKeyAdvancesTheGeneratorAndFollowsItsSeed) {
+  at::Generator a = make_generator(3, 0, 0), b = make_generator(3, 0, 0);
+  at::Generator c = make_generator(4, 0, 0);
+  const uint64_t k1 = draw_key(a), k2 = draw_key(a);
+  EXPECT_NE(k1, k2);
+  EXPECT_EQ(k1, draw_key(b));
+  EXPECT_EQ(k2, draw_key(b));
+  EXPECT_NE(k1, draw_key(c));
+}
+
+// decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
+// small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view.
+TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {
+  const int64_t big = kStreamingBytes / 4 + 1003;
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  auto sign = make_sign_compressor();
+  for (Compressor* codec : {qsgd.get(), sign.get()})
+    for (int64_t n : {int64_t{1}, int64_t{4099}, big}) {
+      at::Tensor x = at::randn({n}, make_generator(n, 2, 0));
+      at::Generator gen = make_generator(1, 0, 0);
+      at::Tensor payload = codec->compress(x, gen);
+      at::Tensor expected = codec->decompress(payload, n);
+      at::Tensor buffer = at::full({n + 1}, 7.0f);
+      for (int64_t offset : {0, 1}) {  // offset 1: 4 bytes off the 16-byte alignment
+        at::Tensor out = buffer.narrow(0, offset, n);
+        codec->decompress_into(payload, out);
+        ASSERT_TRUE(same_bits(out.contiguous(), expected)) << n << " elements, offset " << offset;
+      }
+    }
+  at::Tensor x = at::randn({100});
+  at::Generator gen = make_generator(1, 0, 0);
+  for (Compressor* codec : {qsgd.get(), sign.get()}) {
+    at::Tensor payload = codec->compress(x, gen);
+    at::Tensor wrong_type = at::empty({100}, at::kDouble);
+    at::Tensor strided = at::empty({200}).slice(0, 0, 200, 2);
+    at::Tensor wrong_size = at::empty({92});  // 12 sign bytes, not 13
+    EXPECT_THROW(codec->decompress_into(payload, wrong_type), std::invalid_argument);
+    EXPECT_THROW(codec->decompress_into(payload, strided), std::invalid_argument);
+    EXPECT_THROW(codec->decompress_into(payload, wrong_size), std::invalid_argument);
+  }
+}
+
+}  // namespace
+}  // namespace cedar
