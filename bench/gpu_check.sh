@@ -36,8 +36,7 @@ SUMMARY="$OUT/summary.md"
 
 echo "## Unit tests" >> "$SUMMARY"
 echo >> "$SUMMARY"
-for t in gpu_test checkpoint_test comm_test models_test optimizer_test dgc_test qsgd_test quantizers_test \
-         sparsify_test powersgd_test lag_test local_sgd_test lars_test; do
+for t in gpu_test checkpoint_test comm_test models_test optimizer_test algorithms_test lars_test; do
   [ -x "$BUILD/tests/$t" ] || { echo "- $t: not built" >> "$SUMMARY"; continue; }
   start=$(date +%s.%N)
   timeout 300 "$BUILD/tests/$t" --gtest_brief=1 > "$OUT/$t.log" 2>&1; rc=$?
