@@ -71,7 +71,7 @@
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {

@@ -30,12 +30,12 @@
 #include <string>
 
 #include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressed_exchange.h"
-#include "algorithms/error_feedback.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/exchange/compressed_exchange.h"
+#include "algorithms/exchange/error_feedback.h"
 #include "comm/communicator.h"
 
 namespace cedar {

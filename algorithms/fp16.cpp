@@ -21,9 +21,9 @@
 
 
 #include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressed_exchange.h"
+#include "algorithms/exchange/compressed_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {

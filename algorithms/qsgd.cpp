@@ -45,11 +45,11 @@
 #endif
 
 #include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressed_exchange.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/exchange/compressed_exchange.h"
+#include "algorithms/codecs/counter_rng.h"
 #include "comm/communicator.h"
 
 namespace cedar {

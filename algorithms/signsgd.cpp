@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressed_exchange.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/exchange/compressed_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {

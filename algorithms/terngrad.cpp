@@ -44,9 +44,9 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
 #include "comm/communicator.h"
 
 namespace cedar {

@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {

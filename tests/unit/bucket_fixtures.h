@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 
 namespace cedar::testing {
 

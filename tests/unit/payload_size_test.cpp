@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/compressors.h"
-#include "algorithms/compressor.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/exchange/sparse_exchange.h"
 
 namespace cedar {
 std::unique_ptr<Compressor> make_fp16_compressor();

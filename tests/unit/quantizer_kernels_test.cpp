@@ -12,10 +12,10 @@
 #include <limits>
 #include <vector>
 
-#include "algorithms/compressors.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
 
 namespace cedar {
 

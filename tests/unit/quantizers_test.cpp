@@ -13,8 +13,8 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"

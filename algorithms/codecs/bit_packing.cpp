@@ -1,4 +1,4 @@
-#include "algorithms/bit_packing.h"
+#include "algorithms/codecs/bit_packing.h"
 
 #include <ATen/ATen.h>
 

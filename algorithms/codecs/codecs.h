@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 
 namespace cedar {
 
