@@ -34,6 +34,7 @@
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/simd.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/exchange/error_feedback.h"
 #include "comm/communicator.h"
@@ -57,8 +58,8 @@ class ScaledSignCompressor final : public Compressor {
     const float* pp = p.data_ptr<float>();
     at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
     uint8_t* op = out.data_ptr<uint8_t>();
-    // ‖p‖₁ in element order (fp64) and the sign bits, chunk by chunk while the chunk is cached.
-    constexpr int64_t kChunk = 4096;  // a multiple of 8: every chunk's bits start on a byte
+    // ‖p‖₁ in element order (fp64) and the sign bits, chunk by chunk while the chunk is cached
+    // (every chunk's bits start on a byte).
     double l1 = 0;
     for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
       const int64_t len = std::min(kChunk, d - c0);

@@ -26,7 +26,7 @@
 //   size = 4·⌈n/B⌉ + ⌈n·(bits+1)/8⌉ bytes.
 // Norms: max by |v_i|; l2 as the square root of Σ v_i² in fp64, accumulated in eight partial
 // sums (element i of the bucket into sum i mod 8), added as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)),
-// then rounded to fp32.
+// then rounded to fp32 (codecs/simd.h).
 // Randomness: per bucket of the trainer, make_generator(seed, rank, step, stream = bucket.index);
 // per tensor, in bucket order, key = draw_key(gen) and u_i = CounterUniforms(key) at element i
 // (counter_rng.h), level = l + (u_i < a_i − l) with a_i = |v_i|·(s/‖v‖) in fp32 — reproducible
@@ -50,6 +50,7 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/simd.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -138,56 +139,12 @@ class QsgdCompressor final : public Compressor {
   }
 
  private:
-  // Elements per step of the encoder and decoder: their uniforms and codes stay in the L1/L2
-  // caches between the passes over them. A multiple of 8, so every chunk starts on a byte.
-  static constexpr int64_t kChunk = 4096;
-
   // ⌈n/B⌉ without forming n + B - 1, which overflows for a bucket_size near 2^63.
   int64_t buckets(int64_t n) const { return n > 0 ? (n - 1) / bucket_ + 1 : 0; }
 
+  // Max-norm, or the l2 norm rounded to fp32 (its sum in the order of simd.h).
   float bucket_norm(const float* x, int64_t n) const {
-    if (max_norm_) {
-      // Eight running maxima (the maximum does not depend on the order; NaNs are skipped).
-      float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      int64_t i = 0;
-      for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
-      for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
-      float r = 0;
-      for (float v : mx) r = std::max(r, v);
-      return r;
-    }
-    return static_cast<float>(std::sqrt(sum_of_squares(x, n)));
-  }
-
-  // Σ x_i² in fp64 in the documented order: eight partial sums (element i into sum i mod 8),
-  // added pairwise. The eight chains of additions overlap and vectorize.
-  static double sum_of_squares(const float* x, int64_t n) {
-    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i = 0;
-#if defined(__SSE2__)
-    // The loop below with the eight sums in registers: lanes (0,1) (2,3) (4,5) (6,7).
-    if (n >= 8) {
-      __m128d q[4] = {_mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd(), _mm_setzero_pd()};
-      for (; i + 8 <= n; i += 8) {
-        const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
-        const __m128d d[4] = {_mm_cvtps_pd(x0), _mm_cvtps_pd(_mm_movehl_ps(x0, x0)),
-                              _mm_cvtps_pd(x1), _mm_cvtps_pd(_mm_movehl_ps(x1, x1))};
-        for (int j = 0; j < 4; ++j) q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
-      }
-      for (int j = 0; j < 4; ++j) _mm_storeu_pd(s + 2 * j, q[j]);
-    }
-#endif
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) {
-        const double e = x[i + j];
-        s[j] += e * e;
-      }
-    for (int j = 0; i < n; ++i, ++j) {
-      const double e = x[i];
-      s[j] += e * e;
-    }
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    return max_norm_ ? max_abs(x, n) : static_cast<float>(std::sqrt(sum_of_squares(x, n)));
   }
 
   // Norms of buckets [first, last).

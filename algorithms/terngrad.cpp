@@ -25,8 +25,8 @@
 // σ is the population standard deviation (divide by n), computed in double, as in the reference
 // code, in one pass over g shifted by its first element K (exact for a constant g, no
 // cancellation when the mean is far from 0): with d_i = g_i − K summed into eight partial sums
-// (element i into sum i mod 8, added ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))) for Σd and Σd²,
-// σ² = max(0, (Σd² − (Σd)²/n)/n). Randomness: make_generator(seed, rank, step,
+// (element i into sum i mod 8, added ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)), codecs/simd.h) for Σd
+// and Σd², σ² = max(0, (Σd² − (Σd)²/n)/n). Randomness: make_generator(seed, rank, step,
 // stream = bucket.index); per tensor in bucket order key = draw_key(gen), u_i = CounterUniforms(
 // key) at element i (counter_rng.h) and b_i = (u_i·s < |clipped g_i|) in fp32.
 #include <ATen/ATen.h>
@@ -47,6 +47,7 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/simd.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -68,81 +69,23 @@ struct TernGradParams {
   }
 };
 
-// Elements per step of the encoder: their uniforms and codes stay in the L1/L2 caches.
-constexpr int64_t kChunk = 4096;
-
 struct LayerStats {
   float clip = std::numeric_limits<float>::infinity();  // c·σ (infinity when clipping is off)
   float max_abs = 0;                                     // max |x_i|, NaNs skipped (0: none)
 };
 
-// One pass: max |x_i| (eight running maxima; the order does not matter, NaNs skipped) and, when
-// clipping, the shifted sums of the header comment.
+// One pass: max |x_i| and, when clipping, the shifted sums of the header comment (simd.h).
 LayerStats layer_stats(const float* x, int64_t n, double c) {
-  const bool clip = c > 0 && n > 0;
-  float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  if (clip) {
-    const double k = x[0];
-#if defined(__SSE2__)
-    // The loop below with the eight sums and maxima in registers: lanes (0,1) (2,3) (4,5) (6,7).
-    if (n >= 8) {
-      const __m128d kk = _mm_set1_pd(k);
-      const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-      __m128d a[4], q[4];
-      for (int j = 0; j < 4; ++j) a[j] = q[j] = _mm_setzero_pd();
-      __m128 m0 = _mm_setzero_ps(), m1 = _mm_setzero_ps();
-      for (; i + 8 <= n; i += 8) {
-        const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
-        // max(|x|, m) keeps m where |x| is NaN, as std::max(m, |x|) does.
-        m0 = _mm_max_ps(_mm_and_ps(x0, abs_mask), m0);
-        m1 = _mm_max_ps(_mm_and_ps(x1, abs_mask), m1);
-        const __m128d d[4] = {_mm_sub_pd(_mm_cvtps_pd(x0), kk),
-                              _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x0, x0)), kk),
-                              _mm_sub_pd(_mm_cvtps_pd(x1), kk),
-                              _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x1, x1)), kk)};
-        for (int j = 0; j < 4; ++j) {
-          a[j] = _mm_add_pd(a[j], d[j]);
-          q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
-        }
-      }
-      _mm_storeu_ps(mx, m0);
-      _mm_storeu_ps(mx + 4, m1);
-      for (int j = 0; j < 4; ++j) {
-        _mm_storeu_pd(s1 + 2 * j, a[j]);
-        _mm_storeu_pd(s2 + 2 * j, q[j]);
-      }
-    }
-#endif
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) {
-        const double d = x[i + j] - k;
-        s1[j] += d;
-        s2[j] += d * d;
-        mx[j] = std::max(mx[j], std::fabs(x[i + j]));
-      }
-    for (int j = 0; i < n; ++i, ++j) {
-      const double d = x[i] - k;
-      s1[j] += d;
-      s2[j] += d * d;
-      mx[j] = std::max(mx[j], std::fabs(x[i]));
-    }
-  } else {
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
-    for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
-  }
   LayerStats st;
-  for (float v : mx) st.max_abs = std::max(st.max_abs, v);
-  if (clip) {
-    auto total = [](const double* s) {
-      return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    };
-    const double nn = static_cast<double>(n), sum = total(s1);
-    const double var = std::max(0.0, (total(s2) - sum * sum / nn) / nn);
-    st.clip = static_cast<float>(c * std::sqrt(var));
+  if (!(c > 0 && n > 0)) {
+    st.max_abs = max_abs(x, n);
+    return st;
   }
+  const ShiftedSums s = shifted_sums(x, n, x[0]);
+  st.max_abs = s.max_abs;
+  const double nn = static_cast<double>(n);
+  const double var = std::max(0.0, (s.sum_sq - s.sum * s.sum / nn) / nn);
+  st.clip = static_cast<float>(c * std::sqrt(var));
   return st;
 }
 
@@ -214,14 +157,13 @@ void add_ternary(const uint8_t* in, int64_t n, const float value[4], bool first,
       for (int q = 0; q < 4; ++q) quad[b][q] = v[(b >> (2 * q)) & 3];
     if (first) {
       int64_t j = 0;
-#if defined(__SSE2__)
-      if (stream_output(n)) {  // non-temporal stores (bit_packing.h) from the first aligned group
+      // Non-temporal stores (simd.h) from the first aligned group on.
+      if (kStreamingStores && stream_output(n)) {
         for (; j < full && (reinterpret_cast<uintptr_t>(sum + 4 * j) & 15); ++j)
           std::memcpy(sum + 4 * j, quad[in[j]], 16);
-        for (; j < full; ++j) _mm_stream_ps(sum + 4 * j, _mm_load_ps(quad[in[j]]));
-        _mm_sfence();
+        for (; j < full; ++j) stream4(sum + 4 * j, quad[in[j]]);
+        store_fence();
       }
-#endif
       for (; j < full; ++j) std::memcpy(sum + 4 * j, quad[in[j]], 16);
     } else {
       for (int64_t j = 0; j < full; ++j)
