@@ -14,8 +14,6 @@
 #include "algorithms/exchange/sparse_exchange.h"
 
 namespace cedar {
-std::unique_ptr<Compressor> make_fp16_compressor();
-
 namespace {
 
 // The message of what decompress throws ("" when it accepts the payload).

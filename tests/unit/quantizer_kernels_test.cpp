@@ -98,7 +98,7 @@ TEST(SignPacking, UnpackSignsMapsBitsToTheTwoValues) {
   EXPECT_THROW(unpack_signs(bytes.to(at::kInt), 10, 1, -1), std::invalid_argument);
 }
 
-// QSGD's encoding written out plainly from its documented rule (algorithms/qsgd.cpp).
+// QSGD's encoding written out plainly from its documented rule (algorithms/codecs/qsgd_codec.h).
 at::Tensor qsgd_reference(const at::Tensor& x, int bits, int64_t bucket, at::Generator& gen) {
   const int64_t n = x.numel(), m = (n + bucket - 1) / bucket;
   const float s = static_cast<float>((1u << bits) - 1);
