@@ -7,6 +7,8 @@
 // Values beyond ±65504 become ±inf and those below 2^-24 in magnitude flush to zero, as in the
 // hook (no loss scaling here).
 //
+// Encoding of one tensor of n elements: its n halves in host byte order, 2n bytes
+// (codecs/fp16_codec.cpp).
 // Exchange: one allgather per bucket of the halves (2n bytes per rank), so the payload is exactly
 // 2 bytes per element on every backend; PyTorch's hook instead allreduces the halves (same payload,
 // a ring allreduce moves 2(P−1)/P·2n bytes per link where this allgather moves (P−1)·2n), and sums
