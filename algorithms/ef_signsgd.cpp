@@ -17,25 +17,23 @@
 //
 // Hyper-parameters: none besides the learning rate γ (the optimizer's lr schedule).
 //
-// Encoding of one tensor of d elements: [fp32 scale ‖p‖₁/d][d sign bits packed by bit_packing.h,
-// LSB first, 1 for p ≥ 0 (+scale), 0 for p < 0 (−scale)]: 4 + ⌈d/8⌉ bytes, one allgather per
-// bucket. One bit cannot carry sign(0) = 0: an exact zero is sent as +scale and the error memory
-// absorbs the difference (e' = p − Δ holds exactly for what was sent).
+// Encoding of one tensor of d elements (codecs/sign_codec.cpp): [fp32 scale ‖p‖₁/d][d sign bits
+// packed by bit_packing.h, LSB first, 1 for p ≥ 0 (+scale), 0 for p < 0 (−scale)]: 4 + ⌈d/8⌉
+// bytes, one allgather per bucket. One bit cannot carry sign(0) = 0: an exact zero is sent as
+// +scale and the error memory absorbs the difference (e' = p − Δ holds exactly for what was sent).
 #include <ATen/ATen.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
-#include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
-#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressed_exchange.h"
-#include "algorithms/error_feedback.h"
+#include "algorithms/algorithm_state.h"
+#include "algorithms/catalog.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/exchange/compressed_exchange.h"
+#include "algorithms/exchange/error_feedback.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -44,55 +42,6 @@ namespace {
 struct EfSignSgdParams {
   template <class V>
   void visit(V&) {}
-};
-
-// Δ = (‖p‖₁/d)·sign(p): one fp32 scale and one bit per element.
-class ScaledSignCompressor final : public Compressor {
- public:
-  int64_t payload_bytes(int64_t numel) const override { return 4 + packed_bytes(numel, 1); }
-
-  at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    at::Tensor p = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
-    const int64_t d = p.numel();
-    const float* pp = p.data_ptr<float>();
-    at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
-    uint8_t* op = out.data_ptr<uint8_t>();
-    // ‖p‖₁ in element order (fp64) and the sign bits, chunk by chunk while the chunk is cached.
-    constexpr int64_t kChunk = 4096;  // a multiple of 8: every chunk's bits start on a byte
-    double l1 = 0;
-    for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
-      const int64_t len = std::min(kChunk, d - c0);
-      double sum = l1;  // a local: the call below would otherwise keep l1 in memory
-      for (int64_t i = c0; i < c0 + len; ++i) sum += std::fabs(pp[i]);
-      l1 = sum;
-      pack_signs(pp + c0, len, op + 4 + c0 / 8);
-    }
-    const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
-    std::memcpy(op, &scale, 4);
-    return out;
-  }
-
-  at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    // A peer's bytes: the size is checked before the scale is read from them.
-    if (numel < 0)
-      throw std::invalid_argument("ef-signsgd: negative element count " + std::to_string(numel));
-    if (payload.scalar_type() != at::kByte || payload.dim() != 1)
-      throw std::invalid_argument("ef-signsgd: expected a 1-D uint8 payload, got " +
-                                  std::to_string(payload.dim()) + "-D " +
-                                  c10::toString(payload.scalar_type()));
-    if (payload.numel() != payload_bytes(numel))
-      throw std::invalid_argument("ef-signsgd: a payload of " + std::to_string(payload.numel()) +
-                                  " bytes for " + std::to_string(numel) + " elements (expected " +
-                                  std::to_string(payload_bytes(numel)) + ": a 4-byte scale and " +
-                                  std::to_string(packed_bytes(numel, 1)) + " bytes of sign bits)");
-    at::Tensor in = payload.contiguous().cpu();
-    float scale = 0;
-    std::memcpy(&scale, in.data_ptr<uint8_t>(), 4);
-    // The values of bit * (2·scale) − scale in fp32, as the tensor expression computes them.
-    const float twice = 2 * scale;
-    const float one = 1.0f * twice - scale, zero = 0.0f * twice - scale;
-    return unpack_signs(in.narrow(0, 4, in.numel() - 4), numel, one, zero);
-  }
 };
 
 class EfSignSgd final : public Algorithm {
@@ -113,7 +62,7 @@ class EfSignSgd final : public Algorithm {
     b.flat.mul_(lr);  // g → γ·g; ErrorFeedback then forms p = γ·g + e
     at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
                                        static_cast<uint64_t>(b.index));
-    exchange_compressed(b, comm, compressor_, &memory_, gen,
+    exchange_compressed(b, comm, *compressor_, &memory_, gen,
                         [lr](const std::vector<at::Tensor>& deltas) {
                           return combine_average(deltas).div_(lr);
                         });
@@ -140,7 +89,7 @@ class EfSignSgd final : public Algorithm {
     return c;
   }
 
-  ScaledSignCompressor compressor_;
+  std::unique_ptr<Compressor> compressor_ = make_scaled_sign_compressor();
   ErrorFeedback memory_;
 };
 
@@ -153,11 +102,6 @@ AlgorithmInfo ef_signsgd_algorithm() {
       "bit per element + one fp32 scale per layer, allgather, average",
       "Karimireddy, Rebjock, Stich, Jaggi. Error Feedback Fixes SignSGD and other Gradient "
       "Compression Schemes. ICML 2019");
-}
-
-// The scaled-sign codec alone (bench/compressors_bench.cpp times it against a memory pass).
-std::unique_ptr<Compressor> make_scaled_sign_compressor() {
-  return std::make_unique<ScaledSignCompressor>();
 }
 
 }  // namespace cedar

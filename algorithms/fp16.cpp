@@ -7,6 +7,8 @@
 // Values beyond ±65504 become ±inf and those below 2^-24 in magnitude flush to zero, as in the
 // hook (no loss scaling here).
 //
+// Encoding of one tensor of n elements: its n halves in host byte order, 2n bytes
+// (codecs/fp16_codec.cpp).
 // Exchange: one allgather per bucket of the halves (2n bytes per rank), so the payload is exactly
 // 2 bytes per element on every backend; PyTorch's hook instead allreduces the halves (same payload,
 // a ring allreduce moves 2(P−1)/P·2n bytes per link where this allgather moves (P−1)·2n), and sums
@@ -16,14 +18,11 @@
 #include <ATen/ATen.h>
 
 #include <memory>
-#include <stdexcept>
-#include <string>
 
-
-#include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressed_exchange.h"
+#include "algorithms/catalog.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/exchange/compressed_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -34,42 +33,20 @@ struct Fp16Params {
   void visit(V&) {}
 };
 
-class HalfCompressor final : public Compressor {
- public:
-  int64_t payload_bytes(int64_t numel) const override { return 2 * numel; }
-  at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    return as_bytes(x.detach().to(at::kCPU, at::kHalf));
-  }
-  at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    // A peer's bytes are untrusted: exactly two per element, or from_bytes would drop a partial
-    // value (or read too few) unnoticed.
-    if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != 2 * numel)
-      throw std::invalid_argument("fp16: a payload of " + std::to_string(payload.numel()) +
-                                  " bytes (" + std::string(c10::toString(payload.scalar_type())) +
-                                  ", " + std::to_string(payload.dim()) + "-D) for " +
-                                  std::to_string(numel) + " elements (expected " +
-                                  std::to_string(2 * numel) + " uint8 bytes)");
-    return from_bytes(payload, at::kHalf).to(at::kFloat);
-  }
-};
-
 class Fp16 final : public Algorithm {
  public:
   explicit Fp16(const Fp16Params&) {}
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
     at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
                                        static_cast<uint64_t>(bucket.index));
-    exchange_compressed(bucket, comm, compressor_, nullptr, gen);
+    exchange_compressed(bucket, comm, *compressor_, nullptr, gen);
   }
 
  private:
-  HalfCompressor compressor_;
+  std::unique_ptr<Compressor> compressor_ = make_fp16_compressor();
 };
 
 }  // namespace
-
-// The fp16 codec alone (tests/unit/payload_size_test.cpp feeds it malformed payloads).
-std::unique_ptr<Compressor> make_fp16_compressor() { return std::make_unique<HalfCompressor>(); }
 
 AlgorithmInfo fp16_algorithm() {
   return algorithm_info<Fp16, Fp16Params>(

@@ -45,7 +45,7 @@
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 #include "comm/communicator.h"
 
 namespace cedar {

@@ -27,9 +27,9 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressed_exchange.h"
-#include "algorithms/error_feedback.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/exchange/compressed_exchange.h"
+#include "algorithms/exchange/error_feedback.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {

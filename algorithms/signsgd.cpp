@@ -16,22 +16,23 @@
 //   momentum (default 0.9)  β of Signum, the paper's practical variant (its ImageNet and QRNN
 //                           experiments); 0 gives signSGD.
 //
-// Encoding of one tensor of n elements: n sign bits packed by bit_packing.h (LSB first), bit 1 for
-// v ≥ 0 (+1) and 0 for v < 0 (−1): ⌈n/8⌉ bytes, one allgather per bucket. One bit cannot carry
-// sign(0) = 0, so an exact zero votes +1. Ties of the vote (possible with an even number of
-// workers) give V = 0: that coordinate does not move this step.
+// Encoding of one tensor of n elements (codecs/sign_codec.cpp): n sign bits packed by
+// bit_packing.h (LSB first), bit 1 for v ≥ 0 (+1) and 0 for v < 0 (−1): ⌈n/8⌉ bytes, one
+// allgather per bucket. One bit cannot carry sign(0) = 0, so an exact zero votes +1. Ties of the
+// vote (possible with an even number of workers) give V = 0: that coordinate does not move this
+// step.
 #include <ATen/ATen.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "algorithms/catalog.h"
-#include "algorithms/compressors.h"
-#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressed_exchange.h"
+#include "algorithms/algorithm_state.h"
+#include "algorithms/catalog.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/exchange/compressed_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -46,28 +47,6 @@ struct SignSgdParams {
       "beta: Signum's local momentum v = (1 - beta) g + beta v, applied before the sign (0: plain "
       "signSGD)",
       in_range(0, 1, /*hi_open=*/true));
-  }
-};
-
-// One bit per element: +1 for x >= 0, -1 for x < 0.
-class SignCompressor final : public Compressor {
- public:
-  int64_t payload_bytes(int64_t numel) const override { return packed_bytes(numel, 1); }
-
-  at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    at::Tensor v = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
-    at::Tensor out = at::empty({packed_bytes(v.numel(), 1)}, at::kByte);
-    pack_signs(v.data_ptr<float>(), v.numel(), out.data_ptr<uint8_t>());
-    return out;
-  }
-
-  at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    return unpack_signs(payload, numel, 1.0f, -1.0f);
-  }
-
-  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "signsgd");
-    unpack_signs(payload, out.numel(), 1.0f, -1.0f, out.data_ptr<float>());
   }
 };
 
@@ -95,7 +74,7 @@ class SignSgd final : public Algorithm {
     }
     at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
                                        static_cast<uint64_t>(bucket.index));
-    exchange_compressed(bucket, comm, compressor_, nullptr, gen, majority_vote);
+    exchange_compressed(bucket, comm, *compressor_, nullptr, gen, majority_vote);
   }
 
   void save_state(AlgorithmState& out) const override { save_tensor_map(out, "momentum.", momentum_); }
@@ -103,7 +82,7 @@ class SignSgd final : public Algorithm {
 
  private:
   double beta_;
-  SignCompressor compressor_;
+  std::unique_ptr<Compressor> compressor_ = make_sign_compressor();
   std::map<std::string, at::Tensor> momentum_;
 };
 
@@ -118,8 +97,5 @@ AlgorithmInfo signsgd_algorithm() {
       "Non-Convex Problems. ICML 2018; Bernstein, Zhao, Azizzadenesheli, Anandkumar. signSGD with "
       "Majority Vote is Communication Efficient and Fault Tolerant. ICLR 2019");
 }
-
-// The 1-bit sign codec alone (bench/compressors_bench.cpp times it against a memory pass).
-std::unique_ptr<Compressor> make_sign_compressor() { return std::make_unique<SignCompressor>(); }
 
 }  // namespace cedar

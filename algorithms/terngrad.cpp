@@ -22,31 +22,22 @@
 //   codes: per tensor, n 2-bit codes packed by bit_packing.h (LSB first), each tensor starting on
 //   a byte boundary; 0 → 0, 1 → +s, 2 → −s (3 unused).
 //   Bytes per rank per bucket, either way: 4T + Σ ⌈n_i/4⌉.
-// σ is the population standard deviation (divide by n), computed in double, as in the reference
-// code, in one pass over g shifted by its first element K (exact for a constant g, no
-// cancellation when the mean is far from 0): with d_i = g_i − K summed into eight partial sums
-// (element i into sum i mod 8, added ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7))) for Σd and Σd²,
-// σ² = max(0, (Σd² − (Σd)²/n)/n). Randomness: make_generator(seed, rank, step,
-// stream = bucket.index); per tensor in bucket order key = draw_key(gen), u_i = CounterUniforms(
-// key) at element i (counter_rng.h) and b_i = (u_i·s < |clipped g_i|) in fp32.
+// σ is the population standard deviation (divide by n) in double, as in the reference code, in
+// one pass (codecs/terngrad_codec.h: its summation order and the uniforms). Randomness:
+// make_generator(seed, rank, step, stream = bucket.index); the codec draws one key per tensor from
+// it, in bucket order.
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cmath>
 #include <cstring>
-#include <limits>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/catalog.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/terngrad_codec.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -68,178 +59,6 @@ struct TernGradParams {
   }
 };
 
-// Elements per step of the encoder: their uniforms and codes stay in the L1/L2 caches.
-constexpr int64_t kChunk = 4096;
-
-struct LayerStats {
-  float clip = std::numeric_limits<float>::infinity();  // c·σ (infinity when clipping is off)
-  float max_abs = 0;                                     // max |x_i|, NaNs skipped (0: none)
-};
-
-// One pass: max |x_i| (eight running maxima; the order does not matter, NaNs skipped) and, when
-// clipping, the shifted sums of the header comment.
-LayerStats layer_stats(const float* x, int64_t n, double c) {
-  const bool clip = c > 0 && n > 0;
-  float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  if (clip) {
-    const double k = x[0];
-#if defined(__SSE2__)
-    // The loop below with the eight sums and maxima in registers: lanes (0,1) (2,3) (4,5) (6,7).
-    if (n >= 8) {
-      const __m128d kk = _mm_set1_pd(k);
-      const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-      __m128d a[4], q[4];
-      for (int j = 0; j < 4; ++j) a[j] = q[j] = _mm_setzero_pd();
-      __m128 m0 = _mm_setzero_ps(), m1 = _mm_setzero_ps();
-      for (; i + 8 <= n; i += 8) {
-        const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
-        // max(|x|, m) keeps m where |x| is NaN, as std::max(m, |x|) does.
-        m0 = _mm_max_ps(_mm_and_ps(x0, abs_mask), m0);
-        m1 = _mm_max_ps(_mm_and_ps(x1, abs_mask), m1);
-        const __m128d d[4] = {_mm_sub_pd(_mm_cvtps_pd(x0), kk),
-                              _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x0, x0)), kk),
-                              _mm_sub_pd(_mm_cvtps_pd(x1), kk),
-                              _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(x1, x1)), kk)};
-        for (int j = 0; j < 4; ++j) {
-          a[j] = _mm_add_pd(a[j], d[j]);
-          q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
-        }
-      }
-      _mm_storeu_ps(mx, m0);
-      _mm_storeu_ps(mx + 4, m1);
-      for (int j = 0; j < 4; ++j) {
-        _mm_storeu_pd(s1 + 2 * j, a[j]);
-        _mm_storeu_pd(s2 + 2 * j, q[j]);
-      }
-    }
-#endif
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) {
-        const double d = x[i + j] - k;
-        s1[j] += d;
-        s2[j] += d * d;
-        mx[j] = std::max(mx[j], std::fabs(x[i + j]));
-      }
-    for (int j = 0; i < n; ++i, ++j) {
-      const double d = x[i] - k;
-      s1[j] += d;
-      s2[j] += d * d;
-      mx[j] = std::max(mx[j], std::fabs(x[i]));
-    }
-  } else {
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
-    for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
-  }
-  LayerStats st;
-  for (float v : mx) st.max_abs = std::max(st.max_abs, v);
-  if (clip) {
-    auto total = [](const double* s) {
-      return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    };
-    const double nn = static_cast<double>(n), sum = total(s1);
-    const double var = std::max(0.0, (total(s2) - sum * sum / nn) / nn);
-    st.clip = static_cast<float>(c * std::sqrt(var));
-  }
-  return st;
-}
-
-// The 2-bit codes of x[0, n) (packed_bytes(n, 2) bytes at out), u_i drawn from `gen` in order.
-void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out) {
-  const CounterUniforms rng(draw_key(gen));
-  float u[kChunk];
-  uint8_t code[kChunk];
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-    const int64_t len = std::min(kChunk, n - c0);
-    rng.fill(static_cast<uint64_t>(c0), len, u);
-    const float* xc = x + c0;
-    uint8_t* o = out + c0 / 4;  // c0 is a multiple of 4
-    int64_t done = 0;           // elements whose codes are in `o` already
-#if defined(__SSE2__)
-    // The scalar loops below sixteen codes (four bytes) at a time, the same comparisons:
-    // min(t, |x|) is t < |x| ? t : |x|, as std::min(|x|, t). Codes as 32-bit lanes
-    // (kept & (1 - negative): 0, 1 or 2), joined by pmaddwd: neighbours c0 + 4·c1 (4 bits), then
-    // neighbouring pairs (8 bits: one byte), then the four bytes gathered by two packs.
-    const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-    const __m128 vs = _mm_set1_ps(s), vt = _mm_set1_ps(t), zero = _mm_setzero_ps();
-    const __m128i one = _mm_set1_epi32(1);
-    const __m128i join2 = _mm_set1_epi32(1 | 4 << 16), join4 = _mm_set1_epi32(1 | 16 << 16);
-    auto codes4 = [&](int64_t k) {
-      const __m128 xv = _mm_loadu_ps(xc + k);
-      const __m128 a = _mm_min_ps(vt, _mm_and_ps(xv, abs_mask));
-      const __m128i kept = _mm_castps_si128(_mm_cmplt_ps(_mm_mul_ps(_mm_loadu_ps(u + k), vs), a));
-      const __m128i negative = _mm_castps_si128(_mm_cmplt_ps(xv, zero));
-      return _mm_and_si128(kept, _mm_sub_epi32(one, negative));
-    };
-    for (; done + 16 <= len; done += 16) {
-      // A line of the elements a chunk ahead on its way in while these are coded.
-      _mm_prefetch(reinterpret_cast<const char*>(xc + done + kChunk), _MM_HINT_T0);
-      const __m128i p0 = _mm_madd_epi16(_mm_packs_epi32(codes4(done), codes4(done + 4)), join2);
-      const __m128i p1 =
-          _mm_madd_epi16(_mm_packs_epi32(codes4(done + 8), codes4(done + 12)), join2);
-      const __m128i bytes = _mm_madd_epi16(_mm_packs_epi32(p0, p1), join4);
-      const __m128i b16 = _mm_packs_epi32(bytes, bytes);
-      const int32_t word = _mm_cvtsi128_si32(_mm_packus_epi16(b16, b16));
-      std::memcpy(o + done / 4, &word, 4);
-    }
-#endif
-    for (int64_t k = done; k < len; ++k) {
-      const float a = std::min(std::fabs(xc[k]), t);
-      code[k] = u[k] * s < a ? (xc[k] < 0 ? 2 : 1) : 0;
-    }
-    const int64_t full = len / 4;
-    for (int64_t j = done / 4; j < full; ++j)
-      o[j] = static_cast<uint8_t>(code[4 * j] | code[4 * j + 1] << 2 | code[4 * j + 2] << 4 |
-                                  code[4 * j + 3] << 6);
-    if (full * 4 < len) {
-      uint8_t last = 0;
-      for (int64_t k = full * 4; k < len; ++k)
-        last |= static_cast<uint8_t>(code[k] << (2 * (k - full * 4)));
-      o[full] = last;
-    }
-  }
-}
-
-// sum[k] (+)= value[code k] for the n 2-bit codes at `in` (first: sum[k] = 0 + value[code k]).
-// A table of the four values of every byte turns each byte into one 16-byte copy or addition.
-void add_ternary(const uint8_t* in, int64_t n, const float value[4], bool first, float* sum) {
-  float v[4];
-  for (int c = 0; c < 4; ++c) v[c] = first ? 0.0f + value[c] : value[c];
-  const int64_t full = n / 4;
-  if (full >= 256) {
-    alignas(16) float quad[256][4];
-    for (int b = 0; b < 256; ++b)
-      for (int q = 0; q < 4; ++q) quad[b][q] = v[(b >> (2 * q)) & 3];
-    if (first) {
-      int64_t j = 0;
-#if defined(__SSE2__)
-      if (stream_output(n)) {  // non-temporal stores (bit_packing.h) from the first aligned group
-        for (; j < full && (reinterpret_cast<uintptr_t>(sum + 4 * j) & 15); ++j)
-          std::memcpy(sum + 4 * j, quad[in[j]], 16);
-        for (; j < full; ++j) _mm_stream_ps(sum + 4 * j, _mm_load_ps(quad[in[j]]));
-        _mm_sfence();
-      }
-#endif
-      for (; j < full; ++j) std::memcpy(sum + 4 * j, quad[in[j]], 16);
-    } else {
-      for (int64_t j = 0; j < full; ++j)
-        for (int q = 0; q < 4; ++q) sum[4 * j + q] += quad[in[j]][q];
-    }
-  } else {
-    for (int64_t j = 0; j < full; ++j)
-      for (int q = 0; q < 4; ++q) {
-        const float e = v[(in[j] >> (2 * q)) & 3];
-        sum[4 * j + q] = first ? e : sum[4 * j + q] + e;
-      }
-  }
-  for (int64_t k = full * 4; k < n; ++k) {
-    const float e = v[(in[full] >> (2 * (k - full * 4))) & 3];
-    sum[k] = first ? e : sum[k] + e;
-  }
-}
-
 class TernGrad final : public Algorithm {
  public:
   explicit TernGrad(const TernGradParams& p) : p_(p) {}
@@ -257,7 +76,7 @@ class TernGrad final : public Algorithm {
       g[i] = bucket.entries[i].grad.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
       const float* x = g[i].data_ptr<float>();
       const int64_t n = g[i].numel();
-      const LayerStats st = layer_stats(x, n, p_.clip);
+      const TernaryStats st = ternary_stats(x, n, p_.clip);
       thr[i] = st.clip;
       // max_k min(|x_k|, c·σ) = min(max_k |x_k|, c·σ): the largest clipped magnitude.
       scale[i] = std::min(st.max_abs, thr[i]);

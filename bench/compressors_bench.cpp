@@ -26,19 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
+#include "algorithms/exchange/dgc_select.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
-
-namespace cedar {
-// Codecs and the DGC selection, defined next to the algorithms that use them.
-at::Tensor dgc_select(const at::Tensor& v, int64_t k, double density, double sample_ratio,
-                      double lower_bound, double upper_bound, int64_t max_adaptation_iters,
-                      at::Generator& gen);
-}  // namespace cedar
 
 namespace {
 

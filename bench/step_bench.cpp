@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 #include "models/model.h"
 #include "runner/train/buckets.h"
 #include "comm/metered_communicator.h"

@@ -13,7 +13,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
+#include "algorithms/codecs/bit_packing.h"
 #include "fuzz/fake_peers.h"
 #include "fuzz/fuzz_inputs.h"
 #include "fuzz/torch_fuzz_main.h"

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "algorithms/compressed_exchange.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/exchange/compressed_exchange.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "fuzz/fake_peers.h"
 #include "fuzz/fuzz_inputs.h"
 #include "fuzz/torch_fuzz_main.h"

@@ -5,7 +5,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "runner/train/trainer.h"

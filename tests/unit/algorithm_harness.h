@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/compressors.h"  // make_generator, the codecs
+#include "algorithms/codecs/codecs.h"  // make_generator, the codecs
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
 

@@ -18,7 +18,7 @@
 #include <mutex>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 #include "models/model.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"

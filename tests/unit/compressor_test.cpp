@@ -1,4 +1,4 @@
-// The codec interface (algorithms/compressor.h): draw_key advances its generator and follows the
+// The codec interface (algorithms/codecs/compressor.h): draw_key advances its generator and follows the
 // generator's seed, and decompress_into writes the values decompress returns into caller storage
 // (also through non-temporal stores, aligned or not) for the codecs with their own fast path.
 #include <gtest/gtest.h>
@@ -6,9 +6,10 @@
 
 #include <cstdint>
 
-#include "algorithms/compressors.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/simd.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {

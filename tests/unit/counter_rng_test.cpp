@@ -1,6 +1,6 @@
-// The counter-based uniforms of the stochastic quantizers (algorithms/counter_rng.h): the values
-// are a pure function of (key, index), both paths (AES instructions, portable round) agree bit
-// for bit, and a million draws look uniform and independent (mean, variance, bucket and pair
+// The counter-based uniforms of the stochastic quantizers (algorithms/codecs/counter_rng.h): the
+// values are a pure function of (key, index), both paths (AES instructions, portable round) agree
+// bit for bit, and a million draws look uniform and independent (mean, variance, bucket and pair
 // chi-square, lag-1 correlation; the bounds are about six standard deviations wide and the draws
 // fixed, so the outcome is deterministic).
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/counter_rng.h"
 
 namespace cedar {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/compressors.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/compressor.h"
 #include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 

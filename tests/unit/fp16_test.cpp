@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/compressors.h"
+#include "algorithms/codecs/codecs.h"
 #include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 

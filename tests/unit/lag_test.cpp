@@ -9,7 +9,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
 #include "tests/unit/algorithm_harness.h"

@@ -9,7 +9,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 #include "models/model.h"
 #include "runner/train/buckets.h"
 #include "comm/inprocess_communicator.h"

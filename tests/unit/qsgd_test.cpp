@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/bit_packing.h"
-#include "algorithms/compressors.h"
-#include "algorithms/compressor.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
 #include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 

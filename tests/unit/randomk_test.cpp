@@ -10,7 +10,7 @@
 
 #include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/counter_rng.h"
 #include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 

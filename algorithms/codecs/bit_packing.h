@@ -89,14 +89,4 @@ void unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero, flo
 // The same into out[0, n) from packed_bytes(n, 1) bytes at `in` (no checks).
 void unpack_signs_into(const uint8_t* in, int64_t n, float one, float zero, float* out);
 
-// Decoders write their fp32 output through this: a plain copy, or for outputs larger than
-// kStreamingBytes non-temporal stores, which skip reading every destination line into the cache
-// first (output that large does not stay cached anyway). The values are the same either way.
-constexpr int64_t kStreamingBytes = int64_t{8} << 20;
-inline bool stream_output(int64_t n) { return n * 4 > kStreamingBytes; }
-// Copies src[0, n) to dst; `stream`: non-temporal stores where dst is 16-byte aligned (call
-// store_fence() once after the last streamed copy).
-void store_floats(float* dst, const float* src, int64_t n, bool stream);
-void store_fence();
-
 }  // namespace cedar

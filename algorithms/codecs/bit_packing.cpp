@@ -1,4 +1,4 @@
-#include "algorithms/bit_packing.h"
+#include "algorithms/codecs/bit_packing.h"
 
 #include <ATen/ATen.h>
 
@@ -11,6 +11,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "algorithms/codecs/simd.h"
 
 namespace cedar {
 namespace {
@@ -177,42 +179,23 @@ void unpack_signs_into(const uint8_t* p, int64_t n, float one, float zero, float
     for (int k = 0; k < 4; ++k) nibble[b][k] = (b >> k) & 1 ? one : zero;
   const int64_t full = n / 8;
   int64_t j = 0;
-#if defined(__SSE2__)
-  if (stream_output(n)) {
+  if (kStreamingStores && stream_output(n)) {
     // Unaligned head byte by byte, then whole aligned 32-byte groups with non-temporal stores.
     for (; j < full && (reinterpret_cast<uintptr_t>(o + 8 * j) & 15); ++j) {
       std::memcpy(o + 8 * j, nibble[p[j] & 15], 16);
       std::memcpy(o + 8 * j + 4, nibble[p[j] >> 4], 16);
     }
     for (; j < full; ++j) {
-      _mm_stream_ps(o + 8 * j, _mm_load_ps(nibble[p[j] & 15]));
-      _mm_stream_ps(o + 8 * j + 4, _mm_load_ps(nibble[p[j] >> 4]));
+      stream4(o + 8 * j, nibble[p[j] & 15]);
+      stream4(o + 8 * j + 4, nibble[p[j] >> 4]);
     }
-    _mm_sfence();
+    store_fence();
   }
-#endif
   for (; j < full; ++j) {
     std::memcpy(o + 8 * j, nibble[p[j] & 15], 16);
     std::memcpy(o + 8 * j + 4, nibble[p[j] >> 4], 16);
   }
   for (int64_t i = full * 8; i < n; ++i) o[i] = (p[full] >> (i - full * 8)) & 1 ? one : zero;
-}
-
-void store_floats(float* dst, const float* src, int64_t n, bool stream) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  if (stream) {
-    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15); ++i) dst[i] = src[i];
-    for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
-  }
-#endif
-  if (i < n) std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
-}
-
-void store_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#endif
 }
 
 }  // namespace cedar

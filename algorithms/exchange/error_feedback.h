@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 
 namespace cedar {
 

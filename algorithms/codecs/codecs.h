@@ -1,10 +1,11 @@
 #pragma once
-// The compressors that algorithms build on, declared once, for the benchmarks, tests and fuzz
-// targets that drive an encoding directly. Each is defined beside its algorithm.
+// The compressors that algorithms build on, declared once: the paper files build their algorithms
+// on them, and the benchmarks, tests and fuzz targets drive an encoding directly. Each is defined
+// in its codec file (qsgd_codec.cpp, sign_codec.cpp, fp16_codec.cpp), which includes this header.
 #include <cstdint>
 #include <memory>
 
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 
 namespace cedar {
 

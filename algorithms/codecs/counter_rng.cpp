@@ -1,4 +1,4 @@
-#include "algorithms/counter_rng.h"
+#include "algorithms/codecs/counter_rng.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "algorithms/compressed_exchange.h"
+#include "algorithms/exchange/compressed_exchange.h"
 
 #include <ATen/ATen.h>
 

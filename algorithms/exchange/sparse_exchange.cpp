@@ -1,4 +1,4 @@
-#include "algorithms/sparse_exchange.h"
+#include "algorithms/exchange/sparse_exchange.h"
 
 #include <ATen/ATen.h>
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/compressor.h"
-#include "algorithms/error_feedback.h"
+#include "algorithms/codecs/compressor.h"
+#include "algorithms/exchange/error_feedback.h"
 
 namespace cedar {
 

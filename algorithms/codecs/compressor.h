@@ -1,6 +1,7 @@
 #pragma once
 // Compressors in the GRACE vocabulary: a Compressor only encodes and decodes; communication is the
-// exchange's job (compressed_exchange.h) and error feedback a decorator (error_feedback.h).
+// exchange's job (exchange/compressed_exchange.h) and error feedback a decorator
+// (exchange/error_feedback.h).
 // Payloads are uint8 tensors so that every encoding is exchanged and counted as the bytes it is.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>

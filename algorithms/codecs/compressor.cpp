@@ -1,4 +1,4 @@
-#include "algorithms/compressor.h"
+#include "algorithms/codecs/compressor.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

@@ -1,4 +1,4 @@
-#include "algorithms/error_feedback.h"
+#include "algorithms/exchange/error_feedback.h"
 
 #include <ATen/ATen.h>
 

@@ -1,0 +1,104 @@
+#include "algorithms/codecs/simd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace cedar {
+namespace {
+
+// Σd² into s2[8] (d_i = x_i, or x_i − k when Shifted, in fp64) in the eight-partial-sum order;
+// when Shifted also Σd into s1[8] and the running maxima of |x_i| into mx[8] (NaNs skipped).
+// Every array starts at zero.
+template <bool Shifted>
+void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8], float mx[8]) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  // The loops below with the eight sums and maxima in registers: lanes (0,1) (2,3) (4,5) (6,7).
+  if (n >= 8) {
+    const __m128d kk = _mm_set1_pd(k);
+    const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    __m128d a[4], q[4];
+    for (int j = 0; j < 4; ++j) a[j] = q[j] = _mm_setzero_pd();
+    __m128 m0 = _mm_setzero_ps(), m1 = _mm_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+      const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
+      __m128d d[4] = {_mm_cvtps_pd(x0), _mm_cvtps_pd(_mm_movehl_ps(x0, x0)), _mm_cvtps_pd(x1),
+                      _mm_cvtps_pd(_mm_movehl_ps(x1, x1))};
+      if constexpr (Shifted) {
+        // max(|x|, m) keeps m where |x| is NaN, as std::max(m, |x|) does.
+        m0 = _mm_max_ps(_mm_and_ps(x0, abs_mask), m0);
+        m1 = _mm_max_ps(_mm_and_ps(x1, abs_mask), m1);
+        for (int j = 0; j < 4; ++j) {
+          d[j] = _mm_sub_pd(d[j], kk);
+          a[j] = _mm_add_pd(a[j], d[j]);
+        }
+      }
+      for (int j = 0; j < 4; ++j) q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
+    }
+    for (int j = 0; j < 4; ++j) _mm_storeu_pd(s2 + 2 * j, q[j]);
+    if constexpr (Shifted) {
+      _mm_storeu_ps(mx, m0);
+      _mm_storeu_ps(mx + 4, m1);
+      for (int j = 0; j < 4; ++j) _mm_storeu_pd(s1 + 2 * j, a[j]);
+    }
+  }
+#endif
+  auto add = [&](int j, float e) {
+    if constexpr (Shifted) {
+      const double d = e - k;
+      s1[j] += d;
+      s2[j] += d * d;
+      mx[j] = std::max(mx[j], std::fabs(e));
+    } else {
+      const double d = e;
+      s2[j] += d * d;
+    }
+  };
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) add(j, x[i + j]);
+  for (int j = 0; i < n; ++i, ++j) add(j, x[i]);
+}
+
+}  // namespace
+
+double sum_of_squares(const float* x, int64_t n) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  partial_sums<false>(x, n, 0, nullptr, s, nullptr);
+  return add_partial_sums(s);
+}
+
+float max_abs(const float* x, int64_t n) {
+  float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
+  for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
+  float r = 0;
+  for (float v : mx) r = std::max(r, v);
+  return r;
+}
+
+ShiftedSums shifted_sums(const float* x, int64_t n, double k) {
+  float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  partial_sums<true>(x, n, k, s1, s2, mx);
+  ShiftedSums r;
+  r.sum = add_partial_sums(s1);
+  r.sum_sq = add_partial_sums(s2);
+  for (float v : mx) r.max_abs = std::max(r.max_abs, v);
+  return r;
+}
+
+void store_floats(float* dst, const float* src, int64_t n, bool stream) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (stream) {
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15); ++i) dst[i] = src[i];
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+  }
+#endif
+  if (i < n) std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
+}
+
+}  // namespace cedar

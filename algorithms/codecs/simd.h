@@ -1,0 +1,72 @@
+#pragma once
+// What the codecs share below their own kernels: the chunk they step by, the fixed-order sums and
+// maxima their norms and statistics are made of, and the streamed output of the decoders. SSE2
+// where the build has it (every x86-64 build); the scalar loops give the same bits elsewhere.
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace cedar {
+
+// Elements per step of the encoders and decoders: their uniforms and codes stay in the L1/L2
+// caches between the passes over them. A multiple of 8, so that every chunk of 1-, 2- or b-bit
+// codes starts on a byte.
+constexpr int64_t kChunk = 4096;
+
+// The eight-partial-sum order of the codecs' fp64 sums: element i of a range goes into partial sum
+// i mod 8, and the sums are added as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)). The eight chains of
+// additions overlap and vectorize; the order is part of the codecs' documented results.
+inline double add_partial_sums(const double s[8]) {
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// Σ x_i² over x[0, n) in fp64, in the eight-partial-sum order (QSGD's l2 norm, squared).
+double sum_of_squares(const float* x, int64_t n);
+
+// max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
+// does not depend on the order.
+float max_abs(const float* x, int64_t n);
+
+// One pass over x[0, n) for a standard deviation without cancellation: with d_i = x_i − k in fp64,
+// Σd and Σd² in the eight-partial-sum order, and max |x_i| (TernGrad's clipping and scaler).
+struct ShiftedSums {
+  double sum = 0;     // Σ d_i
+  double sum_sq = 0;  // Σ d_i²
+  float max_abs = 0;  // max |x_i|, NaNs skipped
+};
+ShiftedSums shifted_sums(const float* x, int64_t n, double k);
+
+// Decoders write their fp32 output through these: a plain copy, or for outputs larger than
+// kStreamingBytes non-temporal stores, which skip reading every destination line into the cache
+// first (output that large does not stay cached anyway). The values are the same either way.
+constexpr int64_t kStreamingBytes = int64_t{8} << 20;
+inline bool stream_output(int64_t n) { return n * 4 > kStreamingBytes; }
+// Whether the build has non-temporal stores (stream4); without them nothing is streamed.
+#if defined(__SSE2__)
+constexpr bool kStreamingStores = true;
+#else
+constexpr bool kStreamingStores = false;
+#endif
+// Copies src[0, n) to dst; `stream`: non-temporal stores where dst is 16-byte aligned (call
+// store_fence() once after the last streamed copy).
+void store_floats(float* dst, const float* src, int64_t n, bool stream);
+// Four floats from `src` to `dst`, both 16-byte aligned, by one non-temporal store (with
+// kStreamingStores; a plain copy otherwise).
+inline void stream4(float* dst, const float* src) {
+#if defined(__SSE2__)
+  _mm_stream_ps(dst, _mm_load_ps(src));
+#else
+  std::memcpy(dst, src, 16);
+#endif
+}
+// Orders the streamed stores before every later store.
+inline void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+}  // namespace cedar
