@@ -42,13 +42,13 @@ struct GradBucket {
 using AlgorithmState = std::map<std::string, at::Tensor>;
 
 struct StepContext {
-  int64_t step = 0;             // global step, from 0
-  int64_t epoch = 0;            // current epoch, from 0
+  int64_t step = 0;   // global step, from 0
+  int64_t epoch = 0;  // current epoch, from 0
   int64_t steps_per_epoch = 1;
-  double lr = 0;                // learning rate of this step
-  double base_lr = 0;           // base learning rate (after large-batch scaling)
+  double lr = 0;                  // learning rate of this step
+  double base_lr = 0;             // base learning rate (after large-batch scaling)
   double first_decay_epoch = -1;  // epoch of the first step decay of the lr (-1: none)
-  uint64_t seed = 0;            // run seed (stochastic compressors derive their generators from it)
+  uint64_t seed = 0;  // run seed (stochastic compressors derive their generators from it)
   // The optimizer's momentum buffers, in the order of the parameters given to setup()
   // (undefined tensors before the first step, or when momentum is off).
   std::vector<at::Tensor>* momentum_buffers = nullptr;

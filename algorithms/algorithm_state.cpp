@@ -45,7 +45,8 @@ std::vector<double> load_numbers(const AlgorithmState& in, const std::string& ke
   return std::vector<double>(p, p + t.numel());
 }
 
-void save_number_map(AlgorithmState& out, const std::string& key, const std::map<int64_t, double>& m) {
+void save_number_map(AlgorithmState& out, const std::string& key,
+                     const std::map<int64_t, double>& m) {
   std::vector<double> flat;
   for (const auto& [k, v] : m) {
     flat.push_back(static_cast<double>(k));

@@ -23,7 +23,8 @@ void save_numbers(AlgorithmState& out, const std::string& key, const std::vector
 std::vector<double> load_numbers(const AlgorithmState& in, const std::string& key);
 
 // Maps such as bucket index -> last learning rate, as an [n, 2] double tensor.
-void save_number_map(AlgorithmState& out, const std::string& key, const std::map<int64_t, double>& m);
+void save_number_map(AlgorithmState& out, const std::string& key,
+                     const std::map<int64_t, double>& m);
 std::map<int64_t, double> load_number_map(const AlgorithmState& in, const std::string& key);
 
 // The tensor under `key` (throws naming the key when missing).

@@ -1,7 +1,8 @@
 #pragma once
-// Every algorithm's factory, declared once. Each is defined in its paper file (algorithms/<name>.cpp)
-// and listed, in this order, by algorithm_catalog() (algorithms/registry.cpp). Tests, benchmarks
-// and fuzz targets include this header or go through find_algorithm(name).
+// Every algorithm's factory, declared once. Each is defined in its paper file
+// (algorithms/<name>.cpp) and listed, in this order, by algorithm_catalog()
+// (algorithms/registry.cpp). Tests, benchmarks and fuzz targets include this header or go through
+// find_algorithm(name).
 #include "algorithms/algorithm.h"
 
 namespace cedar {

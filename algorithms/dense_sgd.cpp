@@ -3,8 +3,8 @@
 // bucket and divided by the number of workers.
 #include <ATen/ATen.h>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "comm/communicator.h"
 
 namespace cedar {

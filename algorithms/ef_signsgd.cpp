@@ -60,12 +60,11 @@ class EfSignSgd final : public Algorithm {
     GradBucket cpu = on_cpu ? GradBucket{} : cpu_copy(bucket);
     GradBucket& b = on_cpu ? bucket : cpu;
     b.flat.mul_(lr);  // g → γ·g; ErrorFeedback then forms p = γ·g + e
-    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
-                                       static_cast<uint64_t>(b.index));
-    exchange_compressed(b, comm, *compressor_, &memory_, gen,
-                        [lr](const std::vector<at::Tensor>& deltas) {
-                          return combine_average(deltas).div_(lr);
-                        });
+    at::Generator gen =
+        make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(b.index));
+    exchange_compressed(
+        b, comm, *compressor_, &memory_, gen,
+        [lr](const std::vector<at::Tensor>& deltas) { return combine_average(deltas).div_(lr); });
     if (!on_cpu) bucket.flat.copy_(cpu.flat);
   }
 

@@ -37,8 +37,8 @@ class Fp16 final : public Algorithm {
  public:
   explicit Fp16(const Fp16Params&) {}
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
-    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
-                                       static_cast<uint64_t>(bucket.index));
+    at::Generator gen =
+        make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
     exchange_compressed(bucket, comm, *compressor_, nullptr, gen);
   }
 
@@ -50,8 +50,9 @@ class Fp16 final : public Algorithm {
 
 AlgorithmInfo fp16_algorithm() {
   return algorithm_info<Fp16, Fp16Params>(
-      "fp16", "fp16 compression: gradients cast to half precision (2 bytes per element), "
-              "allgather, decode and average in fp32",
+      "fp16",
+      "fp16 compression: gradients cast to half precision (2 bytes per element), "
+      "allgather, decode and average in fp32",
       "PyTorch DDP fp16_compress_hook; half precision as in Micikevicius et al. Mixed Precision "
       "Training. ICLR 2018");
 }

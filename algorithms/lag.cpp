@@ -1,7 +1,8 @@
 // LAG-WK: Chen, Giannakis, Sun, Yin, "LAG: Lazily Aggregated Gradient for Communication-Efficient
 // Distributed Learning", NeurIPS 2018 (the worker-side rule, LAG-WK).
 //
-// Worker m keeps its last upload g^_m = ∇_m(θ^_m). At step k it computes ∇_m(θ^k) and uploads only if
+// Worker m keeps its last upload g^_m = ∇_m(θ^_m). At step k it computes ∇_m(θ^k) and uploads only
+// if
 //   ‖∇_m(θ^_m) − ∇_m(θ^k)‖² > (1/(α²M²)) · Σ_{d=1..D} ξ_d ‖θ^{k+1−d} − θ^{k−d}‖²,   ξ_d = ξ/D,
 // otherwise every rank reuses its last upload. The aggregate is updated with the uploaders' deltas
 //   ∇^k = ∇^{k−1} + Σ_{uploaders} (∇_m(θ^k) − ∇_m(θ^_m)).
@@ -15,9 +16,10 @@
 // The authors' reference code uses the same form: thrd = 1/(stepsize²·M²)/D with a summed
 // aggregate.
 //
-// A changing learning rate. The paper's stepsize is constant, so each term ‖θ^{k+1−d} − θ^{k−d}‖²/η²
-// is the squared norm of the update direction applied at step k−d. Each move is therefore divided
-// by the square of the rate it was made with (η_{k−d}, stored with the move), not by today's rate:
+// A changing learning rate. The paper's stepsize is constant, so each term ‖θ^{k+1−d} −
+// θ^{k−d}‖²/η² is the squared norm of the update direction applied at step k−d. Each move is
+// therefore divided by the square of the rate it was made with (η_{k−d}, stored with the move), not
+// by today's rate:
 //   upload  ⇔  ‖∇_m(θ^_m) − ∇_m(θ^k)‖² > (ξ/D) · Σ_{d=1..D} ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}².
 // Dividing moves made at the old rate by the new one squared would inflate the threshold by the
 // decay factor squared at a step decay (100× at 10×) and silence every upload for D steps.
@@ -44,9 +46,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "algorithms/catalog.h"
-#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/algorithm_state.h"
+#include "algorithms/catalog.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -57,7 +59,8 @@ struct LagParams {
   double xi = 1.0;
   template <class V>
   void visit(V& v) {
-    v("history", history, "D: past parameter moves in the upload threshold (paper: 10)", at_least(1));
+    v("history", history, "D: past parameter moves in the upload threshold (paper: 10)",
+      at_least(1));
     v("xi", xi, "xi: threshold weight, xi_d = xi/D for d = 1..D (paper: 1)", at_least(0));
   }
 };
@@ -95,7 +98,8 @@ class Lag final : public Algorithm {
                   Communicator&, StepContext& ctx) override {
     double moved = 0;
     for (size_t i = 0; i < params.size() && i < previous_.size(); ++i) {
-      moved += (params[i].tensor.detach() - previous_[i]).to(at::kDouble).square().sum().item<double>();
+      moved +=
+          (params[i].tensor.detach() - previous_[i]).to(at::kDouble).square().sum().item<double>();
       previous_[i].copy_(params[i].tensor.detach());
     }
     moves_.push_front(ctx.lr > 0 ? moved / (ctx.lr * ctx.lr) : 0.0);
@@ -172,10 +176,10 @@ class Lag final : public Algorithm {
   size_t seen_ = 0;
   bool first_ = true;
   std::vector<GradBucket*> pending_;
-  at::Tensor last_upload_;  // ∇_m(θ^_m), all buckets concatenated in bucket order
-  at::Tensor aggregate_;    // ∇^k (the average), same layout
+  at::Tensor last_upload_;            // ∇_m(θ^_m), all buckets concatenated in bucket order
+  at::Tensor aggregate_;              // ∇^k (the average), same layout
   std::vector<at::Tensor> previous_;  // θ^k, to measure the next move
-  std::deque<double> moves_;          // ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}², d = 1 first
+  std::deque<double> moves_;  // ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}², d = 1 first
 };
 
 }  // namespace

@@ -27,8 +27,8 @@
 #include <cmath>
 #include <vector>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "comm/average.h"
 #include "comm/communicator.h"
 
@@ -44,7 +44,8 @@ struct LocalSgdParams {
   void visit(V& v) {
     v("period", period, "H: local steps between model averages", at_least(1));
     v("post_local_switch_epoch", post_local_switch_epoch,
-      "epoch from which steps are local (-1: first lr step decay, 0: from the start)", at_least(-1));
+      "epoch from which steps are local (-1: first lr step decay, 0: from the start)",
+      at_least(-1));
     v("average_momentum", average_momentum, "also average momentum buffers at each sync");
     v("average_bn", average_bn, "also average floating-point buffers (BN statistics) at each sync");
   }

@@ -3,7 +3,8 @@
 //
 // Per gradient matrix M (a conv weight out x in x kh x kw is viewed as out x in*kh*kw), rank r:
 //   M <- M + e                       error feedback (e: this rank's memory, zero at first)
-//   P <- M Q                         Q warm-started from the previous step (seeded, identical on all
+//   P <- M Q                         Q warm-started from the previous step (seeded, identical on
+//   all
 //                                    ranks, at the first compressed step)
 //   P <- allreduce_mean(P)           ONE allreduce for the P's of every matrix of the bucket
 //   P <- orthonormalise(P)           modified Gram-Schmidt over the columns
@@ -42,9 +43,9 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/catalog.h"
-#include "algorithms/algorithm_state.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/algorithm_state.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
 #include "comm/communicator.h"
 

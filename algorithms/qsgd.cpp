@@ -62,8 +62,8 @@ class Qsgd final : public Algorithm {
       : compressor_(make_qsgd_compressor(p.bits, p.bucket_size, p.norm == "max")) {}
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
-    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
-                                       static_cast<uint64_t>(bucket.index));
+    at::Generator gen =
+        make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
     exchange_compressed(bucket, comm, *compressor_, nullptr, gen);
   }
 

@@ -25,8 +25,8 @@
 
 #include <vector>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/exchange/error_feedback.h"
 #include "algorithms/exchange/sparse_exchange.h"

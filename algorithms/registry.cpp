@@ -6,18 +6,9 @@ namespace cedar {
 
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
   static const std::vector<AlgorithmInfo> catalog = {
-      dense_sgd_algorithm(),
-      dgc_algorithm(),
-      topk_algorithm(),
-      randomk_algorithm(),
-      powersgd_algorithm(),
-      lag_algorithm(),
-      local_sgd_algorithm(),
-      qsgd_algorithm(),
-      terngrad_algorithm(),
-      signsgd_algorithm(),
-      ef_signsgd_algorithm(),
-      fp16_algorithm(),
+      dense_sgd_algorithm(), dgc_algorithm(),     topk_algorithm(),       randomk_algorithm(),
+      powersgd_algorithm(),  lag_algorithm(),     local_sgd_algorithm(),  qsgd_algorithm(),
+      terngrad_algorithm(),  signsgd_algorithm(), ef_signsgd_algorithm(), fp16_algorithm(),
   };
   return catalog;
 }

@@ -72,13 +72,17 @@ class SignSgd final : public Algorithm {
         e.grad.copy_(v);
       }
     }
-    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
-                                       static_cast<uint64_t>(bucket.index));
+    at::Generator gen =
+        make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
     exchange_compressed(bucket, comm, *compressor_, nullptr, gen, majority_vote);
   }
 
-  void save_state(AlgorithmState& out) const override { save_tensor_map(out, "momentum.", momentum_); }
-  void load_state(const AlgorithmState& in) override { load_tensor_map(in, "momentum.", momentum_); }
+  void save_state(AlgorithmState& out) const override {
+    save_tensor_map(out, "momentum.", momentum_);
+  }
+  void load_state(const AlgorithmState& in) override {
+    load_tensor_map(in, "momentum.", momentum_);
+  }
 
  private:
   double beta_;

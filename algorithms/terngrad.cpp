@@ -66,8 +66,8 @@ class TernGrad final : public Algorithm {
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
     const int64_t T = static_cast<int64_t>(bucket.entries.size());
     const int P = comm.size();
-    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step,
-                                       static_cast<uint64_t>(bucket.index));
+    at::Generator gen =
+        make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
     std::vector<at::Tensor> g(T);
     std::vector<float> thr(T), scale(T);
     std::vector<int64_t> offset(T + 1);
@@ -106,8 +106,8 @@ class TernGrad final : public Algorithm {
       auto& e = bucket.entries[i];
       // Decode straight into the gradient when it is a plain CPU fp32 tensor (its values were
       // encoded above and are not read again).
-      const bool direct = e.grad.device().is_cpu() && e.grad.scalar_type() == at::kFloat &&
-                          e.grad.is_contiguous();
+      const bool direct =
+          e.grad.device().is_cpu() && e.grad.scalar_type() == at::kFloat && e.grad.is_contiguous();
       at::Tensor sum = direct ? e.grad.view({-1}) : at::empty({n}, at::kFloat);
       float* sp = sum.data_ptr<float>();
       for (int r = 0; r < P; ++r) {

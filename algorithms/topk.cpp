@@ -18,8 +18,8 @@
 //   error_feedback  keep the unsent remainder in a memory                     (default true)
 #include <ATen/ATen.h>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
@@ -55,9 +55,8 @@ class TopK final : public Algorithm {
     if (params_.error_feedback) memory_.rescale(bucket, ctx.lr);
     // Top-k draws nothing at random; the generator only satisfies the Compressor interface.
     at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step, bucket.index);
-    ExchangeResult r = exchange_compressed(bucket, comm, compressor_,
-                                           params_.error_feedback ? &memory_.memory() : nullptr,
-                                           gen);
+    ExchangeResult r = exchange_compressed(
+        bucket, comm, compressor_, params_.error_feedback ? &memory_.memory() : nullptr, gen);
     ctx.stats["topk.payload_bytes"] += static_cast<double>(r.payload_bytes);
   }
 

@@ -123,9 +123,7 @@ void call(Kind k, Buffers& b) {
       MPI_Allgather(b.in.data(), floats, MPI_FLOAT, b.out.data(), floats, MPI_FLOAT,
                     MPI_COMM_WORLD);
       break;
-    case Kind::kBroadcast:
-      MPI_Bcast(b.in.data(), floats, MPI_FLOAT, 0, MPI_COMM_WORLD);
-      break;
+    case Kind::kBroadcast: MPI_Bcast(b.in.data(), floats, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
   }
 }
 
@@ -214,8 +212,8 @@ Fit fit_alpha_beta(const std::vector<Point>& fit_points, int world) {
   if (f.alpha > 0 && f.beta > 0) return f;
   f.bounded = true;
   const double a_only = s11 > 0 ? s1 / s11 : 0, b_only = s22 > 0 ? s2 / s22 : 0;
-  const bool use_a = relative_cost(fit_points, world, a_only, 0) <
-                     relative_cost(fit_points, world, 0, b_only);
+  const bool use_a =
+      relative_cost(fit_points, world, a_only, 0) < relative_cost(fit_points, world, 0, b_only);
   f.alpha = use_a ? a_only : 0;
   f.beta = use_a ? 0 : b_only;
   return f;
@@ -245,13 +243,15 @@ std::string load_average() {
 
 void print_header(const AlphaBetaFitOptions& o, const Fit& f, int world, double sweep_seconds) {
   std::printf("## alpha-beta model vs loopback MPI, P = %d ranks\n\n", world);
-  std::printf("Raw MPI collectives, %d warm-up calls, median of %d timed loops per size, time of "
-              "the slowest rank; sweep took %.1f s, load average at the end: %s.\n",
-              o.warmup, o.reps, sweep_seconds, load_average().c_str());
-  std::printf("Fit on allreduce only (the \"(fit)\" rows), L = %lld steps, minimising squared "
-              "relative error%s:\n\n",
-              static_cast<long long>(allreduce_latency_steps(world)),
-              f.bounded ? " (bounded at zero: the free optimum had a negative parameter)" : "");
+  std::printf(
+      "Raw MPI collectives, %d warm-up calls, median of %d timed loops per size, time of "
+      "the slowest rank; sweep took %.1f s, load average at the end: %s.\n",
+      o.warmup, o.reps, sweep_seconds, load_average().c_str());
+  std::printf(
+      "Fit on allreduce only (the \"(fit)\" rows), L = %lld steps, minimising squared "
+      "relative error%s:\n\n",
+      static_cast<long long>(allreduce_latency_steps(world)),
+      f.bounded ? " (bounded at zero: the free optimum had a negative parameter)" : "");
   std::printf("- alpha = %.3f µs per latency step\n", f.alpha * 1e6);
   std::printf("- beta = %.4g ns per bus byte (1/beta = %.3f GB/s)\n\n", f.beta * 1e9,
               f.beta > 0 ? 1e-9 / f.beta : INFINITY);
@@ -262,8 +262,7 @@ void print_table(const std::vector<Point>& points) {
   std::printf("|---|---:|---:|---:|---:|\n");
   for (const Point& p : points)
     std::printf("| %s | %lld | %.2f | %.2f | %+.1f |\n", row_label(p).c_str(),
-                static_cast<long long>(p.bytes), p.measured * 1e6, p.predicted * 1e6,
-                error_pct(p));
+                static_cast<long long>(p.bytes), p.measured * 1e6, p.predicted * 1e6, error_pct(p));
 }
 
 void print_summary(const std::vector<Point>& points) {
@@ -283,7 +282,8 @@ void print_summary(const std::vector<Point>& points) {
 // Why the predictions can miss here; the signed medians above say in which direction they did.
 void print_footer() {
   std::printf(
-      "\nNotes (error = (predicted - measured) / measured; the load average above says how busy the machine was):\n"
+      "\nNotes (error = (predicted - measured) / measured; the load average above says how busy "
+      "the machine was):\n"
       "- The model counts a ring of P network links. Loopback MPI copies through shared memory on "
       "one host: every \"link\" shares the same memory bus and cores, so beta is a memory-copy "
       "rate, not a wire rate.\n"
@@ -300,8 +300,7 @@ void print_footer() {
       "the fitted alpha and the measured times.\n");
 }
 
-bool write_csv(const std::string& path, const std::vector<Point>& points, const Fit& f,
-               int world) {
+bool write_csv(const std::string& path, const std::vector<Point>& points, const Fit& f, int world) {
   FILE* out = std::fopen(path.c_str(), "w");
   if (!out) return false;
   std::fprintf(out,

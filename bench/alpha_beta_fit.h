@@ -15,7 +15,7 @@ struct AlphaBetaFitOptions {
   int64_t max_bytes = 16 << 20;  // largest size
   int warmup = 5;                // untimed calls before each timed loop
   int reps = 5;                  // timed loops per size (the median is used)
-  double loop_seconds = 0.01;     // target length of one timed loop (sets its iterations)
+  double loop_seconds = 0.01;    // target length of one timed loop (sets its iterations)
   std::string csv;               // rank 0 also writes the rows here when not empty
 };
 

@@ -118,9 +118,9 @@ struct Row {
   Path path;
   int64_t bytes;
   int iters;
-  double seconds;               // median over repetitions
-  double fastest, slowest;      // over repetitions
-  double paired_ratio;          // cedar rows: median of busbw(cedar) / busbw(mpi) per repetition
+  double seconds;           // median over repetitions
+  double fastest, slowest;  // over repetitions
+  double paired_ratio;      // cedar rows: median of busbw(cedar) / busbw(mpi) per repetition
   int64_t wrong;
 };
 
@@ -210,17 +210,17 @@ int main(int argc, char** argv) {
   if (root) {
     std::printf("# %d ranks, %d warm-up calls, median of %d timed loops; GB/s = 1e9 B/s\n", n,
                 warmup, reps);
-    std::printf("%-10s %-6s %12s %6s %12s %9s %9s %19s %7s %7s\n", "op", "path", "size(B)",
-                "iters", "time(us)", "algbw", "busbw", "busbw range", "vs mpi", "#wrong");
+    std::printf("%-10s %-6s %12s %6s %12s %9s %9s %19s %7s %7s\n", "op", "path", "size(B)", "iters",
+                "time(us)", "algbw", "busbw", "busbw range", "vs mpi", "#wrong");
     for (const Row& r : rows) {
       const double algbw = algbw_gbps(r.bytes, r.seconds);
       const double factor =
           r.op == Op::kAllreduce ? allreduce_busbw_factor(n) : allgather_busbw_factor(n);
       std::printf("%-10s %-6s %12lld %6d %12.2f %9.3f %9.3f %9.3f - %7.3f %7.3f %7lld\n",
                   op_name(r.op), path_name(r.path), static_cast<long long>(r.bytes), r.iters,
-                  r.seconds * 1e6, algbw, algbw * factor,
-                  algbw_gbps(r.bytes, r.slowest) * factor, algbw_gbps(r.bytes, r.fastest) * factor,
-                  r.paired_ratio, static_cast<long long>(r.wrong));
+                  r.seconds * 1e6, algbw, algbw * factor, algbw_gbps(r.bytes, r.slowest) * factor,
+                  algbw_gbps(r.bytes, r.fastest) * factor, r.paired_ratio,
+                  static_cast<long long>(r.wrong));
     }
     if (!csv.empty()) {
       FILE* f = std::fopen(csv.c_str(), "w");

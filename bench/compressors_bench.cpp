@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/codecs/codecs.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/counter_rng.h"
 #include "algorithms/exchange/dgc_select.h"

@@ -25,19 +25,18 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/compressor.h"
-#include "models/model.h"
-#include "runner/train/buckets.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "config/experiment_config.h"
+#include "models/model.h"
+#include "runner/train/buckets.h"
 #include "runner/train/optimizer.h"
 
 namespace cedar {
 namespace {
 
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double median(std::vector<double> v) {
@@ -175,14 +174,15 @@ int main(int argc, char** argv) {
   try {
     for (const std::string& name : o.algorithms) {
       StepTimes t = run_algorithm(name, o, comm);
-      rows.push_back({name, median(t.total), median(t.compute), median(t.compress),
-                      median(t.comm), median(t.payload)});
+      rows.push_back({name, median(t.total), median(t.compute), median(t.compress), median(t.comm),
+                      median(t.payload)});
       if (root) {
         const Row& r = rows.back();
-        std::printf("%-12s %9.1f ms  compute %8.1f  compress %7.1f  comm %7.1f ms  %10.3f "
-                    "MB/rank\n",
-                    r.algorithm.c_str(), 1e3 * r.total, 1e3 * r.compute, 1e3 * r.compress,
-                    1e3 * r.comm, r.payload / 1e6);
+        std::printf(
+            "%-12s %9.1f ms  compute %8.1f  compress %7.1f  comm %7.1f ms  %10.3f "
+            "MB/rank\n",
+            r.algorithm.c_str(), 1e3 * r.total, 1e3 * r.compute, 1e3 * r.compress, 1e3 * r.comm,
+            r.payload / 1e6);
         std::fflush(stdout);
       }
     }
@@ -196,8 +196,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "step_bench: cannot write %s\n", csv.c_str());
       MpiCommunicator::abort_job(2);
     }
-    std::fprintf(f, "model,batch,ranks,threads,algorithm,step_s,compute_s,compress_s,comm_s,"
-                    "payload_bytes\n");
+    std::fprintf(f,
+                 "model,batch,ranks,threads,algorithm,step_s,compute_s,compress_s,comm_s,"
+                 "payload_bytes\n");
     for (const Row& r : rows)
       std::fprintf(f, "%s,%lld,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.0f\n", o.model.c_str(),
                    static_cast<long long>(o.batch), comm.size(), threads, r.algorithm.c_str(),

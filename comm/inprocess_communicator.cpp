@@ -63,9 +63,8 @@ std::vector<at::Tensor> InProcessCommunicator::allgatherv(const at::Tensor& t) {
 
 void InProcessCommunicator::broadcast(at::Tensor& t, int root) {
   at::Tensor value;
-  world_.exchange(rank_, t.clone(), [&](const std::vector<at::Tensor>& all) {
-    value = all[root].clone();
-  });
+  world_.exchange(rank_, t.clone(),
+                  [&](const std::vector<at::Tensor>& all) { value = all[root].clone(); });
   t.copy_(value);
 }
 

@@ -30,7 +30,8 @@ std::string nccl_library_version() {
   int v = 0;
   if (ncclGetVersion(&v) != ncclSuccess) return "";
   // NCCL >= 2.9 encodes x.y.z as x*10000 + y*100 + z.
-  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." +
+         std::to_string(v % 100);
 }
 
 std::string cuda_versions() {

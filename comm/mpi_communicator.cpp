@@ -25,8 +25,8 @@ MPI_Datatype mpi_type(const at::Tensor& t, const char* op) {
 
 void check_cpu(const at::Tensor& t, const char* op) {
   if (!t.device().is_cpu())
-    throw CommError(std::string("backend mpi does not support ") + op + " of " +
-                    t.device().str() + " tensors (use the nccl backend for GPU tensors)");
+    throw CommError(std::string("backend mpi does not support ") + op + " of " + t.device().str() +
+                    " tensors (use the nccl backend for GPU tensors)");
   if (!t.is_contiguous()) throw CommError(std::string("mpi ") + op + ": tensor must be contiguous");
 }
 
@@ -124,10 +124,10 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
     total += counts[r];
   }
   at::Tensor flat = gather_output(total, t.options());
-  check(MPI_Allgatherv(t.data_ptr(), count_of(mine * esize, "allgatherv"), MPI_BYTE,
-                       flat.data_ptr(), byte_counts.data(), displs.data(), MPI_BYTE,
-                       MPI_COMM_WORLD),
-        "Allgatherv");
+  check(
+      MPI_Allgatherv(t.data_ptr(), count_of(mine * esize, "allgatherv"), MPI_BYTE, flat.data_ptr(),
+                     byte_counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+      "Allgatherv");
   std::vector<at::Tensor> out;
   int64_t off = 0;
   for (int r = 0; r < size_; ++r) {

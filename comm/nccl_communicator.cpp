@@ -39,9 +39,10 @@ ncclDataType_t nccl_type(const at::Tensor& t, const char* op) {
 
 void check_cuda(const at::Tensor& t, const char* op) {
   if (!t.is_cuda())
-    throw CommError(std::string("backend nccl does not support ") + op + " of " +
-                    t.device().str() + " tensors (use the mpi backend for CPU tensors)");
-  if (!t.is_contiguous()) throw CommError(std::string("nccl ") + op + ": tensor must be contiguous");
+    throw CommError(std::string("backend nccl does not support ") + op + " of " + t.device().str() +
+                    " tensors (use the mpi backend for CPU tensors)");
+  if (!t.is_contiguous())
+    throw CommError(std::string("nccl ") + op + ": tensor must be contiguous");
 }
 
 class NcclCommunicator final : public Communicator {
@@ -147,7 +148,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(Communicator& bootstrap, in
 bool nccl_available() { return false; }
 
 std::unique_ptr<Communicator> make_nccl_communicator(Communicator&, int) {
-  throw CommError("backend nccl is not compiled into this build (LibTorch without CUDA or no NCCL)");
+  throw CommError(
+      "backend nccl is not compiled into this build (LibTorch without CUDA or no NCCL)");
 }
 
 #endif

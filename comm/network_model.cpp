@@ -7,11 +7,8 @@ namespace cedar {
 const std::vector<NetworkProfile>& network_profiles() {
   // Latencies are typical MPI small-message latencies of each fabric; bandwidth is the line rate.
   static const std::vector<NetworkProfile> profiles = {
-      {"1gbe", 50e-6, 8.0 / 1e9},
-      {"10gbe", 20e-6, 8.0 / 10e9},
-      {"25gbe", 10e-6, 8.0 / 25e9},
-      {"100gbe", 5e-6, 8.0 / 100e9},
-      {"ib-hdr", 1.5e-6, 8.0 / 200e9},
+      {"1gbe", 50e-6, 8.0 / 1e9},    {"10gbe", 20e-6, 8.0 / 10e9},    {"25gbe", 10e-6, 8.0 / 25e9},
+      {"100gbe", 5e-6, 8.0 / 100e9}, {"ib-hdr", 1.5e-6, 8.0 / 200e9},
   };
   return profiles;
 }

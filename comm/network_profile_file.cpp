@@ -30,13 +30,14 @@ std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
   } catch (const YAML::BadFile&) {
     throw ConfigError(path + ": cannot read the network profiles file");
   } catch (const YAML::Exception& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                      ": " + e.msg);
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
   Source src{path, {}};
   YAML::Node list = root["networks"];
   if (!list.IsSequence())
-    throw ConfigError(where(src, "networks", root) + ": networks: expected a list of {name, alpha, beta}");
+    throw ConfigError(where(src, "networks", root) +
+                      ": networks: expected a list of {name, alpha, beta}");
   std::set<std::string> names;
   for (const auto& p : network_profiles()) names.insert(p.name);
   std::vector<NetworkProfile> out;
@@ -44,13 +45,14 @@ std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
     ProfileParams p;
     load_params(p, item, src, "networks[]");
     if (p.name.empty() || !item["alpha"])
-      throw ConfigError(where(src, "networks[]", item) + ": networks[]: 'name' and 'alpha' are required");
+      throw ConfigError(where(src, "networks[]", item) +
+                        ": networks[]: 'name' and 'alpha' are required");
     if (!item["beta"] == !item["bandwidth_gbps"])
       throw ConfigError(where(src, "networks[]", item) + ": networks[] '" + p.name +
                         "': give exactly one of beta and bandwidth_gbps");
     if (!names.insert(p.name).second)
-      throw ConfigError(where(src, "networks[].name", item["name"]) + ": networks[]: the name '" + p.name +
-                        "' is already a profile");
+      throw ConfigError(where(src, "networks[].name", item["name"]) + ": networks[]: the name '" +
+                        p.name + "' is already a profile");
     out.push_back({p.name, p.alpha, item["beta"] ? p.beta : 8.0 / (p.bandwidth_gbps * 1e9)});
   }
   return out;

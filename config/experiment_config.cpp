@@ -23,9 +23,9 @@ YAML::Node load_file(const std::string& path) {
   } catch (const YAML::Exception& e) {
     // yaml-cpp's depth guard reports "bad file"; say what it means.
     const bool deep = dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr;
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " +
-                      (deep ? "lists or mappings nested too deeply" : e.msg));
+    throw ConfigError(
+        path + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+        ": YAML syntax error: " + (deep ? "lists or mappings nested too deeply" : e.msg));
   }
 }
 
@@ -59,7 +59,8 @@ void apply_override(YAML::Node& root, const std::string& assignment, Source& sou
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) {
-    if (p.empty()) throw ConfigError("--set " + assignment + ": empty component in key '" + key + "'");
+    if (p.empty())
+      throw ConfigError("--set " + assignment + ": empty component in key '" + key + "'");
     parts.push_back(p);
   }
   YAML::Node parsed;
@@ -131,7 +132,8 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   return c;
 }
 
-ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+ExperimentConfig load_experiment(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
   YAML::Node root = load_file(path);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   // Checked before the overrides, which can only be applied to a mapping.

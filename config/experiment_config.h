@@ -39,9 +39,11 @@ struct DataConfig {
     v("train_limit", train_limit, "use the first N training images (0: all)", at_least(0));
     v("test_limit", test_limit, "use the first N test images (0: all)", at_least(0));
     v("augment", augment, "standard augmentation of training images");
-    v("num_classes", num_classes, "imagenet-folder / synthetic: classes (0: all / default)", at_least(0));
+    v("num_classes", num_classes, "imagenet-folder / synthetic: classes (0: all / default)",
+      at_least(0));
     v("per_class", per_class, "imagenet-folder: images per class (0: all)", at_least(0));
-    v("image_size", image_size, "imagenet-folder / synthetic: side length (0: default)", at_least(0));
+    v("image_size", image_size, "imagenet-folder / synthetic: side length (0: default)",
+      at_least(0));
   }
 };
 
@@ -64,17 +66,21 @@ struct TrainConfig {
     v("epochs", epochs, "training epochs", at_least(1));
     v("batch_size", batch_size, "images per worker per step", at_least(1));
     v("max_steps", max_steps, "stop after this many steps (0: no limit)", at_least(0));
-    v("eval_every_steps", eval_every_steps, "also evaluate every N steps (0: once per epoch)", at_least(0));
+    v("eval_every_steps", eval_every_steps, "also evaluate every N steps (0: once per epoch)",
+      at_least(0));
     v("threads", threads, "intra-op threads per rank (0: cores / ranks on this node)", at_least(0));
     v("seed", seed, "seed for initialisation, data order and stochastic compressors");
-    v("target_accuracy", target_accuracy, "stop once test accuracy reaches this (0: off)", in_range(0, 1));
+    v("target_accuracy", target_accuracy, "stop once test accuracy reaches this (0: off)",
+      in_range(0, 1));
     v("bucket_mb", bucket_mb, "gradient fusion bucket size in MiB", greater_than(0));
-    v("overlap", overlap, "exchange each bucket during backward, as soon as its gradients are ready");
+    v("overlap", overlap,
+      "exchange each bucket during backward, as soon as its gradients are ready");
     v("device", device, "where tensors live: cpu, cuda (one GPU per local rank, NCCL) or auto",
       one_of({"cpu", "cuda", "auto"}));
     v("checkpoint", checkpoint, "write checkpoints that `cedar run --resume` continues from");
     v("checkpoint_every_steps", checkpoint_every_steps,
-      "also checkpoint every N steps within an epoch (0: at the end of each epoch only)", at_least(0));
+      "also checkpoint every N steps within an epoch (0: at the end of each epoch only)",
+      at_least(0));
     v("checkpoint_dir", checkpoint_dir,
       "checkpoint folder (empty: <db>.checkpoints/run-<id> beside the results database)");
   }
@@ -107,7 +113,8 @@ struct OptimizerConfig {
     v("weight_decay", weight_decay, "L2 weight decay", at_least(0));
     v("schedule", schedule, "learning-rate schedule (poly: (1-t)^poly_power after warm-up)",
       one_of({"constant", "step", "cosine", "poly"}));
-    v("milestones", milestones, "step schedule: epochs at which lr is multiplied by gamma", at_least(0));
+    v("milestones", milestones, "step schedule: epochs at which lr is multiplied by gamma",
+      at_least(0));
     v("gamma", gamma, "step schedule: decay factor", in_range(0, 1));
     v("warmup_epochs", warmup_epochs, "linear warm-up length in epochs", at_least(0));
     v("warmup_start_factor", warmup_start_factor, "warm-up starts at lr * this", in_range(0, 1));
@@ -118,7 +125,8 @@ struct OptimizerConfig {
       greater_than(0));
     v("lars_eps", lars_eps, "lars: added to the local-rate denominator (0: the paper's formula)",
       at_least(0));
-    v("exclude_bn_bias", exclude_bn_bias, "lars: 1-D (batch-norm, bias) parameters skip the "
+    v("exclude_bn_bias", exclude_bn_bias,
+      "lars: 1-D (batch-norm, bias) parameters skip the "
       "layer-wise rate and weight decay");
     v("poly_power", poly_power, "poly schedule: decay power (You et al.: 2)", greater_than(0));
   }

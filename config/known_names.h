@@ -18,8 +18,8 @@ inline const std::vector<std::string>& known_model_names() {
 }
 
 inline const std::vector<std::string>& known_dataset_names() {
-  static const std::vector<std::string> kNames = {
-      "cifar10", "cifar100", "mnist", "fashion-mnist", "imagenet-folder", "synthetic"};
+  static const std::vector<std::string> kNames = {"cifar10",       "cifar100",        "mnist",
+                                                  "fashion-mnist", "imagenet-folder", "synthetic"};
   return kNames;
 }
 

@@ -29,7 +29,10 @@ std::string Bound::describe() const {
       while (j < r.size() && std::isdigit(static_cast<unsigned char>(r[j]))) ++j;
       std::string digits = r.substr(i + 1, j - i - 1);
       while (!digits.empty() && digits.back() == '0') digits.pop_back();
-      if (digits.empty()) out.pop_back(); else out += digits;
+      if (digits.empty())
+        out.pop_back();
+      else
+        out += digits;
       i = j - 1;
     }
   }
@@ -43,12 +46,29 @@ bool Bound::admits(double v) const {
   return true;
 }
 
-Bound at_least(double lo) { Bound b; b.lo = lo; return b; }
-Bound greater_than(double lo) { Bound b; b.lo = lo; b.lo_open = true; return b; }
-Bound in_range(double lo, double hi, bool hi_open) {
-  Bound b; b.lo = lo; b.hi = hi; b.hi_open = hi_open; return b;
+Bound at_least(double lo) {
+  Bound b;
+  b.lo = lo;
+  return b;
 }
-Bound one_of(std::vector<std::string> choices) { Bound b; b.choices = std::move(choices); return b; }
+Bound greater_than(double lo) {
+  Bound b;
+  b.lo = lo;
+  b.lo_open = true;
+  return b;
+}
+Bound in_range(double lo, double hi, bool hi_open) {
+  Bound b;
+  b.lo = lo;
+  b.hi = hi;
+  b.hi_open = hi_open;
+  return b;
+}
+Bound one_of(std::vector<std::string> choices) {
+  Bound b;
+  b.choices = std::move(choices);
+  return b;
+}
 
 std::string where(const Source& src, const std::string& key_path, const YAML::Node& node) {
   // An override replaces the whole subtree under its key, whose nodes then carry positions
@@ -67,10 +87,14 @@ std::string where(const Source& src, const std::string& key_path, const YAML::No
 }
 
 const char* node_kind(const YAML::Node& n) {
-  return n.IsMap() ? "a mapping" : n.IsSequence() ? "a list" : n.IsNull() ? "a null value" : "a scalar";
+  return n.IsMap()        ? "a mapping"
+         : n.IsSequence() ? "a list"
+         : n.IsNull()     ? "a null value"
+                          : "a scalar";
 }
 
-std::vector<MapEntry> checked_entries(const YAML::Node& map, const Source& src, const std::string& path) {
+std::vector<MapEntry> checked_entries(const YAML::Node& map, const Source& src,
+                                      const std::string& path) {
   std::vector<MapEntry> entries;
   std::set<std::string> seen;
   for (const auto& kv : map) {
@@ -99,18 +123,25 @@ namespace {
 
 template <class T>
 const char* type_name() {
-  if constexpr (std::is_same_v<T, bool>) return "true or false";
-  else if constexpr (std::is_integral_v<T>) return "an integer";
-  else if constexpr (std::is_floating_point_v<T>) return "a number";
-  else if constexpr (std::is_same_v<T, std::string>) return "a string";
-  else return "a list of numbers";
+  if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_integral_v<T>)
+    return "an integer";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "a string";
+  else
+    return "a list of numbers";
 }
 
 template <class T>
 T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& key) {
   if (!n.IsScalar())
     throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got a " +
-                      (n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null value"));
+                      (n.IsMap()        ? "mapping"
+                       : n.IsSequence() ? "list"
+                                        : "null value"));
   T v{};
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     // yaml-cpp accepts "1.5" for integers by truncation on some versions: check strictly.
@@ -119,7 +150,8 @@ T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& 
     const std::string& s = n.Scalar();
     const bool negative = !s.empty() && s[0] == '-';
     const size_t digits = s.size() > 0 && (s[0] == '-' || s[0] == '+') ? 1 : 0;
-    const bool hex = s.size() > digits + 2 && s[digits] == '0' && (s[digits + 1] == 'x' || s[digits + 1] == 'X');
+    const bool hex =
+        s.size() > digits + 2 && s[digits] == '0' && (s[digits + 1] == 'x' || s[digits + 1] == 'X');
     size_t pos = 0;
     bool ok = s.size() > digits && std::isxdigit(static_cast<unsigned char>(s[digits]));
     bool fits = true;
@@ -131,7 +163,8 @@ T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& 
         v = static_cast<T>(parsed);
       } else if (ok) {
         unsigned long long parsed = std::stoull(s, &pos, hex ? 16 : 10);
-        fits = !negative && parsed <= static_cast<unsigned long long>(std::numeric_limits<T>::max());
+        fits =
+            !negative && parsed <= static_cast<unsigned long long>(std::numeric_limits<T>::max());
         v = static_cast<T>(parsed);
       }
       ok = ok && pos == s.size();
@@ -140,7 +173,8 @@ T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& 
     } catch (const std::invalid_argument&) {
       ok = false;
     }
-    if (!ok) throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + s + "'");
+    if (!ok)
+      throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + s + "'");
     if (!fits)
       throw ConfigError(at + ": " + key + ": value " + s + " does not fit in the field (allowed: " +
                         std::to_string(std::numeric_limits<T>::min()) + " to " +
@@ -148,7 +182,8 @@ T convert_scalar(const YAML::Node& n, const std::string& at, const std::string& 
     return v;
   } else {
     if (!YAML::convert<T>::decode(n, v))
-      throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + n.Scalar() + "'");
+      throw ConfigError(at + ": " + key + ": expected " + type_name<T>() + ", got '" + n.Scalar() +
+                        "'");
     if constexpr (std::is_floating_point_v<T>) {
       // .inf and .nan are YAML numbers but never meaningful hyper-parameters.
       if (!std::isfinite(v))
@@ -170,7 +205,8 @@ void check_bound(const T& v, const Bound& b, const std::string& at, const std::s
     if (!b.admits(static_cast<double>(v))) {
       std::ostringstream shown;
       shown << v;
-      throw ConfigError(at + ": " + key + ": value " + shown.str() + " is out of range " + b.describe());
+      throw ConfigError(at + ": " + key + ": value " + shown.str() + " is out of range " +
+                        b.describe());
     }
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (b.choices.empty()) return;
@@ -214,8 +250,8 @@ void YamlLoader::finish() const {
     std::string known;
     for (const auto& s : seen_) known += (known.empty() ? "" : ", ") + s;
     throw ConfigError(where(src_, key_path(k.c_str()), e.key_node) + ": unknown key '" +
-                      key_path(k.c_str()) + "' (known keys" + (path_.empty() ? "" : " of " + path_) +
-                      ": " + known + ")");
+                      key_path(k.c_str()) + "' (known keys" +
+                      (path_.empty() ? "" : " of " + path_) + ": " + known + ")");
   }
 }
 

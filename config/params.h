@@ -51,7 +51,8 @@ struct MapEntry {
 // The entries of mapping `map` at dotted `path` ("" for the document), in order, after checking
 // that each key is a plain name and none is repeated (yaml-cpp keeps both copies of a repeated
 // key and reads the first, silently). Throws ConfigError naming the place.
-std::vector<MapEntry> checked_entries(const YAML::Node& map, const Source& src, const std::string& path);
+std::vector<MapEntry> checked_entries(const YAML::Node& map, const Source& src,
+                                      const std::string& path);
 
 class YamlLoader {
  public:

@@ -20,13 +20,13 @@ constexpr int64_t kSide = 32;
 constexpr int64_t kPixelBytes = 3 * kSide * kSide;  // 3072
 
 struct CifarLayout {
-  const char* subdir;                   // folder inside root that holds the files
+  const char* subdir;  // folder inside root that holds the files
   std::vector<std::string> train_files;
   std::vector<std::string> test_files;
-  const char* names_file;               // optional label-name list, one per line
-  int64_t label_bytes;                  // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
+  const char* names_file;  // optional label-name list, one per line
+  int64_t label_bytes;     // 1 (CIFAR-10) or 2 (CIFAR-100: coarse, fine)
   int64_t num_classes;
-  int64_t num_coarse;                   // CIFAR-100 coarse classes (0: none)
+  int64_t num_coarse;  // CIFAR-100 coarse classes (0: none)
 };
 
 CifarLayout layout_for(int classes) {
@@ -106,8 +106,8 @@ void read_batch_file(const fs::path& file, const CifarLayout& layout, int64_t ma
     const auto* rec = reinterpret_cast<const uint8_t*>(buffer.data() + r * record);
     const int64_t label = rec[layout.label_bytes - 1];  // the fine label for CIFAR-100
     if (label >= layout.num_classes) {
-      throw DataError("CIFAR: " + file.string() + " record " + std::to_string(r) +
-                      ": label " + std::to_string(label) + " out of range [0, " +
+      throw DataError("CIFAR: " + file.string() + " record " + std::to_string(r) + ": label " +
+                      std::to_string(label) + " out of range [0, " +
                       std::to_string(layout.num_classes) + ")");
     }
     if (layout.num_coarse > 0 && rec[0] >= layout.num_coarse) {

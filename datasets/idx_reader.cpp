@@ -85,8 +85,8 @@ std::string join_sizes(const std::vector<int64_t>& sizes) {
 // which must be exactly the product of the sizes. Reading stops one byte past that product, so
 // a file longer than its header says (a gzip stream inflating to gigabytes) is rejected without
 // reading the rest. Returns the whole file; `sizes` gets the header's sizes.
-std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int dims, const char* what,
-                                  std::vector<int64_t>& sizes) {
+std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int dims,
+                                  const char* what, std::vector<int64_t>& sizes) {
   ContentReader in(path);
   std::vector<uint8_t> d;
   const size_t header = 4 * static_cast<size_t>(1 + dims);
@@ -106,7 +106,8 @@ std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int d
   for (int i = 0; i < dims; ++i) {
     sizes.push_back(be32(d, 4 * static_cast<size_t>(1 + i)));
     // Three 32-bit sizes can multiply past 2^64 and wrap to the real payload length.
-    overflow = overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(sizes.back()), &payload);
+    overflow =
+        overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(sizes.back()), &payload);
   }
   if (overflow) {
     throw DataError("IDX: " + path + " has an impossible header: the " + what + " sizes " +
@@ -141,7 +142,8 @@ ImageSet read_idx(const std::string& images_path, const std::string& labels_path
   if (limit < 0) throw std::invalid_argument("read_idx: limit must be >= 0");
   std::vector<int64_t> dims, label_dims;
   const std::vector<uint8_t> images = read_checked(images_path, kImagesMagic, 3, "image", dims);
-  const std::vector<uint8_t> labels = read_checked(labels_path, kLabelsMagic, 1, "label", label_dims);
+  const std::vector<uint8_t> labels =
+      read_checked(labels_path, kLabelsMagic, 1, "label", label_dims);
   const int64_t label_count = label_dims[0];
   if (label_count != dims[0]) {
     throw DataError("IDX: count mismatch: " + images_path + " holds " + std::to_string(dims[0]) +

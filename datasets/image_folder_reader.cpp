@@ -136,8 +136,8 @@ class JpegDecoder {
 
  private:
   [[noreturn]] void fail(const fs::path& file, const char* what) {
-    throw DataError("ImageFolder: " + file.string() + ": " + what + " (TurboJPEG: " +
-                    tjGetErrorStr2(handle_) + ")");
+    throw DataError("ImageFolder: " + file.string() + ": " + what +
+                    " (TurboJPEG: " + tjGetErrorStr2(handle_) + ")");
   }
 
   tjhandle handle_;
@@ -181,9 +181,11 @@ Taps make_taps(int in, int out, int offset, int n) {
 void resize_crop(const Rgb& src, int size, uint8_t* dst) {
   int rw = size, rh = size;
   if (src.width < src.height)
-    rh = std::max(size, static_cast<int>(std::lround(static_cast<double>(src.height) * size / src.width)));
+    rh = std::max(
+        size, static_cast<int>(std::lround(static_cast<double>(src.height) * size / src.width)));
   else
-    rw = std::max(size, static_cast<int>(std::lround(static_cast<double>(src.width) * size / src.height)));
+    rw = std::max(
+        size, static_cast<int>(std::lround(static_cast<double>(src.width) * size / src.height)));
   const Taps tx = make_taps(src.width, rw, (rw - size) / 2, size);
   const Taps ty = make_taps(src.height, rh, (rh - size) / 2, size);
 
@@ -213,7 +215,8 @@ void resize_crop(const Rgb& src, int size, uint8_t* dst) {
   const size_t plane = static_cast<size_t>(size) * size;
   for (int y = 0; y < size; ++y) {
     const auto& w = ty.weights[static_cast<size_t>(y)];
-    const float* base = tmp.data() + static_cast<size_t>(ty.first[static_cast<size_t>(y)] - y0) * row;
+    const float* base =
+        tmp.data() + static_cast<size_t>(ty.first[static_cast<size_t>(y)] - y0) * row;
     for (int x = 0; x < size; ++x) {
       for (int c = 0; c < 3; ++c) {
         float acc = 0.f;

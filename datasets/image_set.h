@@ -9,14 +9,14 @@
 namespace cedar {
 
 struct ImageSet {
-  std::string name;             // e.g. "cifar10/train"
+  std::string name;  // e.g. "cifar10/train"
   int64_t count = 0;
   int64_t channels = 0;
   int64_t height = 0;
   int64_t width = 0;
   int64_t num_classes = 0;
-  std::vector<uint8_t> pixels;  // count * channels * height * width, image i at i*C*H*W
-  std::vector<int64_t> labels;  // count entries in [0, num_classes)
+  std::vector<uint8_t> pixels;           // count * channels * height * width, image i at i*C*H*W
+  std::vector<int64_t> labels;           // count entries in [0, num_classes)
   std::vector<std::string> class_names;  // optional (ImageFolder: the wnids)
 
   int64_t image_bytes() const { return channels * height * width; }

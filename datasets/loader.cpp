@@ -4,8 +4,8 @@
 #include "datasets/loader.h"
 
 #include <algorithm>
-#include <sstream>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -19,7 +19,9 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-uint64_t mix(uint64_t a, uint64_t b) { return splitmix64(splitmix64(a) ^ (b * 0xD6E8FEB86659FD93ull)); }
+uint64_t mix(uint64_t a, uint64_t b) {
+  return splitmix64(splitmix64(a) ^ (b * 0xD6E8FEB86659FD93ull));
+}
 
 // Uniform in [0, n); the modulo bias (n / 2^64) is negligible and, unlike
 // std::uniform_int_distribution, the result is the same with every standard library.

@@ -26,8 +26,8 @@ struct Batch {
 // (and augmentation draws) that would have come next.
 struct LoaderPosition {
   int64_t epoch = 0;
-  int64_t cursor = 0;      // samples of this rank's shard already served
-  std::string rng_state;   // the augmentation generator, as std::mt19937_64 writes itself
+  int64_t cursor = 0;     // samples of this rank's shard already served
+  std::string rng_state;  // the augmentation generator, as std::mt19937_64 writes itself
 };
 
 class ShardedLoader {
@@ -41,10 +41,10 @@ class ShardedLoader {
   ShardedLoader(const ImageSet& data, Normalization norm, Augmentation aug, int64_t batch_size,
                 int rank, int world_size, uint64_t seed, bool shuffle, bool drop_last);
 
-  void start_epoch(int64_t epoch);      // reshuffles from (seed, epoch)
+  void start_epoch(int64_t epoch);  // reshuffles from (seed, epoch)
   int64_t batches_per_epoch() const;
-  bool next(Batch& out);                // false once the epoch's shard is exhausted
-  int64_t samples_per_rank() const;     // this rank's shard size per epoch
+  bool next(Batch& out);             // false once the epoch's shard is exhausted
+  int64_t samples_per_rank() const;  // this rank's shard size per epoch
   LoaderPosition position() const;
   void restore(const LoaderPosition& pos);  // throws std::invalid_argument on a bad position
 
@@ -59,24 +59,24 @@ class ShardedLoader {
   std::vector<int64_t> shard_;
   int64_t cursor_ = 0;
   uint64_t epoch_ = 0;
-  std::vector<float> lut_;     // channels x 256: normalised value of each pixel byte
-  std::mt19937_64 aug_rng_;    // augmentation draws, reseeded from (seed, epoch, rank)
+  std::vector<float> lut_;   // channels x 256: normalised value of each pixel byte
+  std::mt19937_64 aug_rng_;  // augmentation draws, reseeded from (seed, epoch, rank)
 };
 
 // Known datasets by name: "cifar10", "cifar100", "mnist", "fashion-mnist", "imagenet-folder",
 // "synthetic". See datasets/registry.cpp.
 struct DatasetSpec {
   std::string name = "fashion-mnist";
-  std::string root;               // folder with the files; defaults per dataset
-  int64_t train_limit = 0;        // keep the first N training images (0 = all)
+  std::string root;         // folder with the files; defaults per dataset
+  int64_t train_limit = 0;  // keep the first N training images (0 = all)
   int64_t test_limit = 0;
   bool augment = true;
-  int64_t num_classes = 0;        // imagenet-folder: number of classes (0 = all); synthetic: classes
-  int64_t per_class = 0;          // imagenet-folder: images per class (0 = all)
-  int64_t image_size = 0;         // imagenet-folder / synthetic: side length
-  int64_t synthetic_train = 2048; // synthetic: sizes
+  int64_t num_classes = 0;  // imagenet-folder: number of classes (0 = all); synthetic: classes
+  int64_t per_class = 0;    // imagenet-folder: images per class (0 = all)
+  int64_t image_size = 0;   // imagenet-folder / synthetic: side length
+  int64_t synthetic_train = 2048;  // synthetic: sizes
   int64_t synthetic_test = 512;
-  uint64_t seed = 0;              // synthetic only
+  uint64_t seed = 0;  // synthetic only
 };
 
 struct LoadedDataset {

@@ -17,13 +17,15 @@ class DataError : public std::runtime_error {
 // CIFAR-10 / CIFAR-100 "binary version". root holds cifar-10-batches-bin/ (data_batch_1..5.bin,
 // test_batch.bin) or cifar-100-binary/ (train.bin, test.bin), or the files themselves.
 // CIFAR-10 record: 1 label byte + 3072 pixel bytes (1024 R, 1024 G, 1024 B, row-major 32x32).
-// CIFAR-100 record: 1 coarse label byte + 1 fine label byte + 3072 pixel bytes; the fine label is used.
-// limit > 0 keeps only the first `limit` records.
-ImageSet read_cifar(const std::string& root, int classes /*10 or 100*/, bool train, int64_t limit = 0);
+// CIFAR-100 record: 1 coarse label byte + 1 fine label byte + 3072 pixel bytes; the fine label is
+// used. limit > 0 keeps only the first `limit` records.
+ImageSet read_cifar(const std::string& root, int classes /*10 or 100*/, bool train,
+                    int64_t limit = 0);
 
 // MNIST / Fashion-MNIST IDX files (gzipped when the name ends in .gz, detected by magic too).
 // images: magic 0x00000803, count, rows, cols, then bytes; labels: magic 0x00000801, count, bytes.
-ImageSet read_idx(const std::string& images_path, const std::string& labels_path, int64_t limit = 0);
+ImageSet read_idx(const std::string& images_path, const std::string& labels_path,
+                  int64_t limit = 0);
 // Convenience: root/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
 ImageSet read_mnist_dir(const std::string& root, bool train, int64_t limit = 0);
 

@@ -85,7 +85,8 @@ LoadedDataset load_imagenet_folder(const DatasetSpec& spec) {
   if (d.train.class_names != d.test.class_names)
     throw DataError("ImageFolder: the class folders of " + spec.root + "/train and " + spec.root +
                     "/val differ (" + std::to_string(d.train.class_names.size()) + " vs " +
-                    std::to_string(d.test.class_names.size()) + " classes taken); labels would "
+                    std::to_string(d.test.class_names.size()) +
+                    " classes taken); labels would "
                     "not match");
   keep_first(d.train, spec.train_limit);
   keep_first(d.test, spec.test_limit);
@@ -100,8 +101,8 @@ LoadedDataset load_synthetic(const DatasetSpec& spec) {
   if (spec.synthetic_train < 0 || spec.synthetic_test < 0)
     throw std::invalid_argument("dataset 'synthetic': synthetic_train/test must be >= 0");
   // One set split in two, so train and test share the class patterns but not the noise.
-  ImageSet all = make_synthetic(spec.synthetic_train + spec.synthetic_test, 3, size, classes,
-                                spec.seed);
+  ImageSet all =
+      make_synthetic(spec.synthetic_train + spec.synthetic_test, 3, size, classes, spec.seed);
   LoadedDataset d;
   d.train = slice(all, 0, spec.synthetic_train);
   d.test = slice(all, spec.synthetic_train, all.count);
@@ -124,7 +125,8 @@ const std::vector<Entry>& entries() {
        [](const DatasetSpec& s) { return load_cifar(s, 10); }},
       {{"cifar100", "CIFAR-100 binary (32x32 RGB, 100 fine classes); root default data/cifar100"},
        [](const DatasetSpec& s) { return load_cifar(s, 100); }},
-      {{"mnist", "MNIST IDX files (28x28 grey, 10 classes); root default /usr/share/datasets/mnist"},
+      {{"mnist",
+        "MNIST IDX files (28x28 grey, 10 classes); root default /usr/share/datasets/mnist"},
        [](const DatasetSpec& s) {
          return load_mnist_like(s, "/usr/share/datasets/mnist", {{0.1307f}, {0.3081f}});
        }},
@@ -138,8 +140,9 @@ const std::vector<Entry>& entries() {
         "ImageNet subset in ImageFolder layout (root/train, root/val; JPEG), resized to "
         "image_size (default 64); num_classes / per_class select a subset"},
        load_imagenet_folder},
-      {{"synthetic", "deterministic learnable class patterns plus noise (3 x image_size^2, "
-                     "default 32, num_classes default 10)"},
+      {{"synthetic",
+        "deterministic learnable class patterns plus noise (3 x image_size^2, "
+        "default 32, num_classes default 10)"},
        load_synthetic},
   };
   return kEntries;
@@ -157,8 +160,8 @@ const std::vector<DatasetInfo>& dataset_catalog() {
 }
 
 LoadedDataset load_dataset(const DatasetSpec& spec) {
-  if (spec.train_limit < 0 || spec.test_limit < 0 || spec.num_classes < 0 ||
-      spec.per_class < 0 || spec.image_size < 0)
+  if (spec.train_limit < 0 || spec.test_limit < 0 || spec.num_classes < 0 || spec.per_class < 0 ||
+      spec.image_size < 0)
     throw std::invalid_argument("dataset '" + spec.name +
                                 "': train_limit, test_limit, num_classes, per_class and "
                                 "image_size must be >= 0");

@@ -18,10 +18,10 @@
 namespace cedar {
 namespace {
 
-constexpr int kGrid = 4;             // coarse pattern cells per side
+constexpr int kGrid = 4;  // coarse pattern cells per side
 constexpr double kNoiseSigma = 40.0;
 constexpr double kTwoPi = 6.283185307179586;
-constexpr int64_t kMaxSize = 4096;     // as read_image_folder's image_size
+constexpr int64_t kMaxSize = 4096;  // as read_image_folder's image_size
 constexpr int64_t kMaxChannels = 64;
 
 double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
@@ -73,11 +73,13 @@ std::vector<double> smooth_plane(std::mt19937_64& rng, int64_t size) {
 
 ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t num_classes,
                         uint64_t seed) {
-  const std::string got = "count=" + std::to_string(count) + " channels=" + std::to_string(channels) +
-                          " size=" + std::to_string(size) + " num_classes=" + std::to_string(num_classes);
+  const std::string got =
+      "count=" + std::to_string(count) + " channels=" + std::to_string(channels) +
+      " size=" + std::to_string(size) + " num_classes=" + std::to_string(num_classes);
   if (count < 0 || channels <= 0 || size <= 0 || num_classes <= 0 || num_classes > 100000)
     throw std::invalid_argument(
-        "make_synthetic: need count >= 0, channels > 0, size > 0, 0 < num_classes <= 100000; got " + got);
+        "make_synthetic: need count >= 0, channels > 0, size > 0, 0 < num_classes <= 100000; got " +
+        got);
   // Bounded before any product is formed: channels x size^2 x count must not wrap (a size of
   // 2^32 squares to 0 in 64 bits and the planes would be written past their end).
   if (size > kMaxSize || channels > kMaxChannels)

@@ -39,7 +39,8 @@ class FakePeers final : public Communicator {
     }
     const int64_t elements = static_cast<int64_t>(all.size()) / mine.element_size();
     at::Tensor out = at::empty({elements}, mine.options());
-    if (elements) std::memcpy(out.data_ptr(), all.data(), static_cast<size_t>(elements * mine.element_size()));
+    if (elements)
+      std::memcpy(out.data_ptr(), all.data(), static_cast<size_t>(elements * mine.element_size()));
     return out;
   }
 

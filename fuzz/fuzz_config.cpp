@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/fuzz_temp.h"
 #include "config/experiment_config.h"
+#include "fuzz/fuzz_temp.h"
 
 using cedar::ConfigError;
 
@@ -29,17 +29,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const auto again = cedar::fuzz::scratch_dir() / "resolved.yaml";
-  cedar::fuzz::write_file(again, reinterpret_cast<const uint8_t*>(resolved.data()), resolved.size());
+  cedar::fuzz::write_file(again, reinterpret_cast<const uint8_t*>(resolved.data()),
+                          resolved.size());
   std::string second;
   try {
     second = cedar::resolved_yaml(cedar::load_experiment(again.string()), "{}");
   } catch (const ConfigError& e) {
-    std::fprintf(stderr, "resolved configuration does not load again: %s\n%s\n", e.what(), resolved.c_str());
+    std::fprintf(stderr, "resolved configuration does not load again: %s\n%s\n", e.what(),
+                 resolved.c_str());
     std::abort();
   }
   if (second != resolved) {
-    std::fprintf(stderr, "resolved configuration changes on reload:\n%s\n---\n%s\n", resolved.c_str(),
-                 second.c_str());
+    std::fprintf(stderr, "resolved configuration changes on reload:\n%s\n---\n%s\n",
+                 resolved.c_str(), second.c_str());
     std::abort();
   }
   return 0;

@@ -11,15 +11,14 @@
 #include <limits>
 #include <vector>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/bit_packing.h"
 #include "fuzz/fake_peers.h"
 #include "fuzz/fuzz_inputs.h"
 #include "fuzz/torch_fuzz_main.h"
 
-namespace cedar {
-}
+namespace cedar {}
 
 namespace {
 
@@ -63,6 +62,8 @@ void unpack(FuzzedDataProvider& in) {
 }  // namespace
 
 void cedar::fuzz::fuzz_input(FuzzedDataProvider& in) {
-  if (in.ConsumeBool()) exchange(in);
-  else unpack(in);
+  if (in.ConsumeBool())
+    exchange(in);
+  else
+    unpack(in);
 }

@@ -40,7 +40,8 @@ void decompress(FuzzedDataProvider& in) {
 void dgc_path(FuzzedDataProvider& in) {
   std::vector<at::Tensor> segments;
   const int n = in.ConsumeIntegralInRange<int>(0, 4);
-  for (int i = 0; i < n; ++i) segments.push_back(at::zeros({in.ConsumeIntegralInRange<int64_t>(0, 300)}));
+  for (int i = 0; i < n; ++i)
+    segments.push_back(at::zeros({in.ConsumeIntegralInRange<int64_t>(0, 300)}));
   const double scale = in.ConsumeBool() ? 1.0 : 0.25;
   at::Tensor mine = cedar::encode_sparse(at::arange(0, 3, at::kLong) * 2, at::ones({3}));
   cedar::fuzz::FakePeers comm(cedar::fuzz::consume_peer_bytes(in, 1024), false);

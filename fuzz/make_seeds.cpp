@@ -21,8 +21,9 @@ namespace {
 
 void save(const fs::path& file, const Bytes& bytes) {
   fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 void put_be32(Bytes& out, uint32_t v) {
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
   save(dir / "fuzz_cifar" / "cifar10", cifar_input(false, 2, 0));
   save(dir / "fuzz_cifar" / "cifar100", cifar_input(true, 1, 1));
   save(dir / "fuzz_jpeg" / "baseline", jpeg_input(24, 16, TJPF_RGB, TJSAMP_444, 0, 7));
-  save(dir / "fuzz_jpeg" / "progressive", jpeg_input(40, 9, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE, 20));
+  save(dir / "fuzz_jpeg" / "progressive",
+       jpeg_input(40, 9, TJPF_RGB, TJSAMP_420, TJFLAG_PROGRESSIVE, 20));
   save(dir / "fuzz_jpeg" / "gray", jpeg_input(8, 30, TJPF_GRAY, TJSAMP_GRAY, 0, 3));
   save(dir / "fuzz_jpeg" / "cmyk", jpeg_input(17, 17, TJPF_CMYK, TJSAMP_444, 0, 11));
   save(dir / "fuzz_jpeg" / "large", jpeg_input(96, 64, TJPF_RGB, TJSAMP_422, 0, 47));

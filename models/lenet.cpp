@@ -17,7 +17,8 @@ class LeNet5 final : public Model {
  public:
   explicit LeNet5(const ModelSpec& spec) {
     int64_t pad = spec.image_size < 32 ? (32 - spec.image_size + 1) / 2 : 0;
-    conv1_ = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(spec.in_channels, 6, 5).padding(pad)));
+    conv1_ = register_module(
+        "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(spec.in_channels, 6, 5).padding(pad)));
     conv2_ = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(6, 16, 5)));
     fc1_ = register_module("fc1", torch::nn::Linear(16 * 5 * 5, 120));
     fc2_ = register_module("fc2", torch::nn::Linear(120, 84));

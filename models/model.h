@@ -11,11 +11,12 @@ namespace cedar {
 
 // Shape of the images a model is built for and the number of classes it predicts.
 struct ModelSpec {
-  std::string name;          // registry name, e.g. "resnet20", "resnet18", "vgg16"
+  std::string name;  // registry name, e.g. "resnet20", "resnet18", "vgg16"
   int64_t in_channels = 3;
   int64_t num_classes = 10;
-  int64_t image_size = 32;   // height == width of the input
-  bool small_input = false;  // ImageNet-style ResNets: 3x3 stride-1 stem, no max-pool (CIFAR-size inputs)
+  int64_t image_size = 32;  // height == width of the input
+  bool small_input =
+      false;  // ImageNet-style ResNets: 3x3 stride-1 stem, no max-pool (CIFAR-size inputs)
 };
 
 class Model : public torch::nn::Module {

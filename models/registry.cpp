@@ -63,7 +63,8 @@ const std::vector<Entry>& entries() {
        vgg(16)},
       {{"vgg19", "VGG-19 with batch norm (config E), CIFAR variant, one linear classifier"},
        vgg(19)},
-      {{"lenet5", "LeNet-5 (LeCun et al. 1998) with ReLU/max-pool, 61,706 params: the fast demo model"},
+      {{"lenet5",
+        "LeNet-5 (LeCun et al. 1998) with ReLU/max-pool, 61,706 params: the fast demo model"},
        make_lenet5},
   };
   return kEntries;

@@ -32,17 +32,15 @@ constexpr int64_t kPool = 0;  // marks a max-pool in a configuration
 
 std::vector<int64_t> vgg_config(int depth) {
   switch (depth) {
-    case 11:
-      return {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
+    case 11: return {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
     case 13:
-      return {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool,
-              512, 512, kPool};
+      return {64, 64, kPool, 128, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool};
     case 16:
-      return {64, 64, kPool, 128, 128, kPool, 256, 256, 256, kPool, 512, 512, 512, kPool,
-              512, 512, 512, kPool};
+      return {64,    64,  kPool, 128, 128,   kPool, 256, 256, 256,
+              kPool, 512, 512,   512, kPool, 512,   512, 512, kPool};
     case 19:
-      return {64, 64, kPool, 128, 128, kPool, 256, 256, 256, 256, kPool,
-              512, 512, 512, 512, kPool, 512, 512, 512, 512, kPool};
+      return {64,  64,  kPool, 128, 128,   kPool, 256, 256, 256, 256,  kPool,
+              512, 512, 512,   512, kPool, 512,   512, 512, 512, kPool};
     default:
       throw std::invalid_argument("VGG depth must be 11, 13, 16 or 19, got " +
                                   std::to_string(depth));
@@ -54,8 +52,8 @@ class Vgg : public Model {
   Vgg(const std::vector<int64_t>& config, const ModelSpec& spec)
       : side_(std::max<int64_t>(1, spec.image_size / 32)),
         features_(register_module("features", make_features(config, spec.in_channels))),
-        classifier_(register_module(
-            "classifier", torch::nn::Linear(512 * side_ * side_, spec.num_classes))) {
+        classifier_(register_module("classifier",
+                                    torch::nn::Linear(512 * side_ * side_, spec.num_classes))) {
     for (const auto& m : modules(/*include_self=*/false)) {
       if (auto* conv = m->as<torch::nn::Conv2d>()) {
         torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);

@@ -6,15 +6,15 @@
 #include <cstdio>
 #include <sstream>
 
-#include "reports/byte_ratios.h"
 #include "comm/network_model.h"
 #include "config/params.h"
+#include "reports/byte_ratios.h"
 
 namespace cedar {
 
 const std::vector<std::string> kClaimMetrics = {
-    "accuracy",     "accuracy_gap",    "best_accuracy", "payload_compression", "wire_ratio",
-    "compression",  "wall_speedup",    "modeled_speedup"};
+    "accuracy",   "accuracy_gap", "best_accuracy", "payload_compression",
+    "wire_ratio", "compression",  "wall_speedup",  "modeled_speedup"};
 
 namespace {
 
@@ -28,13 +28,14 @@ struct ClaimParams {
     v("setting", setting, "the paper's setting: model, data, workers, epochs");
     v("reduced", reduced, "what this suite checks it on, where smaller than the paper's setting");
     v("run", run, "run name in the suite");
-    v("baseline", baseline, "run compared against (default: dense SGD of the same model, data, ranks)");
+    v("baseline", baseline,
+      "run compared against (default: dense SGD of the same model, data, ranks)");
     v("metric", metric, "what is measured", one_of(kClaimMetrics));
     v("profile", profile, "network profile (modeled_speedup)", one_of(network_profile_names()));
     v("at_least", at_least, "lower bound on the metric");
     v("at_most", at_most, "upper bound on the metric");
-    v("seed_tolerance", seed_tolerance, "accuracy metrics: widen the bounds by this many seed spreads",
-      cedar::at_least(0));
+    v("seed_tolerance", seed_tolerance,
+      "accuracy metrics: widen the bounds by this many seed spreads", cedar::at_least(0));
   }
 };
 
@@ -113,7 +114,8 @@ std::vector<Claim> load_claims(const std::string& path) {
   std::vector<Claim> claims;
   if (!list.IsDefined() || list.IsNull()) return claims;
   Source src{path, {}};
-  if (!list.IsSequence()) throw ConfigError(where(src, "claims", list) + ": claims: expected a list");
+  if (!list.IsSequence())
+    throw ConfigError(where(src, "claims", list) + ": claims: expected a list");
   for (const auto& item : list) {
     ClaimParams p;
     load_params(p, item, src, "claims[]", {"window"});
@@ -143,13 +145,16 @@ std::vector<Claim> load_claims(const std::string& path) {
       if (!is_bytes(metric))
         throw ConfigError(where(src, "claims[].window", w) +
                           ": claims[].window: only byte metrics (payload_compression, wire_ratio) "
-                          "take a window; '" + metric + "' does not");
+                          "take a window; '" +
+                          metric + "' does not");
       WindowParams wp;
       load_params(wp, w, src, "claims[].window");
-      const int given = (w["from_step"] ? 1 : 0) + (w["from_epoch"] ? 1 : 0) + (w["last_epoch"] ? 1 : 0);
+      const int given =
+          (w["from_step"] ? 1 : 0) + (w["from_epoch"] ? 1 : 0) + (w["last_epoch"] ? 1 : 0);
       if (given != 1)
-        throw ConfigError(where(src, "claims[].window", w) +
-                          ": claims[].window: give exactly one of from_step, from_epoch, last_epoch");
+        throw ConfigError(
+            where(src, "claims[].window", w) +
+            ": claims[].window: give exactly one of from_step, from_epoch, last_epoch");
       c.window = {wp.from_step, wp.from_epoch, wp.last_epoch};
     }
     claims.push_back(c);
@@ -167,7 +172,8 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
     v.verdict = "not enough runs";
     const ComparisonRow* r = find_row(rows, c.run);
     const bool needs_base = c.metric == "accuracy_gap" || c.metric == "wall_speedup" ||
-                            c.metric == "modeled_speedup" || (is_bytes(c.metric) && !c.baseline.empty());
+                            c.metric == "modeled_speedup" ||
+                            (is_bytes(c.metric) && !c.baseline.empty());
     const ComparisonRow* base = nullptr;
     if (r) base = c.baseline.empty() ? dense_baseline_row(rows, *r) : find_row(rows, c.baseline);
     if (r) v.seeds = r->completed;
@@ -179,8 +185,9 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
         Claim b = c;
         b.run = c.baseline;
         auto base_ratio = measure(b, *base, nullptr, windows);
-        v.measured = base_ratio && *base_ratio > 0 ? std::optional<double>(*v.measured / *base_ratio)
-                                                   : std::nullopt;
+        v.measured = base_ratio && *base_ratio > 0
+                         ? std::optional<double>(*v.measured / *base_ratio)
+                         : std::nullopt;
       }
       const double widen = is_accuracy(c.metric) ? c.seed_tolerance * seed_spread(c, *r, base) : 0;
       if (c.at_least) v.applied_at_least = *c.at_least - widen;
@@ -198,7 +205,8 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
 
 std::string render_claims_markdown(const std::vector<ClaimVerdict>& verdicts) {
   std::ostringstream s;
-  s << "| claim | source | paper's setting | checked on | run | metric | claimed | measured | seeds | "
+  s << "| claim | source | paper's setting | checked on | run | metric | claimed | measured | "
+       "seeds | "
        "verdict |\n";
   s << "|---|---|---|---|---|---|---|---:|---|---|\n";
   for (const auto& v : verdicts) {
@@ -211,22 +219,24 @@ std::string render_claims_markdown(const std::vector<ClaimVerdict>& verdicts) {
       return b;
     };
     if (c.at_least) claimed += bound("≥", *c.at_least, v.applied_at_least);
-    if (c.at_most) claimed += (claimed.empty() ? "" : ", ") + bound("≤", *c.at_most, v.applied_at_most);
+    if (c.at_most)
+      claimed += (claimed.empty() ? "" : ", ") + bound("≤", *c.at_most, v.applied_at_most);
     std::string metric = c.metric;
     if (metric == "modeled_speedup") metric += " (" + c.profile + ")";
     if (!c.window.whole_run()) metric += ", " + c.window.describe();
     std::string run = c.run;
     if (!c.baseline.empty()) run += " vs " + c.baseline;
-    const std::string checked = !c.reduced.empty() ? "reduced scale: " + c.reduced
-                                : !c.setting.empty() ? "the paper's setting" : "–";
+    const std::string checked = !c.reduced.empty()   ? "reduced scale: " + c.reduced
+                                : !c.setting.empty() ? "the paper's setting"
+                                                     : "–";
     std::string seeds = v.seeds ? std::to_string(v.seeds) : "–";
     if (v.baseline_seeds) seeds += " vs " + std::to_string(v.baseline_seeds);
     std::string verdict = v.verdict;
     const bool single = v.seeds == 1 || v.baseline_seeds == 1;
     if (v.measured && is_accuracy(c.metric) && single) verdict += ", single seed";
     if (v.measured && !c.reduced.empty()) verdict += ", reduced scale";
-    s << "| " << c.text << " | " << c.source << " | " << (c.setting.empty() ? "–" : c.setting) << " | "
-      << checked << " | " << run << " | " << metric << " | " << claimed << " | "
+    s << "| " << c.text << " | " << c.source << " | " << (c.setting.empty() ? "–" : c.setting)
+      << " | " << checked << " | " << run << " | " << metric << " | " << claimed << " | "
       << (v.measured ? num(*v.measured) : "–") << " | " << seeds << " | " << verdict << " |\n";
   }
   return s.str();

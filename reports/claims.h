@@ -37,8 +37,8 @@ extern const std::vector<std::string> kClaimMetrics;
 
 // The steps a byte metric is measured over (all steps by default).
 struct ClaimWindow {
-  int64_t from_step = 0;     // steps numbered from 0, as in the steps table
-  int64_t from_epoch = -1;   // epochs numbered from 0 (-1: not used)
+  int64_t from_step = 0;    // steps numbered from 0, as in the steps table
+  int64_t from_epoch = -1;  // epochs numbered from 0 (-1: not used)
   bool last_epoch = false;
   bool whole_run() const { return from_step <= 0 && from_epoch < 0 && !last_epoch; }
   std::string describe() const;  // e.g. "epochs ≥ 4" ("" for the whole run)
@@ -58,7 +58,8 @@ struct WindowBytes {
   int64_t steps = 0;
 };
 // Reads a run's bytes over a window (run name → totals); nullopt when the run has no steps there.
-using WindowReader = std::function<std::optional<WindowBytes>(const std::string& run, const ClaimWindow&)>;
+using WindowReader =
+    std::function<std::optional<WindowBytes>(const std::string& run, const ClaimWindow&)>;
 // A WindowReader over the latest completed runs of `suite` in the database at `db_path`.
 WindowReader database_window_reader(const std::string& db_path, const std::string& suite);
 

@@ -5,9 +5,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "comm/network_model.h"
 #include "reports/byte_ratios.h"
 #include "reports/results_reader.h"
-#include "comm/network_model.h"
 
 namespace cedar {
 namespace {
@@ -88,7 +88,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
   std::map<std::string, std::vector<const RunResult*>> groups;
   std::vector<std::string> order;
   for (const auto& r : runs) {
-    std::string key = r.name + "\x1f" + r.model + "\x1f" + r.dataset + "\x1f" + std::to_string(r.world_size);
+    std::string key =
+        r.name + "\x1f" + r.model + "\x1f" + r.dataset + "\x1f" + std::to_string(r.world_size);
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&r);
   }
@@ -123,7 +124,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
         ttt += r->time_to_target;
       }
       for (size_t p = 0; p < profiles.size(); ++p)
-        row.modeled_seconds[p] += r->compute_seconds + profiles[p].seconds(r->latency_steps, r->bus_bytes);
+        row.modeled_seconds[p] +=
+            r->compute_seconds + profiles[p].seconds(r->latency_steps, r->bus_bytes);
     }
     for (auto& m : row.modeled_seconds) m /= std::max(1, row.completed);
     if (row.reached_target > 0) row.time_to_target = ttt / row.reached_target;
@@ -155,11 +157,12 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
   return rows;
 }
 
-const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows, const ComparisonRow& r) {
+const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows,
+                                        const ComparisonRow& r) {
   const ComparisonRow* first = nullptr;
   for (const auto& b : rows) {
-    if (b.algorithm != "dense" || b.completed == 0 || b.model != r.model || b.dataset != r.dataset ||
-        b.world_size != r.world_size)
+    if (b.algorithm != "dense" || b.completed == 0 || b.model != r.model ||
+        b.dataset != r.dataset || b.world_size != r.world_size)
       continue;
     if (b.name == "dense") return &b;
     if (!first) first = &b;
@@ -190,9 +193,11 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
       << fmt("%.1f", modeled_seconds_on(r, "10gbe")) << " / "
       << fmt("%.1f", modeled_seconds_on(r, "100gbe")) << " | ";
     if (target) {
-      if (r.time_to_target < 0) s << "not reached | ";
-      else s << fmt("%.1f", r.time_to_target)
-             << (r.target_speedup > 0 ? " (" + fmt("%.2f×", r.target_speedup) + ")" : "") << " | ";
+      if (r.time_to_target < 0)
+        s << "not reached | ";
+      else
+        s << fmt("%.1f", r.time_to_target)
+          << (r.target_speedup > 0 ? " (" + fmt("%.2f×", r.target_speedup) + ")" : "") << " | ";
     }
     s << r.statuses << " |\n";
   }
@@ -238,8 +243,8 @@ std::string render_latex(const std::vector<ComparisonRow>& rows) {
     std::string acc = fmt("%.2f", 100 * r.final_mean);
     if (r.completed > 1) acc += " $\\pm$ " + fmt("%.2f", 100 * r.final_std);
     s << esc(r.name) << " & " << esc(r.model) << " & " << esc(r.dataset) << " & " << r.world_size
-      << " & " << acc << " & " << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "--")
-      << " & " << fmt("%.1f", r.wall_mean) << " & " << fmt("%.3f", r.payload_mb) << " & "
+      << " & " << acc << " & " << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "--") << " & "
+      << fmt("%.1f", r.wall_mean) << " & " << fmt("%.3f", r.payload_mb) << " & "
       << (r.payload_compression > 0 ? fmt("%.1f$\\times$", r.payload_compression) : "--") << " & "
       << (r.wire_ratio > 0 ? fmt("%.2f$\\times$", r.wire_ratio) : "--") << " \\\\\n";
   }

@@ -16,9 +16,9 @@ struct RunResult {
   int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
   int64_t bus_bytes = 0;               // rank 0
   int64_t dense_bytes_per_rank = 0;    // what dense fp32 allreduce would have sent
-  double time_to_target = -1;          // wall-clock of the first evaluation at the target (-1: never)
-  double compute_seconds = 0;          // rank 0, summed over steps
-  int64_t latency_steps = 0;           // alpha terms of its collectives, summed over steps
+  double time_to_target = -1;  // wall-clock of the first evaluation at the target (-1: never)
+  double compute_seconds = 0;  // rank 0, summed over steps
+  int64_t latency_steps = 0;   // alpha terms of its collectives, summed over steps
 };
 
 struct ComparisonRow {
@@ -26,10 +26,10 @@ struct ComparisonRow {
   int64_t world_size = 1;
   int runs = 0, completed = 0;
   double final_mean = 0, final_std = 0, best_mean = 0;
-  double gap_to_dense = 0;      // final_mean - dense final_mean (accuracy points / 100)
+  double gap_to_dense = 0;  // final_mean - dense final_mean (accuracy points / 100)
   bool has_dense = false;
   double wall_mean = 0;
-  double payload_mb = 0;        // per rank, mean over seeds
+  double payload_mb = 0;  // per rank, mean over seeds
   double bus_mb = 0;
   // Against dense SGD, as defined in reports/byte_ratios.h (0: nothing sent).
   double payload_compression = 0;
@@ -42,7 +42,7 @@ struct ComparisonRow {
   int reached_target = 0;
   double time_to_target = -1;
   double target_speedup = 0;  // dense time to target / this run's
-  std::string statuses;         // e.g. "3 completed" or "2 completed, 1 failed"
+  std::string statuses;       // e.g. "3 completed" or "2 completed, 1 failed"
 };
 
 // The latest run of each (name, seed) in `suite` (all suites when empty). With target > 0 each
@@ -53,7 +53,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
 // The dense SGD baseline of `r`: a completed dense-algorithm row of the same model, dataset and
 // world size, the one named "dense" where a suite has several (plain steps, large batches), else
 // the first; nullptr when none.
-const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows, const ComparisonRow& r);
+const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows,
+                                        const ComparisonRow& r);
 // The row's modeled training time on the network profile named `profile` (0 when unknown).
 double modeled_seconds_on(const ComparisonRow& r, const std::string& profile);
 

@@ -25,7 +25,9 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string gbps(double v) { return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v); }
+std::string gbps(double v) {
+  return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v);
+}
 
 // One epoch on `workers` ranks in project_point's terms: the fixed part a, the bytes b, the steps.
 struct EpochTerms {
@@ -41,8 +43,10 @@ EpochTerms terms(const RunMeasurement& m, int workers, double alpha) {
 // Where the run (a, b) beats dense (ad, bd): its time a + b·β is below ad + bd·β.
 void compare(double a, double b, double ad, double bd, CrossoverPoint& pt) {
   const double da = a - ad, db = bd - b;  // the run's extra fixed time, the bytes it saves
-  if (da <= 0 && db >= 0) pt.wins = "always";
-  else if (da >= 0 && db <= 0) pt.wins = "never";
+  if (da <= 0 && db >= 0)
+    pt.wins = "always";
+  else if (da >= 0 && db <= 0)
+    pt.wins = "never";
   else {
     const double bandwidth = db / da;  // bytes/s where the lines cross (β = da / db)
     pt.crossover_gbps = bandwidth * 8 / 1e9;
@@ -52,8 +56,9 @@ void compare(double a, double b, double ad, double bd, CrossoverPoint& pt) {
 
 }  // namespace
 
-std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs, const std::vector<int>& workers,
-                                      double alpha, const std::vector<NetworkProfile>& profiles) {
+std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
+                                      const std::vector<int>& workers, double alpha,
+                                      const std::vector<NetworkProfile>& profiles) {
   const std::vector<RunMeasurement> measured = average_seeds(runs);
   std::vector<CrossoverPoint> out;
   for (const auto& m : measured) {
@@ -74,16 +79,18 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs, c
       pt.fixed_seconds = a;
       pt.bytes_per_epoch = b;
       for (double g : kCrossoverSweepGbps) pt.sweep_seconds.push_back(a + b * beta_of(g));
-      for (const auto& p : profiles) pt.profile_seconds.push_back(project_point(m, w, p).total_seconds);
+      for (const auto& p : profiles)
+        pt.profile_seconds.push_back(project_point(m, w, p).total_seconds);
       if (dense && dense != &m) {
         pt.has_dense = true;
         const EpochTerms base = terms(*dense, w, alpha);
         compare(a, b, base.a, base.b, pt);
-        const double spread =
-            std::hypot(run.steps * m.compute_seconds_seed_std, base.steps * dense->compute_seconds_seed_std);
+        const double spread = std::hypot(run.steps * m.compute_seconds_seed_std,
+                                         base.steps * dense->compute_seconds_seed_std);
         pt.within_seed_spread = spread > 0 && std::fabs(a - base.a) <= spread;
         for (size_t i = 0; i < profiles.size(); ++i)
-          pt.beats_dense_on.push_back(pt.profile_seconds[i] < project_point(*dense, w, profiles[i]).total_seconds);
+          pt.beats_dense_on.push_back(pt.profile_seconds[i] <
+                                      project_point(*dense, w, profiles[i]).total_seconds);
       }
       out.push_back(pt);
     }
@@ -106,16 +113,20 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
     for (double t : p.sweep_seconds) s << " " << fmt("%.1f", t) << " |";
     s << "\n";
   }
-  s << "\nAgainst dense SGD at the same workers (weak scaling): the bandwidth below which the run is "
+  s << "\nAgainst dense SGD at the same workers (weak scaling): the bandwidth below which the run "
+       "is "
        "faster per epoch (α as above), and the profiles on which it is faster:\n\n"
        "| run | workers | fixed s/epoch | bus MB/epoch/rank | beats dense | faster on |\n"
        "|---|---:|---:|---:|---|---|\n";
   for (const auto& p : points) {
     std::string wins = "– (baseline)";
     if (p.has_dense) {
-      if (p.wins == "always") wins = "at every bandwidth";
-      else if (p.wins == "never") wins = "never";
-      else wins = p.wins + " " + gbps(p.crossover_gbps) + " Gb/s";
+      if (p.wins == "always")
+        wins = "at every bandwidth";
+      else if (p.wins == "never")
+        wins = "never";
+      else
+        wins = p.wins + " " + gbps(p.crossover_gbps) + " Gb/s";
       if (p.within_seed_spread) wins += " (compute within the seed spread)";
     } else if (p.algorithm != "dense") {
       wins = "– (no dense run)";
@@ -125,21 +136,22 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
       if (p.beats_dense_on[i]) on += (on.empty() ? "" : ", ") + profiles[i].name;
     if (p.has_dense && on.empty()) on = "none";
     s << "| " << p.name << " | " << p.workers << (p.measured ? " (measured)" : "") << " | "
-      << fmt("%.1f", p.fixed_seconds) << " | " << fmt("%.1f", p.bytes_per_epoch / 1e6) << " | " << wins
-      << " | " << (on.empty() ? "–" : on) << " |\n";
+      << fmt("%.1f", p.fixed_seconds) << " | " << fmt("%.1f", p.bytes_per_epoch / 1e6) << " | "
+      << wins << " | " << (on.empty() ? "–" : on) << " |\n";
   }
   s << "\nProfiles: ";
   for (size_t i = 0; i < profiles.size(); ++i)
-    s << (i ? ", " : "") << profiles[i].name << " (α " << fmt("%g", profiles[i].alpha * 1e6) << " µs, "
-      << gbps(8.0 / profiles[i].beta / 1e9) << " Gb/s)";
+    s << (i ? ", " : "") << profiles[i].name << " (α " << fmt("%g", profiles[i].alpha * 1e6)
+      << " µs, " << gbps(8.0 / profiles[i].beta / 1e9) << " Gb/s)";
   s << ". Fixed time: measured compute per step (forward, backward, compression, optimizer) plus "
-       "the latency terms; bytes: the run's own collective mix re-costed at each worker count. Worker "
+       "the latency terms; bytes: the run's own collective mix re-costed at each worker count. "
+       "Worker "
        "counts at which an epoch holds less than one global batch are left out.\n";
   return s.str();
 }
 
-std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>& points, const std::string& dir,
-                                              bool render) {
+std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>& points,
+                                              const std::string& dir, bool render) {
   std::filesystem::create_directories(dir + "/data");
   std::ofstream data(dir + "/data/crossover.tsv");
   data << "# gbps";
@@ -158,20 +170,23 @@ std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>&
   }
   data.close();
   std::ofstream gp(dir + "/crossover.gp");
-  gp << "# crossover: modeled time per epoch against bandwidth (generated by cedar report --crossover)\n"
+  gp << "# crossover: modeled time per epoch against bandwidth (generated by cedar report "
+        "--crossover)\n"
         "set datafile separator '\\t'\nset key outside right\nset grid\nset logscale xy\n"
         "set xlabel 'bandwidth (Gb/s)'\nset ylabel 'modeled time per epoch (s)'\n"
         "set title 'When does compression help? (alpha-beta model, measured compute)'\n"
         "set terminal svg size 900,500 dynamic\nset output 'crossover.svg'\nplot ";
   for (size_t i = 0; i < shown.size(); ++i)
-    gp << "'data/crossover.tsv' using 1:" << i + 2 << " with linespoints pt 7 ps 0.5 lc " << i % 8 + 1
-       << " dt " << i / 8 + 1 << " title '" << shown[i]->name << "'" << (i + 1 < shown.size() ? ", " : "\n");
+    gp << "'data/crossover.tsv' using 1:" << i + 2 << " with linespoints pt 7 ps 0.5 lc "
+       << i % 8 + 1 << " dt " << i / 8 + 1 << " title '" << shown[i]->name << "'"
+       << (i + 1 < shown.size() ? ", " : "\n");
   gp << "set terminal pngcairo size 900,500\nset output 'crossover.png'\nreplot\n";
   gp.close();
   if (!render) return {};
   const std::string cmd = "cd '" + dir + "' && gnuplot crossover.gp 2>&1";
   if (std::system(cmd.c_str()) != 0)
-    throw std::runtime_error("gnuplot failed on " + dir + "/crossover.gp (is gnuplot-nox installed?)");
+    throw std::runtime_error("gnuplot failed on " + dir +
+                             "/crossover.gp (is gnuplot-nox installed?)");
   return {dir + "/crossover.svg", dir + "/crossover.png"};
 }
 

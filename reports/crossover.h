@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/projection.h"
 #include "comm/network_model.h"
+#include "reports/projection.h"
 
 namespace cedar {
 
@@ -22,15 +22,15 @@ extern const std::vector<double> kCrossoverSweepGbps;
 struct CrossoverPoint {
   std::string name, algorithm;
   int workers = 1;
-  bool measured = false;          // the run's own world size
-  double fixed_seconds = 0;       // a: compute + latency terms, per epoch
-  double bytes_per_epoch = 0;     // b: bus bytes per rank per epoch
+  bool measured = false;                // the run's own world size
+  double fixed_seconds = 0;             // a: compute + latency terms, per epoch
+  double bytes_per_epoch = 0;           // b: bus bytes per rank per epoch
   std::vector<double> sweep_seconds;    // per epoch at each kCrossoverSweepGbps
   std::vector<double> profile_seconds;  // per epoch on each profile given
   // Against dense SGD at the same workers (has_dense false: no dense run of this model/data).
   bool has_dense = false;
-  std::string wins;               // "below", "above", "always", "never", or "" for dense itself
-  double crossover_gbps = 0;      // for "below" / "above"
+  std::string wins;                  // "below", "above", "always", "never", or "" for dense itself
+  double crossover_gbps = 0;         // for "below" / "above"
   std::vector<bool> beats_dense_on;  // per profile given
   // The fixed-time difference to dense is within the seeds' spread of compute time (one seed
   // spread of the difference), so "always" / "never" / the crossover rest on noise.
@@ -39,14 +39,15 @@ struct CrossoverPoint {
 
 // Every usable measurement (seeds averaged) at its own world size and at each of `workers` at
 // which an epoch still holds a global batch.
-std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs, const std::vector<int>& workers,
-                                      double alpha, const std::vector<NetworkProfile>& profiles);
+std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
+                                      const std::vector<int>& workers, double alpha,
+                                      const std::vector<NetworkProfile>& profiles);
 
 std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points, double alpha,
                                       const std::vector<NetworkProfile>& profiles);
 // The sweep at each run's measured world size as data, a gnuplot script and (render) SVG and PNG
 // images named crossover.* in `dir`. Returns the image paths.
-std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>& points, const std::string& dir,
-                                              bool render = true);
+std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>& points,
+                                              const std::string& dir, bool render = true);
 
 }  // namespace cedar

@@ -21,8 +21,8 @@ std::string experiment_preamble(const std::string& path);
 
 struct DocumentSections {
   std::string title;
-  std::string experiment_file;   // its preamble describes the setting
-  std::string commands;          // the commands that produce the runs and this document
+  std::string experiment_file;  // its preamble describes the setting
+  std::string commands;         // the commands that produce the runs and this document
   SuiteTiming timing;
   std::string comparison, claims, crossover, provenance;  // rendered markdown ("" to leave out)
   std::vector<std::string> plots;  // image paths relative to the document (SVG shown, PNG linked)

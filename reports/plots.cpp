@@ -23,7 +23,8 @@ struct Curve {
 
 std::string file_name(const std::string& run) {
   std::string out;
-  for (char c : run) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  for (char c : run)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
   return out;
 }
 
@@ -42,15 +43,19 @@ void make_dir(const std::string& dir) {
 
 // Completed runs only; the latest of each (name, seed).
 const char* kLatest =
-    "r.status = 'completed' AND (?1 = '' OR r.suite = ?1) AND r.id = (SELECT MAX(r2.id) FROM runs r2 "
-    "WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed AND r2.status = 'completed')";
+    "r.status = 'completed' AND (?1 = '' OR r.suite = ?1) AND r.id = (SELECT MAX(r2.id) FROM runs "
+    "r2 "
+    "WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed AND r2.status = "
+    "'completed')";
 
 std::map<std::string, Curve> load(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);
   std::map<std::string, Curve> curves;
-  std::string evals_sql = std::string(
-      "SELECT r.name, r.seed, e.epoch, e.wall_seconds, e.cum_payload_bytes, e.test_accuracy, "
-      "e.cum_bus_bytes FROM evals e JOIN runs r ON r.id = e.run_id WHERE ") + kLatest + " ORDER BY r.name, r.seed, e.step";
+  std::string evals_sql =
+      std::string(
+          "SELECT r.name, r.seed, e.epoch, e.wall_seconds, e.cum_payload_bytes, e.test_accuracy, "
+          "e.cum_bus_bytes FROM evals e JOIN runs r ON r.id = e.run_id WHERE ") +
+      kLatest + " ORDER BY r.name, r.seed, e.step";
   sqlite3_stmt* st = db.prepare(evals_sql.c_str());
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st) == SQLITE_ROW) {
@@ -62,8 +67,9 @@ std::map<std::string, Curve> load(const std::string& db_path, const std::string&
   }
   sqlite3_finalize(st);
   std::string loss_sql = std::string(
-      "SELECT r.name, r.seed, s.step, s.train_loss FROM steps s JOIN runs r ON r.id = s.run_id WHERE ") +
-      kLatest + " ORDER BY r.name, r.seed, s.step";
+                             "SELECT r.name, r.seed, s.step, s.train_loss FROM steps s JOIN runs r "
+                             "ON r.id = s.run_id WHERE ") +
+                         kLatest + " ORDER BY r.name, r.seed, s.step";
   st = db.prepare(loss_sql.c_str());
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st) == SQLITE_ROW) {
@@ -149,7 +155,8 @@ std::string script(const Figure& f, const std::string& title,
             label + "'";
     plot += i + 1 < series.size() ? ", " : "\n";
   }
-  s += "set terminal svg size 900,500 dynamic\nset output '" + std::string(f.name) + ".svg'\n" + plot;
+  s += "set terminal svg size 900,500 dynamic\nset output '" + std::string(f.name) + ".svg'\n" +
+       plot;
   s += "set terminal pngcairo size 900,500\nset output '" + std::string(f.name) + ".png'\nreplot\n";
   return s;
 }

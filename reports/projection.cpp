@@ -7,10 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "reports/byte_ratios.h"
-#include "reports/results_reader.h"
 #include "comm/bus_bytes.h"
 #include "comm/network_model.h"
+#include "reports/byte_ratios.h"
+#include "reports/results_reader.h"
 
 namespace cedar {
 namespace {
@@ -57,7 +57,8 @@ void read_details(ResultsReader& db, RunMeasurement& m) {
   }
   sqlite3_finalize(st);
 
-  if (m.steps == 0) m.unusable = "no steps recorded";
+  if (m.steps == 0)
+    m.unusable = "no steps recorded";
   else if (m.world_size < 2)
     m.unusable = "measured on 1 rank, which sends no bytes: project a run of 2 or more ranks";
   else if (m.collectives.empty())
@@ -185,7 +186,8 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
       }
       for (const auto& kv : mix) m.collectives.push_back(kv.second);
       double var = 0;
-      for (const auto* r : g) var += std::pow(r->compute_seconds_per_step - m.compute_seconds_per_step, 2);
+      for (const auto* r : g)
+        var += std::pow(r->compute_seconds_per_step - m.compute_seconds_per_step, 2);
       m.compute_seconds_seed_std = std::sqrt(var / (n - 1));
     }
     out.push_back(m);
@@ -198,16 +200,19 @@ const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baseline
   const RunMeasurement* best = nullptr;
   int best_score = -1;
   for (const auto& b : baselines) {
-    if (b.algorithm != "dense" || !b.unusable.empty() || b.model != m.model || b.dataset != m.dataset)
+    if (b.algorithm != "dense" || !b.unusable.empty() || b.model != m.model ||
+        b.dataset != m.dataset)
       continue;
-    int score = (b.suite == m.suite ? 4 : 0) + (b.name == "dense" ? 2 : 0) + (b.world_size == m.world_size ? 1 : 0);
+    int score = (b.suite == m.suite ? 4 : 0) + (b.name == "dense" ? 2 : 0) +
+                (b.world_size == m.world_size ? 1 : 0);
     if (score > best_score) best = &b, best_score = score;
   }
   return best;
 }
 
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net) {
-  if (workers < 1) throw std::invalid_argument("workers must be at least 1 (got " + std::to_string(workers) + ")");
+  if (workers < 1)
+    throw std::invalid_argument("workers must be at least 1 (got " + std::to_string(workers) + ")");
   ProjectionPoint pt;
   pt.workers = workers;
   pt.measured = workers == m.world_size;
@@ -215,9 +220,12 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
   const double spe = double(pt.steps_per_epoch);
   for (const auto& mix : m.collectives) {
     CollectiveCost c = collective_cost(mix, workers);
-    if (mix.op == "allreduce") pt.allreduce_mb += c.bus_bytes / 1e6;
-    else if (mix.op == "allgather" || mix.op == "allgatherv") pt.allgather_mb += c.bus_bytes / 1e6;
-    else if (mix.op == "broadcast") pt.broadcast_mb += c.bus_bytes / 1e6;
+    if (mix.op == "allreduce")
+      pt.allreduce_mb += c.bus_bytes / 1e6;
+    else if (mix.op == "allgather" || mix.op == "allgatherv")
+      pt.allgather_mb += c.bus_bytes / 1e6;
+    else if (mix.op == "broadcast")
+      pt.broadcast_mb += c.bus_bytes / 1e6;
   }
   const CollectiveCost step = step_cost(m, workers);
   double payload = 0;
@@ -225,7 +233,8 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
   pt.payload_compression = payload_compression(m.dense_payload_bytes, payload);
   pt.wire_ratio = wire_ratio(m.dense_payload_bytes, step.bus_bytes, workers);
   pt.compute_seconds = m.compute_seconds_per_step * spe;
-  pt.comm_seconds = net.seconds(std::llround(step.latency_steps * spe), std::llround(step.bus_bytes * spe));
+  pt.comm_seconds =
+      net.seconds(std::llround(step.latency_steps * spe), std::llround(step.bus_bytes * spe));
   pt.total_seconds = pt.compute_seconds + pt.comm_seconds;
   return pt;
 }
@@ -249,7 +258,8 @@ std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects
       ProjectionPoint pt = project_point(m, w, net);
       if (pt.total_seconds > 0) {
         pt.speedup_vs_measured = own.total_seconds / pt.total_seconds;
-        if (dense) pt.speedup_vs_dense = project_point(*dense, w, net).total_seconds / pt.total_seconds;
+        if (dense)
+          pt.speedup_vs_dense = project_point(*dense, w, net).total_seconds / pt.total_seconds;
       }
       p.points.push_back(pt);
     }
@@ -265,7 +275,8 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
   s << "# Projected time per epoch on " << net.name << " (α = " << fmt("%g", net.alpha * 1e6)
     << " µs, " << fmt("%g", 8e-9 / net.beta) << " Gb/s)\n\n"
     << "Fixed batch per rank: steps/epoch = measured × P0 / P. Compute per step as measured at P0; "
-       "communication: the α–β cost of the collectives each step made (comm_totals), re-costed on P "
+       "communication: the α–β cost of the collectives each step made (comm_totals), re-costed on "
+       "P "
        "ranks. MB columns: bus bytes each rank pushes per step; – where an epoch holds fewer "
        "samples than one global batch. Payload compression: dense fp32 payload ÷ the run's "
        "payload; wire ratio: dense SGD's bus bytes (ring allreduce) ÷ the run's, both at P.\n";
@@ -274,14 +285,16 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
     s << "\n## " << m.name << " — " << m.algorithm << ", " << m.model << ", " << m.dataset
       << " (suite " << (m.suite.empty() ? "–" : m.suite) << "), measured on " << m.world_size
       << " ranks, " << m.seeds << (m.seeds == 1 ? " seed" : " seeds") << "\n\n";
-    s << "Per step at " << m.world_size << " ranks: compute " << fmt("%.2f", 1e3 * m.compute_seconds_per_step) << " ms";
+    s << "Per step at " << m.world_size << " ranks: compute "
+      << fmt("%.2f", 1e3 * m.compute_seconds_per_step) << " ms";
     for (const auto& c : m.collectives)
-      s << "; " << c.op << " " << fmt("%.2f", c.calls) << " call(s), " << fmt("%.4f", c.payload_bytes / 1e6)
-        << " MB/rank";
+      s << "; " << c.op << " " << fmt("%.2f", c.calls) << " call(s), "
+        << fmt("%.4f", c.payload_bytes / 1e6) << " MB/rank";
     const CollectiveCost own = step_cost(m, static_cast<int>(m.world_size));
     s << ". α–β terms per step from this mix: " << fmt("%.2f", own.latency_steps) << " latencies, "
-      << fmt("%.4f", own.bus_bytes / 1e6) << " bus MB (steps table: "
-      << fmt("%.2f", m.recorded_latency_steps) << ", " << fmt("%.4f", m.recorded_bus_bytes / 1e6) << ").\n\n";
+      << fmt("%.4f", own.bus_bytes / 1e6)
+      << " bus MB (steps table: " << fmt("%.2f", m.recorded_latency_steps) << ", "
+      << fmt("%.4f", m.recorded_bus_bytes / 1e6) << ").\n\n";
     const bool ar = uses(p, "allreduce"), ag = uses(p, "allgather"), bc = uses(p, "broadcast");
     s << "| workers | steps/epoch | compute s/epoch | comm s/epoch | total s/epoch |";
     if (ar) s << " allreduce MB/step |";
@@ -289,11 +302,13 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
     if (bc) s << " broadcast MB/step |";
     s << " payload compression | wire ratio | speed-up vs " << m.world_size << " ranks | vs dense"
       << (p.dense_name.empty() ? "" : " (" + p.dense_name + ")") << " |\n";
-    s << "|---:|---:|---:|---:|---:|" << (ar ? "---:|" : "") << (ag ? "---:|" : "") << (bc ? "---:|" : "")
-      << "---:|---:|---:|---:|\n";
+    s << "|---:|---:|---:|---:|---:|" << (ar ? "---:|" : "") << (ag ? "---:|" : "")
+      << (bc ? "---:|" : "") << "---:|---:|---:|---:|\n";
     for (const auto& pt : p.points) {
       // No step at all: the epoch holds fewer samples than one global batch.
-      auto secs = [&](double v) { return pt.steps_per_epoch > 0 ? fmt("%.3f", v) : std::string("–"); };
+      auto secs = [&](double v) {
+        return pt.steps_per_epoch > 0 ? fmt("%.3f", v) : std::string("–");
+      };
       s << "| " << pt.workers << (pt.measured ? " (measured)" : "") << " | " << pt.steps_per_epoch
         << " | " << secs(pt.compute_seconds) << " | " << secs(pt.comm_seconds) << " | "
         << secs(pt.total_seconds) << " |";
@@ -316,8 +331,8 @@ std::string render_projection_csv(const std::vector<Projection>& projections) {
   for (const auto& p : projections) {
     const RunMeasurement& m = p.basis;
     for (const auto& pt : p.points)
-      s << m.name << "," << m.algorithm << "," << m.model << "," << m.dataset << "," << m.suite << ","
-        << m.world_size << "," << m.seeds << "," << p.network << "," << pt.workers << ","
+      s << m.name << "," << m.algorithm << "," << m.model << "," << m.dataset << "," << m.suite
+        << "," << m.world_size << "," << m.seeds << "," << p.network << "," << pt.workers << ","
         << (pt.measured ? 1 : 0) << "," << pt.steps_per_epoch << "," << secs(pt, pt.compute_seconds)
         << "," << secs(pt, pt.comm_seconds) << "," << secs(pt, pt.total_seconds) << ","
         << fmt("%.6f", pt.allreduce_mb) << "," << fmt("%.6f", pt.allgather_mb) << ","

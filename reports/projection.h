@@ -30,10 +30,10 @@ struct NetworkProfile;
 
 // One collective kind as a run used it, per training step (run totals / steps).
 struct CollectiveMix {
-  std::string op;              // allreduce, allgather, allgatherv, broadcast, barrier
-  double calls = 0;            // per step
-  double payload_bytes = 0;    // per step, what one rank contributes (mean over ranks)
-  double bus_bytes = 0;        // per step, rank 0 (used for broadcast, whose payload is the root's)
+  std::string op;            // allreduce, allgather, allgatherv, broadcast, barrier
+  double calls = 0;          // per step
+  double payload_bytes = 0;  // per step, what one rank contributes (mean over ranks)
+  double bus_bytes = 0;      // per step, rank 0 (used for broadcast, whose payload is the root's)
 };
 
 // What one run (or the mean of a run name's seeds) measured.
@@ -74,13 +74,13 @@ struct ProjectionPoint {
   // depend on P).
   double payload_compression = 0, wire_ratio = 0;
   double speedup_vs_measured = 0;  // this run's epoch time at its measured P0 / at this P
-  double speedup_vs_dense = 0;     // dense epoch time / this run's, both at this P (0: no dense run)
+  double speedup_vs_dense = 0;  // dense epoch time / this run's, both at this P (0: no dense run)
 };
 
 struct Projection {
-  RunMeasurement basis;    // seeds averaged
-  std::string network;     // profile name
-  std::string dense_name;  // the baseline of speedup_vs_dense (empty: none)
+  RunMeasurement basis;                 // seeds averaged
+  std::string network;                  // profile name
+  std::string dense_name;               // the baseline of speedup_vs_dense (empty: none)
   std::vector<ProjectionPoint> points;  // the measured world size first, then `workers`
 };
 
@@ -94,7 +94,8 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
 // The dense run of the same model and dataset among `baselines`, preferring the same suite, then
 // the run named "dense" (a suite may have several dense-algorithm runs), then the measured world
 // size (nullptr: none).
-const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines, const RunMeasurement& m);
+const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines,
+                                     const RunMeasurement& m);
 
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net);
 // One projection per usable subject; the dense baseline (same model and dataset, preferably the

@@ -52,7 +52,8 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
       p.cuda = text(j, "cuda");
       p.cpu = text(j, "cpu");
       p.gpu = text(j, "gpu");
-      if (j.contains("cpu_count") && j["cpu_count"].is_number()) p.cpu_count = j["cpu_count"].get<int64_t>();
+      if (j.contains("cpu_count") && j["cpu_count"].is_number())
+        p.cpu_count = j["cpu_count"].get<int64_t>();
       if (j.contains("threads_per_rank") && j["threads_per_rank"].is_number())
         p.threads = j["threads_per_rank"].get<int64_t>();
     }
@@ -64,8 +65,8 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
 
 std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
   // Environments in order of first appearance, each with the runs that used it.
-  using Env = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string,
-                         std::string, int64_t, int64_t, std::string>;
+  using Env = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                         std::string, std::string, int64_t, int64_t, std::string>;
   std::vector<Env> order;
   std::map<Env, std::vector<std::string>> members;
   for (const auto& r : runs) {
@@ -74,21 +75,22 @@ std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
     members[e].push_back(r.name + " (seed " + std::to_string(r.seed) + ")");
   }
   std::ostringstream s;
-  s << "| revision | host | LibTorch | MPI | NCCL | CUDA | CPU | cores | threads / rank | GPU | runs |\n";
+  s << "| revision | host | LibTorch | MPI | NCCL | CUDA | CPU | cores | threads / rank | GPU | "
+       "runs |\n";
   s << "|---|---|---|---|---|---|---|---:|---:|---|---|\n";
   for (const auto& e : order) {
     const auto& [rev, host, torch, mpi, nccl, cuda, cpu, cores, threads, gpu] = e;
     std::string list;
     for (const auto& m : members[e]) list += (list.empty() ? "" : ", ") + m;
-    s << "| " << or_dash(rev) << " | " << or_dash(host) << " | " << or_dash(torch) << " | " << or_dash(mpi)
-      << " | " << or_dash(nccl) << " | " << or_dash(cuda) << " | " << or_dash(cpu) << " | "
-      << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu) << " | " << list
-      << " |\n";
+    s << "| " << or_dash(rev) << " | " << or_dash(host) << " | " << or_dash(torch) << " | "
+      << or_dash(mpi) << " | " << or_dash(nccl) << " | " << or_dash(cuda) << " | " << or_dash(cpu)
+      << " | " << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu)
+      << " | " << list << " |\n";
   }
   s << "\nCommand of each run (what reproduces it alone):\n\n";
   for (const auto& r : runs)
-    s << "- run " << r.id << ", " << r.name << " (seed " << r.seed << ", " << r.status << "): "
-      << (r.command.empty() ? std::string("not recorded") : "`" + r.command + "`") << "\n";
+    s << "- run " << r.id << ", " << r.name << " (seed " << r.seed << ", " << r.status
+      << "): " << (r.command.empty() ? std::string("not recorded") : "`" + r.command + "`") << "\n";
   return s.str();
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The provenance of each run of a suite (runs.provenance, runner/train/provenance.h) as a table: what
-// ran, where, with which libraries. No LibTorch here.
+// The provenance of each run of a suite (runs.provenance, runner/train/provenance.h) as a table:
+// what ran, where, with which libraries. No LibTorch here.
 #include <string>
 #include <vector>
 

@@ -18,7 +18,8 @@ ResultsReader::~ResultsReader() { sqlite3_close(db_); }
 sqlite3_stmt* ResultsReader::prepare(const char* sql) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
-    throw std::runtime_error(path_ + ": not a Cedar results database (" + sqlite3_errmsg(db_) + ")");
+    throw std::runtime_error(path_ + ": not a Cedar results database (" + sqlite3_errmsg(db_) +
+                             ")");
   return st;
 }
 

@@ -1,14 +1,13 @@
 #include "results/store.h"
 
 #include <sqlite3.h>
-
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <set>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "results/schema_sql.h"
@@ -65,7 +64,8 @@ ResultStore::ResultStore(const std::string& path) : path_(path) {
   std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  if (ec) throw StoreError("cannot create folder for results database " + path + ": " + ec.message());
+  if (ec)
+    throw StoreError("cannot create folder for results database " + path + ": " + ec.message());
   db_ = open_db(path);
   try {
     exec_setup(db_, path_, "PRAGMA journal_mode=WAL");
@@ -88,7 +88,8 @@ ResultStore::~ResultStore() {
 
 void ResultStore::exec(const std::string& sql) {
   std::string msg;
-  if (run_sql(db_, sql, msg) != SQLITE_OK) throw StoreError("results database " + path_ + ": " + msg);
+  if (run_sql(db_, sql, msg) != SQLITE_OK)
+    throw StoreError("results database " + path_ + ": " + msg);
 }
 
 // Databases written by earlier versions gain the run columns added since (NULL for old rows):
@@ -103,10 +104,13 @@ void ResultStore::migrate() {
       Statement cols(db_, path_, "PRAGMA table_info(runs)");
       while (cols.next()) have.insert(cols.text_column(1));
     }
-    const std::pair<const char*, const char*> added[] = {
-        {"pid", "INTEGER"}, {"heartbeat", "REAL"}, {"effective_momentum", "REAL"}, {"provenance", "TEXT"}};
+    const std::pair<const char*, const char*> added[] = {{"pid", "INTEGER"},
+                                                         {"heartbeat", "REAL"},
+                                                         {"effective_momentum", "REAL"},
+                                                         {"provenance", "TEXT"}};
     for (const auto& [column, type] : added)
-      if (!have.count(column)) exec(std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);
+      if (!have.count(column))
+        exec(std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -136,11 +140,13 @@ void ResultStore::in_transaction(const std::function<void()>& body) {
 
 int64_t ResultStore::begin_run(const RunRecord& r) {
   flush();
-  Statement st(db_, path_,
-               "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
-               "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
-               "heartbeat, effective_momentum, provenance, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
-               "'running')");
+  Statement st(
+      db_, path_,
+      "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
+      "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
+      "heartbeat, effective_momentum, provenance, status) VALUES "
+      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
+      "'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
@@ -156,7 +162,8 @@ void ResultStore::add_step(int64_t run_id, const StepRow& s) {
   pending_steps_.emplace_back(run_id, s);
   double age =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - oldest_pending_).count();
-  if (static_cast<int>(pending_steps_.size()) >= kRowsPerCommit || age >= kSecondsPerCommit) flush();
+  if (static_cast<int>(pending_steps_.size()) >= kRowsPerCommit || age >= kSecondsPerCommit)
+    flush();
 }
 
 void ResultStore::write_pending_steps() {
@@ -239,8 +246,9 @@ void ResultStore::mark_failed(const std::string& path, int64_t run_id, const std
 bool ResultStore::has_completed(const std::string& config_hash) {
   flush();
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM runs WHERE config_hash=? AND status='completed'",
-                         -1, &st, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT COUNT(*) FROM runs WHERE config_hash=? AND status='completed'", -1,
+                         &st, nullptr) != SQLITE_OK)
     throw StoreError("results database " + path_ + ": " + sqlite3_errmsg(db_));
   sqlite3_bind_text(st, 1, config_hash.c_str(), -1, SQLITE_TRANSIENT);
   bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;

@@ -2,8 +2,8 @@
 // The SQLite results store (schema in results/schema.sql). Rank 0 writes; several processes may
 // write one database at once (WAL mode, busy timeout). Rows are committed in small transactions
 // so a run that dies loses at most the last few steps, never earlier rows or other runs.
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -23,14 +23,14 @@ struct RunRecord {
   std::string suite, name, algorithm, model, dataset;
   int64_t world_size = 1;
   int64_t seed = 0;
-  std::string config;       // resolved YAML
+  std::string config;  // resolved YAML
   std::string config_hash;
   std::string code_version, host, backend, network;
   int64_t threads = 1;
   int64_t parameters = 0;
   // The momentum the updates get: optimizer.momentum, or what the algorithm applies itself.
   double effective_momentum = 0;
-  std::string provenance;   // JSON object (runner/train/provenance.h)
+  std::string provenance;  // JSON object (runner/train/provenance.h)
 };
 
 struct StepRow {
@@ -75,7 +75,7 @@ class ResultStore {
 
   const std::string& path() const { return path_; }
 
-  int64_t begin_run(const RunRecord& run);          // status 'running'
+  int64_t begin_run(const RunRecord& run);            // status 'running'
   void add_step(int64_t run_id, const StepRow& row);  // buffered; committed every few rows
   void add_eval(int64_t run_id, const EvalRow& row);  // committed at once, with pending steps
   void add_comm_totals(int64_t run_id, const std::vector<CommTotalRow>& rows);

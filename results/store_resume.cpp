@@ -50,8 +50,9 @@ int ResultStore::mark_stale_runs(double stale_seconds) {
       reason = "stale: no heartbeat from " + r.host + " for " +
                std::to_string(static_cast<int64_t>(now - r.heartbeat)) + " s";
     if (reason.empty()) continue;
-    Statement up(db_, path_,
-                 "UPDATE runs SET status='failed', error=?, end_time=? WHERE id=? AND status='running'");
+    Statement up(
+        db_, path_,
+        "UPDATE runs SET status='failed', error=?, end_time=? WHERE id=? AND status='running'");
     up.bind(1, reason).bind(2, utc_now_iso()).bind(3, r.id);
     up.run();
     marked += sqlite3_changes(db_) > 0 ? 1 : 0;
@@ -61,7 +62,8 @@ int ResultStore::mark_stale_runs(double stale_seconds) {
 
 int64_t ResultStore::find_resumable(const std::string& config_hash) {
   flush();
-  Statement st(db_, path_, "SELECT id, status FROM runs WHERE config_hash=? ORDER BY id DESC LIMIT 1");
+  Statement st(db_, path_,
+               "SELECT id, status FROM runs WHERE config_hash=? ORDER BY id DESC LIMIT 1");
   st.bind(1, config_hash);
   if (!st.next()) return 0;
   return st.text_column(1) == "failed" ? st.int_column(0) : 0;
@@ -90,8 +92,9 @@ bool ResultStore::try_claim(const std::string& config_hash) {
       const std::string h = st.text_column(0);
       const int64_t p = st.int_column(1);
       const bool mine = h == host && p == pid;
-      const bool live = h == host ? process_alive(p)
-                                  : run_live || unix_now() - st.real_column(2) < kOtherHostStartSeconds;
+      const bool live = h == host
+                            ? process_alive(p)
+                            : run_live || unix_now() - st.real_column(2) < kOtherHostStartSeconds;
       if (!mine && live) {
         exec("ROLLBACK");
         return false;
@@ -134,7 +137,10 @@ void ResultStore::reopen_run(int64_t run_id, int64_t step) {
     Statement up(db_, path_,
                  "UPDATE runs SET status='running', error=NULL, end_time=NULL, host=?, pid=?, "
                  "heartbeat=? WHERE id=? AND status='failed'");
-    up.bind(1, this_host()).bind(2, static_cast<int64_t>(::getpid())).bind(3, unix_now()).bind(4, run_id);
+    up.bind(1, this_host())
+        .bind(2, static_cast<int64_t>(::getpid()))
+        .bind(3, unix_now())
+        .bind(4, run_id);
     up.run();
     if (sqlite3_changes(db_) != 1)
       throw StoreError("results database " + path_ + ": run " + std::to_string(run_id) +

@@ -8,7 +8,7 @@ TORCH_VERSION="${CEDAR_TORCH_VERSION:-2.11.0}"
 export CEDAR_HOME="${CEDAR_HOME:-$HOME/.cache/cedar}"
 VENV="${CEDAR_VENV:-$CEDAR_HOME/venv}"
 
-APT_PACKAGES=(build-essential cmake ninja-build ccache python3 python3-venv python3-pip
+APT_PACKAGES=(build-essential cmake ninja-build ccache clang-format python3 python3-venv python3-pip
   libopenmpi-dev openmpi-bin libyaml-cpp-dev libsqlite3-dev sqlite3 libgtest-dev libbenchmark-dev
   libcli11-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev libturbojpeg0-dev gnuplot-nox
   dataset-fashion-mnist

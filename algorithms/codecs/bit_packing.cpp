@@ -113,11 +113,10 @@ at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits) {
   // packed_bytes of a negative count can be 0, which an empty payload would match.
   if (n < 0) throw std::invalid_argument("unpack_bits: negative code count " + std::to_string(n));
   if (bytes.scalar_type() != at::kByte || bytes.numel() != packed_bytes(n, bits))
-    throw std::invalid_argument("unpack_bits: expected " + std::to_string(packed_bytes(n, bits)) +
-                                " uint8 bytes for " + std::to_string(n) + " codes of " +
-                                std::to_string(bits) + " bits, got " +
-                                std::to_string(bytes.numel()) + " of " +
-                                c10::toString(bytes.scalar_type()));
+    throw std::invalid_argument(
+        "unpack_bits: expected " + std::to_string(packed_bytes(n, bits)) + " uint8 bytes for " +
+        std::to_string(n) + " codes of " + std::to_string(bits) + " bits, got " +
+        std::to_string(bytes.numel()) + " of " + c10::toString(bytes.scalar_type()));
   at::Tensor in = bytes.contiguous().cpu();
   const uint8_t* p = in.data_ptr<uint8_t>();
   if (bits <= 8) {

@@ -34,7 +34,8 @@ at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t str
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   };
-  uint64_t s = mix(mix(mix(mix(seed) ^ static_cast<uint64_t>(rank)) ^ static_cast<uint64_t>(step)) ^ stream);
+  uint64_t s =
+      mix(mix(mix(mix(seed) ^ static_cast<uint64_t>(rank)) ^ static_cast<uint64_t>(step)) ^ stream);
   return at::make_generator<at::CPUGeneratorImpl>(s);
 }
 

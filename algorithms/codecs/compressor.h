@@ -31,7 +31,8 @@ class Compressor {
 at::Tensor as_bytes(const at::Tensor& t);
 at::Tensor from_bytes(const at::Tensor& bytes, at::ScalarType type);
 
-// Seeded generator for (run seed, rank, step, stream): reproducible from (config, seed, world size).
+// Seeded generator for (run seed, rank, step, stream): reproducible from (config, seed, world
+// size).
 at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t stream = 0);
 
 // Draws 64 random bits from a CPU generator (advancing it): the key of the counter-based uniforms

@@ -62,7 +62,7 @@ void aes_round(uint8_t st[16], const uint8_t key[16], const std::array<uint8_t, 
   uint8_t t[16];
   for (int c = 0; c < 4; ++c)
     for (int r = 0; r < 4; ++r) t[4 * c + r] = s[st[4 * ((c + r) & 3) + r]];  // ShiftRows, SubBytes
-  for (int c = 0; c < 4; ++c) {  // MixColumns
+  for (int c = 0; c < 4; ++c) {                                               // MixColumns
     const uint8_t a0 = t[4 * c], a1 = t[4 * c + 1], a2 = t[4 * c + 2], a3 = t[4 * c + 3];
     const uint8_t x0 = xtime(a0), x1 = xtime(a1), x2 = xtime(a2), x3 = xtime(a3);
     st[4 * c] = static_cast<uint8_t>(x0 ^ x1 ^ a1 ^ a2 ^ a3 ^ key[4 * c]);
@@ -84,13 +84,14 @@ void block_portable(const uint8_t (*rk)[16], uint64_t j, float out[4]) {
   for (int b = 0; b < 16; ++b) st[b] ^= rk[0][b];
   for (int r = 1; r <= CounterUniforms::kRounds; ++r) aes_round(st, rk[r], s);
   for (int w = 0; w < 4; ++w)
-    out[w] = to_uniform(static_cast<uint32_t>(st[4 * w]) | static_cast<uint32_t>(st[4 * w + 1]) << 8 |
-                        static_cast<uint32_t>(st[4 * w + 2]) << 16 |
-                        static_cast<uint32_t>(st[4 * w + 3]) << 24);
+    out[w] = to_uniform(
+        static_cast<uint32_t>(st[4 * w]) | static_cast<uint32_t>(st[4 * w + 1]) << 8 |
+        static_cast<uint32_t>(st[4 * w + 2]) << 16 | static_cast<uint32_t>(st[4 * w + 3]) << 24);
 }
 
 void blocks_portable(const uint8_t (*rk)[16], uint64_t first, int64_t count, float* out) {
-  for (int64_t b = 0; b < count; ++b) block_portable(rk, first + static_cast<uint64_t>(b), out + 4 * b);
+  for (int64_t b = 0; b < count; ++b)
+    block_portable(rk, first + static_cast<uint64_t>(b), out + 4 * b);
 }
 
 #if defined(CEDAR_AESNI)

@@ -1,4 +1,6 @@
 // The QSGD codec as a Compressor: the byte layout of qsgd_codec.h around the encoder and decoder.
+#include "algorithms/codecs/qsgd_codec.h"
+
 #include <ATen/ATen.h>
 
 #include <cstring>
@@ -10,7 +12,6 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/counter_rng.h"
-#include "algorithms/codecs/qsgd_codec.h"
 
 namespace cedar {
 namespace {

@@ -23,8 +23,8 @@ namespace cedar {
 
 // The parameters of one QSGD encoding.
 struct QsgdFormat {
-  int bits = 4;          // bits per level: s = 2^bits − 1 levels, codes of bits + 1 bits
-  int64_t bucket = 512;  // elements that share one norm
+  int bits = 4;           // bits per level: s = 2^bits − 1 levels, codes of bits + 1 bits
+  int64_t bucket = 512;   // elements that share one norm
   bool max_norm = false;  // ‖v‖∞ instead of ‖v‖₂
 
   // ⌈n/B⌉ without forming n + B - 1, which overflows for a bucket_size near 2^63.

@@ -167,8 +167,8 @@ class QsgdDecoder {
     const __m128 vu = _mm_set1_ps(unit);
     for (; i + 4 <= n; i += 4) {
       const __m128 tv = _mm_loadu_ps(t + i);
-      _mm_storeu_ps(out + i, _mm_xor_ps(_mm_mul_ps(_mm_andnot_ps(sign, tv), vu),
-                                        _mm_and_ps(sign, tv)));
+      _mm_storeu_ps(out + i,
+                    _mm_xor_ps(_mm_mul_ps(_mm_andnot_ps(sign, tv), vu), _mm_and_ps(sign, tv)));
     }
 #endif
     for (; i < n; ++i) {
@@ -214,8 +214,8 @@ class QsgdDecoder {
     auto look_up = [&](uint64_t w, int k) {  // pairs k and k + 1 of the word as four levels
       const __m128 lo = _mm_castpd_ps(
           _mm_load_sd(reinterpret_cast<const double*>(table.v[(w >> (2 * B * k)) & pair])));
-      return _mm_loadh_pi(lo, reinterpret_cast<const __m64*>(
-                                  table.v[(w >> (2 * B * (k + 1))) & pair]));
+      return _mm_loadh_pi(lo,
+                          reinterpret_cast<const __m64*>(table.v[(w >> (2 * B * (k + 1))) & pair]));
     };
     auto scale = [&](__m128 t) {
       if constexpr (FiniteUnit) return _mm_mul_ps(t, vu);

@@ -132,8 +132,8 @@ class QsgdEncoder {
   // store, which may run into the next group's bytes (written after it) but stops before the
   // first group whose store would pass `end`. Returns the count done (a multiple of 8).
   template <int B>
-  static int64_t encode_groups(const float* x, const float* u, int64_t n,
-                               const QuantizeLanes& q, uint8_t* out, const uint8_t* end) {
+  static int64_t encode_groups(const float* x, const float* u, int64_t n, const QuantizeLanes& q,
+                               uint8_t* out, const uint8_t* end) {
     int64_t g = 0;
     if constexpr (B <= 7) {
       // Sixteen codes at a time as 16-bit lanes: the sign bit where x < 0 kept only where the
@@ -150,18 +150,18 @@ class QsgdEncoder {
         const __m128i negative =
             _mm_packs_epi32(_mm_castps_si128(_mm_cmplt_ps(_mm_loadu_ps(x + k), zero)),
                             _mm_castps_si128(_mm_cmplt_ps(_mm_loadu_ps(x + k + 4), zero)));
-        return _mm_or_si128(level, _mm_min_epi16(_mm_and_si128(negative, sign16),
-                                                 _mm_slli_epi16(level, 8)));
+        return _mm_or_si128(
+            level, _mm_min_epi16(_mm_and_si128(negative, sign16), _mm_slli_epi16(level, 8)));
       };
       for (; g + 16 <= n && end - out >= 8 + B; g += 16, out += 2 * B) {
         // A line of the elements a chunk ahead on its way in while these are coded (the next
         // chunk's norms are the first pass over it).
         _mm_prefetch(reinterpret_cast<const char*>(x + g + kChunk), _MM_HINT_T0);
-        const __m128i p2 = _mm_packs_epi32(_mm_madd_epi16(codes8(g), join2),
-                                           _mm_madd_epi16(codes8(g + 8), join2));
+        const __m128i p2 =
+            _mm_packs_epi32(_mm_madd_epi16(codes8(g), join2), _mm_madd_epi16(codes8(g + 8), join2));
         const __m128i p4 = _mm_madd_epi16(p2, join4);
-        const __m128i p8 = _mm_or_si128(_mm_and_si128(p4, low4b),
-                                        _mm_slli_epi64(_mm_srli_epi64(p4, 32), 4 * B));
+        const __m128i p8 =
+            _mm_or_si128(_mm_and_si128(p4, low4b), _mm_slli_epi64(_mm_srli_epi64(p4, 32), 4 * B));
         _mm_storel_epi64(reinterpret_cast<__m128i*>(out), p8);
         _mm_storel_epi64(reinterpret_cast<__m128i*>(out + B), _mm_srli_si128(p8, 8));
       }

@@ -21,7 +21,7 @@ namespace cedar {
 
 struct TernaryStats {
   float clip = std::numeric_limits<float>::infinity();  // c·σ (infinity when clipping is off)
-  float max_abs = 0;                                     // max |x_i|, NaNs skipped (0: none)
+  float max_abs = 0;                                    // max |x_i|, NaNs skipped (0: none)
 };
 
 // One pass over x[0, n): max |x_i| and, when c > 0, the clipping threshold c·σ.

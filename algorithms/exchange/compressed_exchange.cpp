@@ -17,14 +17,15 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
                                    const Combine& combine) {
   const size_t n_entries = bucket.entries.size();
   bool fixed = true;
-  for (const auto& e : bucket.entries) fixed = fixed && compressor.payload_bytes(e.grad.numel()) >= 0;
+  for (const auto& e : bucket.entries)
+    fixed = fixed && compressor.payload_bytes(e.grad.numel()) >= 0;
 
   std::vector<at::Tensor> parts;
   std::vector<int64_t> lengths;
   for (auto& e : bucket.entries) {
     at::Tensor g = e.grad.reshape({-1});
-    at::Tensor payload = memory ? memory->compress(e.name, g, compressor, gen)
-                                : compressor.compress(g, gen);
+    at::Tensor payload =
+        memory ? memory->compress(e.name, g, compressor, gen) : compressor.compress(g, gen);
     lengths.push_back(payload.numel());
     parts.push_back(payload);
   }
@@ -45,7 +46,8 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
                       " bytes, expected " + std::to_string(comm.size()) + " x " +
                       std::to_string(mine.numel()));
     all = all.cpu();
-    for (int r = 0; r < comm.size(); ++r) per_rank.push_back(all.narrow(0, r * mine.numel(), mine.numel()));
+    for (int r = 0; r < comm.size(); ++r)
+      per_rank.push_back(all.narrow(0, r * mine.numel(), mine.numel()));
   } else {
     for (const at::Tensor& buf : comm.allgatherv(mine)) per_rank.push_back(buf.cpu());
   }

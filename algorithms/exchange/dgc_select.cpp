@@ -89,8 +89,8 @@ at::Tensor dgc_select(const at::Tensor& v, int64_t k, double density, double sam
     at::Tensor idx = std::get<1>(at::topk(v.abs(), k, 0, true, false));
     return std::get<0>(at::sort(idx));
   };
-  const int64_t target = std::max(keep_count(n, sample_ratio),
-                                  static_cast<int64_t>(std::ceil(2.0 / density - 1e-9)));
+  const int64_t target =
+      std::max(keep_count(n, sample_ratio), static_cast<int64_t>(std::ceil(2.0 / density - 1e-9)));
   int64_t stride = n / std::max<int64_t>(target, 1);
   if (stride % 2 == 0) --stride;  // odd: no aliasing with power-of-two tensor dimensions
   if (stride <= 1) return exact();

@@ -11,7 +11,8 @@ namespace cedar {
 class ErrorFeedback {
  public:
   // Encodes g + e for the tensor named `key` and updates that tensor's memory.
-  at::Tensor compress(const std::string& key, const at::Tensor& g, Compressor& c, at::Generator& gen);
+  at::Tensor compress(const std::string& key, const at::Tensor& g, Compressor& c,
+                      at::Generator& gen);
   // The memory of `key` (undefined before the first compress).
   const at::Tensor& memory(const std::string& key) const;
   std::map<std::string, at::Tensor>& memories() { return memory_; }

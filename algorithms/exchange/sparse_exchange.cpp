@@ -85,8 +85,9 @@ at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t nume
                                 c10::toString(payload.scalar_type()));
   const int64_t k = last_indices_.numel();
   if (payload.numel() != 4 * k)
-    throw std::invalid_argument("random-k: a values-only payload of " + std::to_string(payload.numel()) +
-                                " bytes for " + std::to_string(k) + " shared indices (expected " +
+    throw std::invalid_argument("random-k: a values-only payload of " +
+                                std::to_string(payload.numel()) + " bytes for " +
+                                std::to_string(k) + " shared indices (expected " +
                                 std::to_string(4 * k) + ": one fp32 value each)");
   at::Tensor values = from_bytes(payload, at::kFloat);
   at::Tensor out = at::zeros({numel}, at::kFloat);

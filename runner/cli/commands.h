@@ -38,25 +38,25 @@ struct ReportArgs {
   std::string db;
   std::string suite;
   std::string format = "md";
-  std::string plots;   // folder for plots (empty: none)
-  std::string claims;  // experiment file whose claims: are evaluated (empty: none)
-  double target = 0;   // test accuracy for the time-to-target column (0: none)
+  std::string plots;        // folder for plots (empty: none)
+  std::string claims;       // experiment file whose claims: are evaluated (empty: none)
+  double target = 0;        // test accuracy for the time-to-target column (0: none)
   bool provenance = false;  // also each run's command line, libraries, CPU / GPU
   bool crossover = false;   // also when each run beats dense SGD over a bandwidth sweep
   std::string networks;     // YAML file of extra network profiles (empty: the built-in ones)
-  std::vector<int> workers = {16, 64};  // crossover: worker counts besides the measured one
+  std::vector<int> workers = {16, 64};    // crossover: worker counts besides the measured one
   std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds
-  std::string document;     // also write the whole report as markdown here, plots beside it
-  std::string findings;     // hand-written markdown included in the document
+  std::string document;  // also write the whole report as markdown here, plots beside it
+  std::string findings;  // hand-written markdown included in the document
 };
 
 struct ProjectArgs {
   std::string db;
   std::string suite;
-  int64_t run_id = 0;                        // one run only (0: every completed run)
-  std::vector<int> workers = {8, 64, 256};   // worker counts to project to
-  std::string network = "10gbe";             // network profile of the communication time
-  std::string format = "md";                 // md or csv
+  int64_t run_id = 0;                       // one run only (0: every completed run)
+  std::vector<int> workers = {8, 64, 256};  // worker counts to project to
+  std::string network = "10gbe";            // network profile of the communication time
+  std::string format = "md";                // md or csv
 };
 
 int command_run(const RunArgs& args);

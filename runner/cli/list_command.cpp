@@ -1,10 +1,10 @@
 #include <cstdio>
 
 #include "algorithms/algorithm.h"
+#include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "runner/cli/commands.h"
-#include "config/experiment_config.h"
 
 namespace cedar {
 namespace {
@@ -19,12 +19,15 @@ void print_params(const std::vector<ParamDoc>& docs, const char* indent) {
 
 int command_list() {
   std::printf("models:\n");
-  for (const auto& m : model_catalog()) std::printf("  %-16s %s\n", m.name.c_str(), m.description.c_str());
+  for (const auto& m : model_catalog())
+    std::printf("  %-16s %s\n", m.name.c_str(), m.description.c_str());
   std::printf("\ndatasets:\n");
-  for (const auto& d : dataset_catalog()) std::printf("  %-16s %s\n", d.name.c_str(), d.description.c_str());
+  for (const auto& d : dataset_catalog())
+    std::printf("  %-16s %s\n", d.name.c_str(), d.description.c_str());
   std::printf("\nalgorithms (key, default, meaning):\n");
   for (const auto& a : algorithm_catalog()) {
-    std::printf("  %-16s %s\n  %-16s [%s]\n", a.name.c_str(), a.description.c_str(), "", a.paper.c_str());
+    std::printf("  %-16s %s\n  %-16s [%s]\n", a.name.c_str(), a.description.c_str(), "",
+                a.paper.c_str());
     print_params(a.params(), "      ");
   }
   std::printf("\nexperiment sections (key, default, meaning):\n");

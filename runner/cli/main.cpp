@@ -1,6 +1,5 @@
 // cedar: the command-line entry point. Subcommands: run, suite, sbatch, report, project, list.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <exception>
 
@@ -15,9 +14,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", cedar::version_string());
 
   cedar::RunArgs run_args;
-  auto* run = app.add_subcommand("run", "train one experiment (alone or under mpirun -np N / srun)");
+  auto* run =
+      app.add_subcommand("run", "train one experiment (alone or under mpirun -np N / srun)");
   run->add_option("experiment", run_args.experiment, "experiment YAML file")->required();
-  run->add_option("--set", run_args.overrides, "override a key, e.g. --set train.epochs=2 (repeatable)");
+  run->add_option("--set", run_args.overrides,
+                  "override a key, e.g. --set train.epochs=2 (repeatable)");
   run->add_option("--db", run_args.db, "results database")->capture_default_str();
   run->add_flag("--quiet", run_args.quiet, "no progress lines");
   run->add_flag("--resume", run_args.resume,
@@ -25,81 +26,120 @@ int main(int argc, char** argv) {
                 "(a new run when there is none)");
 
   cedar::SuiteArgs suite_args;
-  auto* suite = app.add_subcommand("suite", "run every combination of an experiment's grid, then print the comparison");
-  suite->add_option("experiment", suite_args.experiment, "experiment YAML file with a grid: section")->required();
+  auto* suite = app.add_subcommand(
+      "suite", "run every combination of an experiment's grid, then print the comparison");
+  suite
+      ->add_option("experiment", suite_args.experiment, "experiment YAML file with a grid: section")
+      ->required();
   suite->add_option("--set", suite_args.overrides, "override a key in every run (repeatable)");
   suite->add_option("--db", suite_args.db, "results database")->capture_default_str();
   suite->add_flag("--dry-run", suite_args.dry_run, "list the runs and their launch commands only");
   suite->add_flag("--quiet", suite_args.quiet, "no per-epoch progress lines from the runs");
-  suite->add_option("--only", suite_args.only,
-                    "only the run with this index (0-based, in --dry-run's order; one Slurm array task's run)")
+  suite
+      ->add_option("--only", suite_args.only,
+                   "only the run with this index (0-based, in --dry-run's order; one Slurm array "
+                   "task's run)")
       ->check(CLI::NonNegativeNumber);
 
   cedar::SbatchArgs sbatch_args;
-  auto* sbatch = app.add_subcommand(
-      "sbatch", "write a Slurm batch script that runs a suite (one job, or one array task per run) and submit it");
-  sbatch->add_option("experiment", sbatch_args.experiment, "experiment YAML file with a grid: section")->required();
+  auto* sbatch = app.add_subcommand("sbatch",
+                                    "write a Slurm batch script that runs a suite (one job, or one "
+                                    "array task per run) and submit it");
+  sbatch
+      ->add_option("experiment", sbatch_args.experiment,
+                   "experiment YAML file with a grid: section")
+      ->required();
   sbatch->add_option("--nodes", sbatch_args.job.nodes, "nodes per job")->required();
-  sbatch->add_option("--ntasks-per-node", sbatch_args.job.ntasks_per_node, "MPI ranks per node")->required();
-  sbatch->add_option("--gpus-per-node", sbatch_args.job.gpus_per_node, "GPUs per node (0: none requested)")
+  sbatch->add_option("--ntasks-per-node", sbatch_args.job.ntasks_per_node, "MPI ranks per node")
+      ->required();
+  sbatch
+      ->add_option("--gpus-per-node", sbatch_args.job.gpus_per_node,
+                   "GPUs per node (0: none requested)")
       ->capture_default_str();
-  sbatch->add_option("--partition", sbatch_args.job.partition, "partition (default: the cluster's)");
-  sbatch->add_option("--time", sbatch_args.job.time, "time limit, HH:MM:SS or D-HH:MM:SS (default: the partition's)");
-  sbatch->add_option("--grace", sbatch_args.job.grace_seconds,
-                     "seconds before the time limit at which the job requeues itself (0: never)")
+  sbatch->add_option("--partition", sbatch_args.job.partition,
+                     "partition (default: the cluster's)");
+  sbatch->add_option("--time", sbatch_args.job.time,
+                     "time limit, HH:MM:SS or D-HH:MM:SS (default: the partition's)");
+  sbatch
+      ->add_option("--grace", sbatch_args.job.grace_seconds,
+                   "seconds before the time limit at which the job requeues itself (0: never)")
       ->capture_default_str();
   sbatch->add_flag("--array", sbatch_args.job.array, "a job array: one task per run of the suite");
-  sbatch->add_option("--db", sbatch_args.db, "results database (the job folder goes beside it, in slurm/)")
+  sbatch
+      ->add_option("--db", sbatch_args.db,
+                   "results database (the job folder goes beside it, in slurm/)")
       ->capture_default_str();
   sbatch->add_option("--set", sbatch_args.overrides, "override a key in every run (repeatable)");
-  sbatch->add_flag("--dry-run", sbatch_args.dry_run, "print the job script; write and submit nothing");
-  sbatch->add_flag("--wait", sbatch_args.wait, "wait for the job to end, then print the comparison table");
+  sbatch->add_flag("--dry-run", sbatch_args.dry_run,
+                   "print the job script; write and submit nothing");
+  sbatch->add_flag("--wait", sbatch_args.wait,
+                   "wait for the job to end, then print the comparison table");
 
   cedar::ReportArgs report_args;
   auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");
   report->add_option("db", report_args.db, "results database")->required();
   report->add_option("--suite", report_args.suite, "only this suite");
   report->add_option("--format", report_args.format, "md, csv or tex")
-      ->check(CLI::IsMember({"md", "csv", "tex"}))->capture_default_str();
-  report->add_option("--target", report_args.target,
-                     "test accuracy (0-1) for the time-to-target column and its speed-up vs dense")
+      ->check(CLI::IsMember({"md", "csv", "tex"}))
+      ->capture_default_str();
+  report
+      ->add_option("--target", report_args.target,
+                   "test accuracy (0-1) for the time-to-target column and its speed-up vs dense")
       ->check(CLI::Range(0.0, 1.0));
   report->add_option("--claims", report_args.claims,
                      "evaluate the claims: section of this experiment file on the runs");
-  report->add_option("--plots", report_args.plots,
-                     "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
-  report->add_flag("--crossover", report_args.crossover,
-                   "also when each run beats dense SGD: time per epoch over a bandwidth sweep and the "
-                   "crossover bandwidth (α–β model from its measured compute and collectives)");
+  report->add_option(
+      "--plots", report_args.plots,
+      "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
+  report->add_flag(
+      "--crossover", report_args.crossover,
+      "also when each run beats dense SGD: time per epoch over a bandwidth sweep and the "
+      "crossover bandwidth (α–β model from its measured compute and collectives)");
   report->add_option("--networks", report_args.networks,
-                     "YAML file of network profiles ({name, alpha, beta | bandwidth_gbps}) besides the built-in ones");
-  report->add_option("--workers", report_args.workers, "crossover: worker counts besides the measured one")
-      ->delimiter(',')->check(CLI::Range(1, 1 << 24))->capture_default_str();
-  report->add_option("--latency-profile", report_args.latency_profile,
-                     "crossover: profile whose latency α the bandwidth sweep keeps")
+                     "YAML file of network profiles ({name, alpha, beta | bandwidth_gbps}) besides "
+                     "the built-in ones");
+  report
+      ->add_option("--workers", report_args.workers,
+                   "crossover: worker counts besides the measured one")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  report->add_option("--document", report_args.document,
-                     "also write the whole report (setting, commands, wall-clock, tables, claims, "
-                     "crossover, plots, provenance) as one markdown file; plots go to <name>-plots/ beside it");
-  report->add_option("--findings", report_args.findings,
-                     "--document: hand-written markdown (e.g. why a claim did not reproduce) to include")
+  report
+      ->add_option("--latency-profile", report_args.latency_profile,
+                   "crossover: profile whose latency α the bandwidth sweep keeps")
+      ->capture_default_str();
+  report->add_option(
+      "--document", report_args.document,
+      "also write the whole report (setting, commands, wall-clock, tables, claims, "
+      "crossover, plots, provenance) as one markdown file; plots go to <name>-plots/ beside it");
+  report
+      ->add_option(
+          "--findings", report_args.findings,
+          "--document: hand-written markdown (e.g. why a claim did not reproduce) to include")
       ->check(CLI::ExistingFile);
   report->add_flag("--provenance", report_args.provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
 
   cedar::ProjectArgs project_args;
-  auto* project = app.add_subcommand("project", "time per epoch of each run projected to more workers (α–β model)");
+  auto* project = app.add_subcommand(
+      "project", "time per epoch of each run projected to more workers (α–β model)");
   project->add_option("db", project_args.db, "results database")->required();
   project->add_option("--suite", project_args.suite, "only this suite");
   project->add_option("--run-id", project_args.run_id, "only this run (runs.id)");
   project->add_option("--workers", project_args.workers, "worker counts, e.g. 8,64,256")
-      ->delimiter(',')->check(CLI::Range(1, 1 << 24))->capture_default_str();
-  project->add_option("--network", project_args.network, "network profile (1gbe, 10gbe, 25gbe, 100gbe, ib-hdr)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  project
+      ->add_option("--network", project_args.network,
+                   "network profile (1gbe, 10gbe, 25gbe, 100gbe, ib-hdr)")
       ->capture_default_str();
   project->add_option("--format", project_args.format, "md or csv")
-      ->check(CLI::IsMember({"md", "csv"}))->capture_default_str();
+      ->check(CLI::IsMember({"md", "csv"}))
+      ->capture_default_str();
 
-  auto* list = app.add_subcommand("list", "print registered models, datasets and algorithms with their parameters");
+  auto* list = app.add_subcommand(
+      "list", "print registered models, datasets and algorithms with their parameters");
 
   CLI11_PARSE(app, argc, argv);
   cedar::set_command_line(argc, argv);

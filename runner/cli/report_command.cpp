@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "comm/network_profile_file.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/crossover.h"
@@ -16,7 +17,6 @@
 #include "reports/provenance_table.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
-#include "comm/network_profile_file.h"
 #include "runner/train/provenance.h"
 
 namespace cedar {
@@ -29,8 +29,10 @@ std::string crossover_section(const ReportArgs& args, const std::string& plot_di
   const NetworkProfile* latency = nullptr;
   for (const auto& p : profiles)
     if (p.name == args.latency_profile) latency = &p;
-  if (!latency) throw std::runtime_error("--latency-profile: unknown profile '" + args.latency_profile + "'");
-  auto points = crossover(load_measurements(args.db, args.suite), args.workers, latency->alpha, profiles);
+  if (!latency)
+    throw std::runtime_error("--latency-profile: unknown profile '" + args.latency_profile + "'");
+  auto points =
+      crossover(load_measurements(args.db, args.suite), args.workers, latency->alpha, profiles);
   if (!plot_dir.empty()) write_crossover_plot(points, plot_dir);
   return render_crossover_markdown(points, latency->alpha, profiles);
 }
@@ -53,7 +55,8 @@ std::string regenerate_commands(const ReportArgs& args) {
   return s + report + "\n";
 }
 
-void write_document(const ReportArgs& args, const std::string& comparison, const std::string& claims) {
+void write_document(const ReportArgs& args, const std::string& comparison,
+                    const std::string& claims) {
   namespace fs = std::filesystem;
   const fs::path doc(args.document);
   const fs::path dir = doc.parent_path().empty() ? fs::path(".") : doc.parent_path();
@@ -68,12 +71,14 @@ void write_document(const ReportArgs& args, const std::string& comparison, const
   d.claims = claims;
   d.crossover = crossover_section(args, plot_dir);
   PlotOutput plots = write_plots(args.db, args.suite, plot_dir);
-  for (const auto& image : plots.images) d.plots.push_back(plots_rel + "/" + fs::path(image).filename().string());
+  for (const auto& image : plots.images)
+    d.plots.push_back(plots_rel + "/" + fs::path(image).filename().string());
   d.plots.push_back(plots_rel + "/crossover.svg");
   d.provenance = render_provenance_markdown(load_provenance(args.db, args.suite));
   if (!args.findings.empty()) d.findings = read_file(args.findings);
   std::ofstream(args.document) << render_document(d);
-  std::fprintf(stderr, "cedar report: %s written, plots in %s\n", args.document.c_str(), plot_dir.c_str());
+  std::fprintf(stderr, "cedar report: %s written, plots in %s\n", args.document.c_str(),
+               plot_dir.c_str());
 }
 
 }  // namespace
@@ -87,27 +92,35 @@ int command_report(const ReportArgs& args) {
                  args.db.c_str(), stale);
   auto rows = compare_runs(load_runs(args.db, args.suite, args.target), args.target);
   if (rows.empty())
-    throw std::runtime_error(args.db + ": no finished runs" +
-                             (args.suite.empty() ? std::string() : " in suite '" + args.suite + "'"));
+    throw std::runtime_error(
+        args.db + ": no finished runs" +
+        (args.suite.empty() ? std::string() : " in suite '" + args.suite + "'"));
   std::string out;
-  if (args.format == "md") out = render_markdown(rows);
-  else if (args.format == "csv") out = render_csv(rows);
-  else out = render_latex(rows);
+  if (args.format == "md")
+    out = render_markdown(rows);
+  else if (args.format == "csv")
+    out = render_csv(rows);
+  else
+    out = render_latex(rows);
   std::fputs(out.c_str(), stdout);
   std::string claims;
   if (!args.claims.empty()) {
     auto list = load_claims(args.claims);
     if (list.empty()) throw std::runtime_error(args.claims + ": no claims: section");
-    claims = render_claims_markdown(evaluate_claims(list, rows, database_window_reader(args.db, args.suite)));
+    claims = render_claims_markdown(
+        evaluate_claims(list, rows, database_window_reader(args.db, args.suite)));
     std::printf("\n%s", claims.c_str());
   }
   if (args.crossover)
-    std::printf("\n### When does compression help?\n\n%s", crossover_section(args, args.plots).c_str());
+    std::printf("\n### When does compression help?\n\n%s",
+                crossover_section(args, args.plots).c_str());
   if (args.provenance)
-    std::printf("\n### Provenance\n\n%s", render_provenance_markdown(load_provenance(args.db, args.suite)).c_str());
+    std::printf("\n### Provenance\n\n%s",
+                render_provenance_markdown(load_provenance(args.db, args.suite)).c_str());
   if (!args.plots.empty()) {
     PlotOutput plots = write_plots(args.db, args.suite, args.plots);
-    std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(), args.plots.c_str());
+    std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(),
+                 args.plots.c_str());
   }
   if (!args.document.empty())
     write_document(args, args.format == "md" ? out : render_markdown(rows), claims);

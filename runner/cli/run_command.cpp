@@ -1,8 +1,8 @@
 #include <cstdio>
 
-#include "runner/cli/commands.h"
 #include "comm/mpi_communicator.h"
 #include "config/experiment_config.h"
+#include "runner/cli/commands.h"
 #include "runner/train/experiment.h"
 #include "runner/version.h"
 
@@ -26,11 +26,13 @@ int command_run(const RunArgs& args) {
   opts.resume = args.resume;
   RunOutcome out = run_experiment(cfg, opts);
   if (out.run_id >= 0) {
-    std::printf("%-24s %-10s %-9s test acc %6.2f%% (averaged model)  wall %7.1f s  payload %10.3f MB (rank 0)  "
-                "(%d ranks, run %lld in %s)\n",
-                cfg.name.c_str(), cfg.algorithm.c_str(), out.status.c_str(),
-                100.0 * out.final_test_accuracy, out.wall_seconds, out.total_payload_bytes / 1e6,
-                out.world_size, static_cast<long long>(out.run_id), opts.db_path.c_str());
+    std::printf(
+        "%-24s %-10s %-9s test acc %6.2f%% (averaged model)  wall %7.1f s  payload %10.3f MB (rank "
+        "0)  "
+        "(%d ranks, run %lld in %s)\n",
+        cfg.name.c_str(), cfg.algorithm.c_str(), out.status.c_str(),
+        100.0 * out.final_test_accuracy, out.wall_seconds, out.total_payload_bytes / 1e6,
+        out.world_size, static_cast<long long>(out.run_id), opts.db_path.c_str());
     std::fflush(stdout);
   }
   return out.status == "completed" ? 0 : 3;

@@ -1,6 +1,6 @@
-// `cedar sbatch`: writes the Slurm batch script of a suite (runner/suite/sbatch.h) into a job folder
-// beside the results database and submits it with sbatch; --dry-run prints it instead, --wait
-// waits for the job and then prints the comparison table.
+// `cedar sbatch`: writes the Slurm batch script of a suite (runner/suite/sbatch.h) into a job
+// folder beside the results database and submits it with sbatch; --dry-run prints it instead,
+// --wait waits for the job and then prints the comparison table.
 #include <spawn.h>
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include <stdexcept>
 
 #include "algorithms/algorithm.h"
+#include "config/experiment_config.h"
 #include "reports/comparison.h"
 #include "runner/cli/commands.h"
-#include "config/experiment_config.h"
 #include "runner/suite/launcher.h"
 #include "runner/suite/sbatch.h"
 
@@ -30,13 +30,15 @@ std::string absolute(const std::string& path) {
 std::string make_job_dir(const std::string& base) {
   std::filesystem::create_directories(std::filesystem::path(base).parent_path());
   std::string dir = base;
-  for (int k = 2; !std::filesystem::create_directory(dir); ++k) dir = base + "-" + std::to_string(k);
+  for (int k = 2; !std::filesystem::create_directory(dir); ++k)
+    dir = base + "-" + std::to_string(k);
   return dir;
 }
 
 // Runs argv with its standard output read line by line (stderr passes through); returns the
 // exit status (128+signal when killed).
-int run_reading_lines(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_line) {
+int run_reading_lines(const std::vector<std::string>& argv,
+                      const std::function<void(const std::string&)>& on_line) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for " + argv[0]);
   posix_spawn_file_actions_t actions;
@@ -97,7 +99,8 @@ int command_sbatch(const SbatchArgs& args) {
     out << job_script(args.job, cmd, suite);
     if (!out) throw std::runtime_error("cannot write " + script_path);
   }
-  std::filesystem::permissions(script_path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+  std::filesystem::permissions(script_path, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
   std::printf("job script: %s\n", script_path.c_str());
   std::fflush(stdout);
 

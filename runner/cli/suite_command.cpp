@@ -6,14 +6,14 @@
 #include <thread>
 
 #include "algorithms/algorithm.h"
+#include "config/experiment_config.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
-#include "config/experiment_config.h"
 #include "runner/suite/launcher.h"
-#include "runner/train/run_guard.h"
 #include "runner/suite/suite.h"
+#include "runner/train/run_guard.h"
 
 namespace cedar {
 namespace {
@@ -37,9 +37,9 @@ int command_suite(const SuiteArgs& args) {
   for (size_t i = 0; i < suite.runs.size(); ++i)
     if (args.only < 0 || static_cast<size_t>(args.only) == i) selected.push_back(i);
   if (selected.empty())
-    throw ConfigError(suite.file + ": --only " + std::to_string(args.only) + ": the suite '" + suite.name +
-                      "' has " + std::to_string(suite.runs.size()) + " run(s), indices 0 to " +
-                      std::to_string(suite.runs.size() - 1));
+    throw ConfigError(suite.file + ": --only " + std::to_string(args.only) + ": the suite '" +
+                      suite.name + "' has " + std::to_string(suite.runs.size()) +
+                      " run(s), indices 0 to " + std::to_string(suite.runs.size() - 1));
 
   if (args.dry_run) {
     std::printf("suite '%s': %zu run(s)\n", suite.name.c_str(), suite.runs.size());
@@ -89,10 +89,12 @@ int command_suite(const SuiteArgs& args) {
       std::string eta = "";
       if (launched > 0) {
         double per_run = spent / launched;
-        eta = " | ETA " + std::to_string(static_cast<int>(per_run * double(suite.runs.size() - i))) + " s";
+        eta = " | ETA " +
+              std::to_string(static_cast<int>(per_run * double(suite.runs.size() - i))) + " s";
       }
       std::printf("[%zu/%zu] %s on %d rank(s), seed %llu%s\n", i + 1, suite.runs.size(),
-                  r.name.c_str(), r.world_size, static_cast<unsigned long long>(r.seed), eta.c_str());
+                  r.name.c_str(), r.world_size, static_cast<unsigned long long>(r.seed),
+                  eta.c_str());
       std::fflush(stdout);
       std::vector<std::string> run_args = {suite.file, "--db", args.db};
       for (const auto& o : r.overrides) {
@@ -126,7 +128,10 @@ int command_suite(const SuiteArgs& args) {
   std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
   auto claims = load_claims(suite.file);
   if (!claims.empty())
-    std::printf("\n### Claims\n\n%s", render_claims_markdown(evaluate_claims(claims, rows, database_window_reader(args.db, suite.name))).c_str());
+    std::printf("\n### Claims\n\n%s",
+                render_claims_markdown(
+                    evaluate_claims(claims, rows, database_window_reader(args.db, suite.name)))
+                    .c_str());
   std::fflush(stdout);
   if (stop_signal()) return 128 + stop_signal();
   return failed ? 3 : 0;

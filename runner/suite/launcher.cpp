@@ -42,7 +42,8 @@ int run_process(const std::vector<std::string>& argv) {
   return wait_exit_status(pid);
 }
 
-pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t* actions) {
+pid_t spawn_process(const std::vector<std::string>& argv,
+                    const posix_spawn_file_actions_t* actions) {
   if (argv.empty()) return -1;
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));

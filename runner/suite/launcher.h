@@ -17,7 +17,8 @@ int run_process(const std::vector<std::string>& argv);
 // Starts argv (argv[0] looked up on PATH) with `actions` (may be null) and no blocked signals:
 // cedar blocks SIGINT/SIGTERM for its watcher thread, the child must not inherit that. Returns
 // the child's pid, or -1 when it could not start.
-pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t* actions);
+pid_t spawn_process(const std::vector<std::string>& argv,
+                    const posix_spawn_file_actions_t* actions);
 // Waits for `pid` (retrying when a signal interrupts); its exit status, 128+signal when killed,
 // 1 when it cannot be waited for.
 int wait_exit_status(pid_t pid);

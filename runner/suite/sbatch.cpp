@@ -9,8 +9,8 @@
 #include <regex>
 #include <stdexcept>
 
-#include "runner/suite/launcher.h"
 #include "config/params.h"
+#include "runner/suite/launcher.h"
 
 namespace cedar {
 namespace {
@@ -18,14 +18,17 @@ namespace {
 // Characters kept in file and job names; anything else becomes '_'.
 std::string file_safe(const std::string& s) {
   std::string out;
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  for (char c : s)
+    out +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
   return out.empty() ? "_" : out;
 }
 
 // #SBATCH lines are split at white space and --output expands %-patterns.
 std::string sbatch_path(const std::string& what, const std::string& path) {
   if (path.find_first_of(" \t\n\r") != std::string::npos)
-    throw std::invalid_argument(what + " '" + path + "' contains white space, which a #SBATCH line cannot hold");
+    throw std::invalid_argument(what + " '" + path +
+                                "' contains white space, which a #SBATCH line cannot hold");
   return path;
 }
 
@@ -43,7 +46,8 @@ long parse_time_limit(const std::string& text) {
   auto bad = [&](const std::string& why) {
     return std::invalid_argument("--time " + text + ": " + why);
   };
-  if (!std::regex_match(text, m, form)) throw bad("expected HH:MM:SS or D-HH:MM:SS (e.g. 02:00:00)");
+  if (!std::regex_match(text, m, form))
+    throw bad("expected HH:MM:SS or D-HH:MM:SS (e.g. 02:00:00)");
   const long days = m[1].matched ? std::stol(m[1]) : 0;
   const long hours = std::stol(m[2]), minutes = std::stol(m[3]), seconds = std::stol(m[4]);
   if (minutes >= 60 || seconds >= 60) throw bad("minutes and seconds must be below 60");
@@ -56,45 +60,49 @@ long parse_time_limit(const std::string& text) {
 void check_sbatch_options(const SbatchOptions& opts, const Suite& suite) {
   auto at_least = [](const char* name, int value, int min) {
     if (value < min)
-      throw std::invalid_argument(std::string(name) + " " + std::to_string(value) + ": expected at least " +
-                                  std::to_string(min));
+      throw std::invalid_argument(std::string(name) + " " + std::to_string(value) +
+                                  ": expected at least " + std::to_string(min));
   };
   at_least("--nodes", opts.nodes, 1);
   at_least("--ntasks-per-node", opts.ntasks_per_node, 1);
   at_least("--gpus-per-node", opts.gpus_per_node, 0);
   at_least("--grace", opts.grace_seconds, 0);
   if (!opts.partition.empty() && !std::regex_match(opts.partition, std::regex("[A-Za-z0-9_.,-]+")))
-    throw std::invalid_argument("--partition '" + opts.partition +
-                                "': expected a partition name (letters, digits, '_', '-', '.'; several joined by ',')");
+    throw std::invalid_argument(
+        "--partition '" + opts.partition +
+        "': expected a partition name (letters, digits, '_', '-', '.'; several joined by ',')");
   if (!opts.time.empty()) {
     const long limit = parse_time_limit(opts.time);
     if (opts.grace_seconds > 0 && limit <= opts.grace_seconds)
       throw std::invalid_argument("--time " + opts.time + " (" + std::to_string(limit) +
-                                  " s) must be longer than --grace " + std::to_string(opts.grace_seconds) +
+                                  " s) must be longer than --grace " +
+                                  std::to_string(opts.grace_seconds) +
                                   " s, the warning before the time limit that requeues the job");
   }
   if (suite.runs.empty()) throw std::invalid_argument(suite.file + ": the suite has no runs");
   const int tasks = opts.nodes * opts.ntasks_per_node;
   for (const auto& r : suite.runs)
     if (r.world_size > tasks)
-      throw std::invalid_argument("run '" + r.name + "' of " + suite.file + " needs " +
-                                  std::to_string(r.world_size) + " ranks but the job has --nodes " +
-                                  std::to_string(opts.nodes) + " x --ntasks-per-node " +
-                                  std::to_string(opts.ntasks_per_node) + " = " + std::to_string(tasks) +
-                                  " tasks");
+      throw std::invalid_argument(
+          "run '" + r.name + "' of " + suite.file + " needs " + std::to_string(r.world_size) +
+          " ranks but the job has --nodes " + std::to_string(opts.nodes) + " x --ntasks-per-node " +
+          std::to_string(opts.ntasks_per_node) + " = " + std::to_string(tasks) + " tasks");
 }
 
 Suite load_job_suite(const std::string& experiment, const std::vector<std::string>& overrides) {
   Suite suite = expand_suite(experiment, overrides);  // also reports a missing or invalid file
   YAML::Node grid = YAML::LoadFile(experiment)["grid"];
   if (!grid.IsDefined() || grid.IsNull() || grid.size() == 0)
-    throw ConfigError(experiment + ": no grid: section; cedar sbatch submits suites (for a single "
-                      "experiment, run `srun cedar run " + experiment + "` inside an allocation)");
+    throw ConfigError(experiment +
+                      ": no grid: section; cedar sbatch submits suites (for a single "
+                      "experiment, run `srun cedar run " +
+                      experiment + "` inside an allocation)");
   return suite;
 }
 
 std::string run_log_name(size_t index, size_t run_count, const std::string& run_name) {
-  const int width = std::max<int>(2, static_cast<int>(std::to_string(run_count ? run_count - 1 : 0).size()));
+  const int width =
+      std::max<int>(2, static_cast<int>(std::to_string(run_count ? run_count - 1 : 0).size()));
   std::string number = std::to_string(index);
   if (static_cast<int>(number.size()) < width) number.insert(0, width - number.size(), '0');
   return "run-" + number + "-" + file_safe(run_name) + ".log";
@@ -114,13 +122,15 @@ std::string job_script(const SbatchOptions& opts, const JobCommand& cmd, const S
   const size_t n = suite.runs.size();
   const std::string last = std::to_string(n - 1);
   std::string s = "#!/bin/bash\n";
-  s += "# Suite '" + suite.name + "' of " + cmd.experiment + ": " + std::to_string(n) + " run(s), " +
-       (opts.array ? "one per array task" : "one after the other in this job") + ".\n";
+  s += "# Suite '" + suite.name + "' of " + cmd.experiment + ": " + std::to_string(n) +
+       " run(s), " + (opts.array ? "one per array task" : "one after the other in this job") +
+       ".\n";
   s += "# Written by `cedar sbatch`; `sbatch " + cmd.job_dir + "/job.sh` submits it again.\n";
   s += "#SBATCH --job-name=cedar-" + file_safe(suite.name) + "\n";
   s += "#SBATCH --nodes=" + std::to_string(opts.nodes) + "\n";
   s += "#SBATCH --ntasks-per-node=" + std::to_string(opts.ntasks_per_node) + "\n";
-  if (opts.gpus_per_node > 0) s += "#SBATCH --gpus-per-node=" + std::to_string(opts.gpus_per_node) + "\n";
+  if (opts.gpus_per_node > 0)
+    s += "#SBATCH --gpus-per-node=" + std::to_string(opts.gpus_per_node) + "\n";
   if (!opts.partition.empty()) s += "#SBATCH --partition=" + opts.partition + "\n";
   if (!opts.time.empty()) s += "#SBATCH --time=" + opts.time + "\n";
   if (opts.array) s += "#SBATCH --array=0-" + last + "\n";
@@ -129,7 +139,8 @@ std::string job_script(const SbatchOptions& opts, const JobCommand& cmd, const S
        (opts.array ? "/slurm-%A_%a.out\n" : "/slurm-%j.out\n");
   s += "#SBATCH --open-mode=append\n";
   s += "#SBATCH --requeue\n";
-  if (opts.grace_seconds > 0) s += "#SBATCH --signal=B:USR1@" + std::to_string(opts.grace_seconds) + "\n";
+  if (opts.grace_seconds > 0)
+    s += "#SBATCH --signal=B:USR1@" + std::to_string(opts.grace_seconds) + "\n";
   s += "set -u\n\n";
 
   s += "CEDAR=" + shell_word(cmd.cedar) + "\n";
@@ -168,7 +179,8 @@ run() {
 }
 
 )sh";
-  s += std::string("echo \"cedar: job ") + (opts.array ? "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" : "$SLURM_JOB_ID") +
+  s += std::string("echo \"cedar: job ") +
+       (opts.array ? "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" : "$SLURM_JOB_ID") +
        ", start $((${SLURM_RESTART_COUNT:-0} + 1)), on $(hostname -s) at $(date -u +%FT%TZ)\"\n";
   if (opts.array) {
     s += "run \"$SLURM_ARRAY_TASK_ID\"\n";

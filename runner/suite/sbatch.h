@@ -17,24 +17,25 @@ namespace cedar {
 struct SbatchOptions {
   int nodes = 1;
   int ntasks_per_node = 1;
-  int gpus_per_node = 0;      // 0: no GPU request
-  std::string partition;      // empty: the cluster's default partition
-  std::string time;           // [D-]HH:MM:SS; empty: the partition's default limit
-  bool array = false;         // one array task per run
-  int grace_seconds = 120;    // USR1 (and requeue) this long before the time limit; 0: off
+  int gpus_per_node = 0;    // 0: no GPU request
+  std::string partition;    // empty: the cluster's default partition
+  std::string time;         // [D-]HH:MM:SS; empty: the partition's default limit
+  bool array = false;       // one array task per run
+  int grace_seconds = 120;  // USR1 (and requeue) this long before the time limit; 0: off
 };
 
 // What the job runs, with absolute paths fixed at submission.
 struct JobCommand {
-  std::string cedar;                   // the cedar executable
-  std::string workdir;                 // the job starts here (relative data paths keep their meaning)
-  std::string experiment;              // the suite's YAML file
-  std::string db;                      // results database shared by every run
-  std::string job_dir;                 // job.sh, the job's output and one log per run
+  std::string cedar;       // the cedar executable
+  std::string workdir;     // the job starts here (relative data paths keep their meaning)
+  std::string experiment;  // the suite's YAML file
+  std::string db;          // results database shared by every run
+  std::string job_dir;     // job.sh, the job's output and one log per run
   std::vector<std::string> overrides;  // --set assignments given to every `cedar suite`
 };
 
-// Seconds in a Slurm time limit written [D-]HH:MM:SS; throws std::invalid_argument naming the value.
+// Seconds in a Slurm time limit written [D-]HH:MM:SS; throws std::invalid_argument naming the
+// value.
 long parse_time_limit(const std::string& text);
 
 // Checks the options and that every run of `suite` fits in the allocation (its world size at
@@ -48,7 +49,8 @@ Suite load_job_suite(const std::string& experiment, const std::vector<std::strin
 // The log file of run `index` inside the job folder, e.g. "run-03-dgc-99.9_np4.log".
 std::string run_log_name(size_t index, size_t run_count, const std::string& run_name);
 
-// The job folder for a suite submitted at `unix_time` (local time): <folder of db>/slurm/<suite>-<YYYYmmdd-HHMMSS>.
+// The job folder for a suite submitted at `unix_time` (local time): <folder of
+// db>/slurm/<suite>-<YYYYmmdd-HHMMSS>.
 std::string job_dir_for(const std::string& db, const std::string& suite_name, long unix_time);
 
 // The batch script's text.

@@ -27,9 +27,11 @@ std::string flow(const YAML::Node& n) {
 
 // The text of a node that must be a scalar, else an error naming its place, its key and what was
 // expected (yaml-cpp's own conversion error says only "bad conversion").
-std::string scalar_at(const YAML::Node& n, const Source& src, const std::string& key, const char* expected) {
+std::string scalar_at(const YAML::Node& n, const Source& src, const std::string& key,
+                      const char* expected) {
   if (!n.IsScalar())
-    throw ConfigError(where(src, key, n) + ": " + key + ": expected " + expected + ", got " + node_kind(n));
+    throw ConfigError(where(src, key, n) + ": " + key + ": expected " + expected + ", got " +
+                      node_kind(n));
   return n.Scalar();
 }
 
@@ -68,25 +70,29 @@ Assignment suite_set(const std::string& key, const std::string& value) {
   return {key, key + "=" + value, "", "", {key}};
 }
 
-void collect_leaves(const std::string& key, const YAML::Node& value, std::vector<std::string>& out) {
+void collect_leaves(const std::string& key, const YAML::Node& value,
+                    std::vector<std::string>& out) {
   if (!value.IsMap() || value.size() == 0) {
     out.push_back(key);
     return;
   }
   for (const auto& kv : value)
-    collect_leaves(key + "." + (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?")), kv.second, out);
+    collect_leaves(key + "." + (kv.first.IsScalar() ? kv.first.Scalar() : std::string("?")),
+                   kv.second, out);
 }
 
 // Whether setting `a` and setting `b` touch the same value: equal, or one inside the other.
 bool overlaps(const std::string& a, const std::string& b) {
   auto inside = [](const std::string& in, const std::string& outer) {
-    return in.size() > outer.size() && in.compare(0, outer.size(), outer) == 0 && in[outer.size()] == '.';
+    return in.size() > outer.size() && in.compare(0, outer.size(), outer) == 0 &&
+           in[outer.size()] == '.';
   };
   return a == b || inside(a, b) || inside(b, a);
 }
 
 // The assignments of a mapping of dotted keys (grid.overrides items, an entry's `set:`).
-std::vector<Assignment> assignments_of(const YAML::Node& map, const Source& src, const std::string& path) {
+std::vector<Assignment> assignments_of(const YAML::Node& map, const Source& src,
+                                       const std::string& path) {
   std::vector<Assignment> out;
   for (const MapEntry& kv : checked_entries(map, src, path)) {
     Assignment a{kv.key, kv.key + "=" + flow(kv.value), where(src, path, kv.key_node), path, {}};
@@ -122,7 +128,8 @@ struct AlgorithmChoice {
 AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
   const std::string at = where(src, "grid.algorithm", item);
   if (item.IsScalar())
-    return {item.Scalar(), {{"algorithm", "algorithm=" + item.Scalar(), at, "grid.algorithm", {"algorithm"}}}};
+    return {item.Scalar(),
+            {{"algorithm", "algorithm=" + item.Scalar(), at, "grid.algorithm", {"algorithm"}}}};
   if (!item.IsMap() || !item["name"])
     throw ConfigError(where(src, "grid.algorithm", item) +
                       ": grid.algorithm: each entry is a name or a mapping with 'name'");
@@ -148,8 +155,10 @@ AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
   // The entry is the algorithm: its parameters go beside 'name', where the plugin reads them.
   for (const Assignment& a : extra)
     if (overlaps(a.key, "algorithm"))
-      throw ConfigError(a.origin() + ": '" + a.key + "' belongs in the entry itself, beside 'name'");
-  AlgorithmChoice choice{label, {{"algorithm", "algorithm=" + flow(copy), at, "grid.algorithm", {"algorithm"}}}};
+      throw ConfigError(a.origin() + ": '" + a.key +
+                        "' belongs in the entry itself, beside 'name'");
+  AlgorithmChoice choice{
+      label, {{"algorithm", "algorithm=" + flow(copy), at, "grid.algorithm", {"algorithm"}}}};
   for (auto& a : extra) choice.sets.push_back(std::move(a));
   return choice;
 }
@@ -179,7 +188,8 @@ std::string blame(const std::string& message, const std::vector<Assignment>& set
   const std::string prefix = "--set ";
   if (message.compare(0, prefix.size(), prefix) != 0) return message;
   const size_t end = message.find_first_of(":=", prefix.size());
-  const std::string key = message.substr(prefix.size(), end == std::string::npos ? end : end - prefix.size());
+  const std::string key =
+      message.substr(prefix.size(), end == std::string::npos ? end : end - prefix.size());
   for (auto it = sets.rbegin(); it != sets.rend(); ++it)
     if (it->key == key) return it->at.empty() ? message : it->origin() + ": " + message;
   return message;
@@ -195,7 +205,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
   YAML::Node grid = root["grid"];
   if (grid.IsDefined() && !grid.IsNull() && !grid.IsMap())
     throw ConfigError(where(src, "grid", grid) + ": grid: expected a mapping");
-  const std::set<std::string> known = {"algorithm", "model", "dataset", "world_size", "seed", "overrides"};
+  const std::set<std::string> known = {"algorithm",  "model", "dataset",
+                                       "world_size", "seed",  "overrides"};
   if (grid.IsMap())
     for (const MapEntry& kv : checked_entries(grid, src, "grid"))
       if (!known.count(kv.key))
@@ -203,7 +214,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
                           "' (known: algorithm, dataset, model, overrides, seed, world_size)");
 
   std::vector<AlgorithmChoice> algorithms;
-  for (const auto& a : list_of(grid, "algorithm", src)) algorithms.push_back(algorithm_choice(a, src));
+  for (const auto& a : list_of(grid, "algorithm", src))
+    algorithms.push_back(algorithm_choice(a, src));
   const bool vary_algorithm = !algorithms.empty();
   if (algorithms.empty()) algorithms.push_back({base.algorithm, {}});
   // Duplicate labels get an index so every run name is unique.
@@ -212,13 +224,15 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
     if (!seen.insert(algorithms[i].label).second) algorithms[i].label += "-" + std::to_string(i);
 
   std::vector<std::string> models = names_of(grid, "model", "model", known_model_names(), src);
-  std::vector<std::string> datasets = names_of(grid, "dataset", "dataset", known_dataset_names(), src);
+  std::vector<std::string> datasets =
+      names_of(grid, "dataset", "dataset", known_dataset_names(), src);
   std::vector<int> worlds;
   std::set<std::string> seen_worlds, seen_seeds;
   for (const auto& w : list_of(grid, "world_size", src)) {
     int v = 0;
     if (!w.IsScalar() || !YAML::convert<int>::decode(w, v) || v < 1)
-      throw ConfigError(where(src, "grid.world_size", w) + ": grid.world_size: expected positive integers, got " +
+      throw ConfigError(where(src, "grid.world_size", w) +
+                        ": grid.world_size: expected positive integers, got " +
                         (w.IsScalar() ? "'" + w.Scalar() + "'" : std::string(node_kind(w))));
     check_unique(seen_worlds, std::to_string(v), w, src, "grid.world_size");
     worlds.push_back(v);
@@ -228,7 +242,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
   for (const auto& s : list_of(grid, "seed", src)) {
     uint64_t v = 0;
     if (!s.IsScalar() || !YAML::convert<uint64_t>::decode(s, v))
-      throw ConfigError(where(src, "grid.seed", s) + ": grid.seed: expected non-negative integers, got " +
+      throw ConfigError(where(src, "grid.seed", s) +
+                        ": grid.seed: expected non-negative integers, got " +
                         (s.IsScalar() ? "'" + s.Scalar() + "'" : std::string(node_kind(s))));
     check_unique(seen_seeds, std::to_string(v), s, src, "grid.seed");
     seeds.push_back(v);
@@ -236,7 +251,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
   if (seeds.empty()) seeds.push_back(base.train.seed);
   std::vector<std::vector<Assignment>> sweeps;
   for (const auto& o : list_of(grid, "overrides", src)) {
-    if (!o.IsMap()) throw ConfigError(where(src, "grid.overrides", o) + ": grid.overrides: expected mappings");
+    if (!o.IsMap())
+      throw ConfigError(where(src, "grid.overrides", o) + ": grid.overrides: expected mappings");
     sweeps.push_back(assignments_of(o, src, "grid.overrides"));
   }
 
@@ -249,16 +265,19 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
   if (!models.empty()) reserved.push_back({"model.name", "grid.model"});
   if (!datasets.empty()) reserved.push_back({"data.name", "grid.dataset"});
   for (const auto& a : algorithms)  // an entry's `set:` (after its algorithm= assignment)
-    check_reserved(std::vector<Assignment>(a.sets.begin() + (vary_algorithm ? 1 : 0), a.sets.end()), reserved);
-  if (vary_algorithm) reserved.push_back({"algorithm", "grid.algorithm (give parameters in its entries)"});
+    check_reserved(std::vector<Assignment>(a.sets.begin() + (vary_algorithm ? 1 : 0), a.sets.end()),
+                   reserved);
+  if (vary_algorithm)
+    reserved.push_back({"algorithm", "grid.algorithm (give parameters in its entries)"});
   for (const auto& sweep : sweeps) {
     check_reserved(sweep, reserved);
     for (const Assignment& o : sweep)
       for (const auto& a : algorithms)
         for (size_t i = 1; i < a.sets.size(); ++i)
           if (overlaps(o.key, a.sets[i].key))
-            throw ConfigError(o.origin() + ": '" + o.key + "' is also set by grid.algorithm entry '" + a.label +
-                              "' ('" + a.sets[i].key + "', " + a.sets[i].at + "); a run would take one silently");
+            throw ConfigError(
+                o.origin() + ": '" + o.key + "' is also set by grid.algorithm entry '" + a.label +
+                "' ('" + a.sets[i].key + "', " + a.sets[i].at + "); a run would take one silently");
   }
   if (sweeps.empty()) sweeps.push_back({});
   if (models.empty()) models.push_back("");
@@ -267,7 +286,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
   Suite suite;
   suite.file = path;
   suite.name = base.suite.empty() ? base.name : base.suite;
-  for (uint64_t seed : seeds)  // slowest: a partial suite is a complete comparison of its first seeds
+  for (uint64_t seed :
+       seeds)  // slowest: a partial suite is a complete comparison of its first seeds
     for (const auto& a : algorithms)
       for (const auto& m : models)
         for (const auto& d : datasets)
@@ -283,7 +303,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
               if (worlds.size() > 1) r.name += "/np" + std::to_string(w);
               if (sweeps.size() > 1) r.name += "/o" + std::to_string(o);
               std::vector<Assignment> sets;
-              for (const auto& e : extra_overrides) sets.push_back({e.substr(0, e.find('=')), e, "", "", {}});
+              for (const auto& e : extra_overrides)
+                sets.push_back({e.substr(0, e.find('=')), e, "", "", {}});
               for (const auto& s : a.sets) sets.push_back(s);
               if (!m.empty()) sets.push_back(suite_set("model.name", m));
               if (!d.empty()) sets.push_back(suite_set("data.name", d));
@@ -293,7 +314,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
               sets.push_back(suite_set("suite", suite.name));
               for (const auto& s : sets) r.overrides.push_back(s.text);
               try {
-                load_experiment(path, r.overrides);  // every run's config is valid before any starts
+                load_experiment(path,
+                                r.overrides);  // every run's config is valid before any starts
               } catch (const ConfigError& e) {
                 throw ConfigError(blame(e.what(), sets));
               }

@@ -2,14 +2,15 @@
 // A suite is an experiment file with a `grid:` section. The grid expands into runs:
 //   grid:
 //     algorithm: [dense, {name: dgc, label: dgc-99.9, sparsity: 0.999},   # names or mappings;
-//                 {name: signsgd, set: {optimizer.lr: 0.001}}]         # set: overrides for it alone
+//                 {name: signsgd, set: {optimizer.lr: 0.001}}]         # set: overrides for it
+//                 alone
 //     model: [resnet20, vgg16]       # optional, replaces model.name
 //     dataset: [fashion-mnist]       # optional, replaces data.name
 //     world_size: [2, 4]             # MPI ranks per run (default [1])
 //     seed: [1, 2, 3]                # optional, replaces train.seed
 //     overrides: [{optimizer.lr: 0.05}, {optimizer.lr: 0.1}]   # optional --set maps
-// Every combination is one run, seeds varying slowest; its name joins the algorithm label with the model, dataset,
-// world size and override index where those vary. No LibTorch here.
+// Every combination is one run, seeds varying slowest; its name joins the algorithm label with the
+// model, dataset, world size and override index where those vary. No LibTorch here.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@
 namespace cedar {
 
 struct SuiteRun {
-  std::string name;                    // e.g. "dgc-99.9/np4"
+  std::string name;  // e.g. "dgc-99.9/np4"
   std::string algorithm_label;
   int world_size = 1;
   uint64_t seed = 1;

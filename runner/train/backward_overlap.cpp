@@ -16,7 +16,8 @@ BackwardOverlap::BackwardOverlap(std::vector<GradBucket>& buckets,
     for (const auto& e : buckets_[b].entries) by_name[e.name] = Slot{b, e.grad};
   for (const auto& p : params) {
     auto it = by_name.find(p.name);
-    if (it == by_name.end()) throw std::logic_error("overlap: parameter " + p.name + " is in no bucket");
+    if (it == by_name.end())
+      throw std::logic_error("overlap: parameter " + p.name + " is in no bucket");
     const size_t slot = slots_.size();
     slots_.push_back(it->second);
     params_.push_back(p.tensor);

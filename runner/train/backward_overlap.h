@@ -45,10 +45,10 @@ class BackwardOverlap {
   std::vector<at::Tensor> params_;
   std::vector<Slot> slots_;
   std::vector<unsigned> hook_ids_;
-  std::vector<int64_t> missing_;   // per bucket: gradients not yet in this step
-  std::vector<bool> filled_;       // per slot: gradient in this step
+  std::vector<int64_t> missing_;  // per bucket: gradients not yet in this step
+  std::vector<bool> filled_;      // per slot: gradient in this step
   std::atomic<bool> armed_{false};
-  bool stop_ = false;              // the trainer is going away: exchange nothing more
+  bool stop_ = false;                    // the trainer is going away: exchange nothing more
   uint64_t started_ = 0, finished_ = 0;  // steps handed to / completed by the worker
   Algorithm* algorithm_ = nullptr;
   Communicator* comm_ = nullptr;

@@ -26,7 +26,8 @@ std::vector<GradBucket> make_buckets(const std::vector<NamedTensor>& params, int
     int64_t off = 0;
     for (const auto* p : groups[b]) {
       int64_t n = p->tensor.numel();
-      bucket.entries.push_back({p->name, p->tensor, bucket.flat.narrow(0, off, n).view(p->tensor.sizes())});
+      bucket.entries.push_back(
+          {p->name, p->tensor, bucket.flat.narrow(0, off, n).view(p->tensor.sizes())});
       off += n;
     }
     buckets.push_back(std::move(bucket));
@@ -38,8 +39,10 @@ void gather_gradients(std::vector<GradBucket>& buckets) {
   for (auto& b : buckets)
     for (auto& e : b.entries) {
       const at::Tensor& g = e.param.grad();
-      if (g.defined()) e.grad.copy_(g);
-      else e.grad.zero_();
+      if (g.defined())
+        e.grad.copy_(g);
+      else
+        e.grad.zero_();
     }
 }
 

@@ -18,7 +18,8 @@ namespace cedar {
 namespace {
 
 std::runtime_error io_error(const std::string& what, const std::string& path) {
-  return std::runtime_error("checkpoint: cannot " + what + " '" + path + "': " + std::strerror(errno));
+  return std::runtime_error("checkpoint: cannot " + what + " '" + path +
+                            "': " + std::strerror(errno));
 }
 
 void make_dirs(const std::string& path) {
@@ -29,7 +30,8 @@ void make_dirs(const std::string& path) {
   while (std::getline(parts, part, '/')) {
     if (part.empty()) continue;
     partial += part + "/";
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) throw io_error("create folder", partial);
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      throw io_error("create folder", partial);
   }
 }
 

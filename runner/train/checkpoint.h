@@ -28,7 +28,8 @@ class CheckpointDir {
   // Step of the latest complete checkpoint, or -1 when there is none. Throws when LATEST was
   // written for another world size.
   int64_t latest() const;
-  // This rank's state of checkpoint `step`; throws naming the file when it is missing or unreadable.
+  // This rank's state of checkpoint `step`; throws naming the file when it is missing or
+  // unreadable.
   TensorMap read(int64_t step) const;
   // Removes the checkpoint files and the folder (after a run completed).
   void remove() const;

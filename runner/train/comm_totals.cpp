@@ -27,8 +27,8 @@ std::vector<CommTotalRow> gather_comm_totals(const MeteredCommunicator& metered,
     for (size_t i = 0; i < ops.size(); ++i) {
       auto v = all[r][static_cast<int64_t>(i)];
       if (v[0].item<double>() == 0) continue;
-      rows.push_back({r, ops[i], v[0].item<int64_t>(), v[1].item<int64_t>(),
-                      v[2].item<int64_t>(), v[3].item<int64_t>(), v[4].item<double>()});
+      rows.push_back({r, ops[i], v[0].item<int64_t>(), v[1].item<int64_t>(), v[2].item<int64_t>(),
+                      v[3].item<int64_t>(), v[4].item<double>()});
     }
   return rows;
 }

@@ -16,7 +16,7 @@ struct RunCommunicators {
   // The harness's own channel (unmetered): initial broadcast, step agreement, evaluation sums,
   // the run id and the communication totals.
   std::unique_ptr<Communicator> bootstrap;
-  std::unique_ptr<Communicator> gpu;  // NCCL when training on a GPU, else null
+  std::unique_ptr<Communicator> gpu;             // NCCL when training on a GPU, else null
   std::unique_ptr<MeteredCommunicator> metered;  // wraps backend()
   NetworkProfile emulated;  // the profile metered emulates when network.emulate is on
   torch::Device device = torch::Device(torch::kCPU);

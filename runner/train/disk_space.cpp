@@ -9,7 +9,7 @@ namespace cedar {
 namespace {
 
 std::string existing_parent(std::string path) {
-  struct statvfs st{};
+  struct statvfs st {};
   while (!path.empty() && statvfs(path.c_str(), &st) != 0) {
     auto slash = path.find_last_of('/');
     if (slash == std::string::npos) return ".";
@@ -27,7 +27,7 @@ std::string megabytes(int64_t bytes) {
 }  // namespace
 
 int64_t free_bytes(const std::string& path) {
-  struct statvfs st{};
+  struct statvfs st {};
   if (statvfs(existing_parent(path).c_str(), &st) != 0) return -1;
   return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
 }

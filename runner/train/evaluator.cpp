@@ -37,7 +37,8 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
                     .item<double>();
     correct += out.argmax(1).eq(y).sum().item<double>();
   }
-  auto totals = torch::tensor({loss_sum, correct, static_cast<double>(mine.size())}, torch::kDouble);
+  auto totals =
+      torch::tensor({loss_sum, correct, static_cast<double>(mine.size())}, torch::kDouble);
   if (device.is_cuda()) totals = totals.to(device);
   comm.allreduce_sum(totals);
   totals = totals.cpu();

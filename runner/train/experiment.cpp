@@ -111,11 +111,11 @@ void log_run_start(const ExperimentConfig& cfg, const RunOutcome& outcome,
   log_info(strprintf("run %lld '%s': %s on %s / %s, %d rank(s) x %d thread(s), backend %s%s",
                      static_cast<long long>(outcome.run_id), cfg.name.c_str(),
                      cfg.algorithm.c_str(), cfg.model.name.c_str(), cfg.data.name.c_str(),
-                     backend.size(), threads,
-                     backend.backend().c_str(),
+                     backend.size(), threads, backend.backend().c_str(),
                      outcome.resumed_from_step >= 0
                          ? strprintf(", resumed after step %lld",
-                                     static_cast<long long>(outcome.resumed_from_step)).c_str()
+                                     static_cast<long long>(outcome.resumed_from_step))
+                               .c_str()
                          : ""));
 }
 
@@ -196,11 +196,11 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
       decide_resume(store.get(), cfg, opts, fingerprint, backend.size(), control);
   outcome.resumed_from_step = resume.step;
   if (store) {  // rank 0: the run continued, or a new one
-    outcome.run_id = resume.step >= 0
-                         ? resume.run_id
-                         : store->begin_run(make_run_record(cfg, resolved, fingerprint, backend,
-                                                            threads, comms->device, *model,
-                                                            *algorithm));
+    outcome.run_id =
+        resume.step >= 0
+            ? resume.run_id
+            : store->begin_run(make_run_record(cfg, resolved, fingerprint, backend, threads,
+                                               comms->device, *model, *algorithm));
     set_active_run(opts.db_path, outcome.run_id);
   }
   const int64_t run_id = share_run_id(outcome.run_id, control);

@@ -32,7 +32,8 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts);
 // Where a run's checkpoint folders go: train.checkpoint_dir, else <db>.checkpoints.
 std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path);
 // Checkpoint folder of run `run_id`: <train.checkpoint_dir or <db>.checkpoints>/run-<id>.
-std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path, int64_t run_id);
+std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path,
+                              int64_t run_id);
 
 // Threads per rank: configured, else cores / ranks on this node (at least 1).
 int threads_per_rank(int64_t configured);

@@ -1,8 +1,7 @@
 // The optimizers `optimizer.name` selects.
 #include "runner/train/lars_optimizer.h"
-#include "runner/train/optimizer.h"
-
 #include "runner/train/log.h"
+#include "runner/train/optimizer.h"
 
 namespace cedar {
 
@@ -15,10 +14,14 @@ std::string momentum_warning(const OptimizerConfig& cfg, const Algorithm& a,
   const double used = effective_momentum(cfg, a);
   if (used == cfg.momentum) return "";
   if (used == 0)
-    return strprintf("optimizer.momentum %g is ignored: %s takes steps without momentum "
-                     "(effective momentum 0)", cfg.momentum, algorithm.c_str());
-  return strprintf("optimizer.momentum %g is overridden: %s applies its own momentum %g "
-                   "(algorithm.momentum)", cfg.momentum, algorithm.c_str(), used);
+    return strprintf(
+        "optimizer.momentum %g is ignored: %s takes steps without momentum "
+        "(effective momentum 0)",
+        cfg.momentum, algorithm.c_str());
+  return strprintf(
+      "optimizer.momentum %g is overridden: %s applies its own momentum %g "
+      "(algorithm.momentum)",
+      cfg.momentum, algorithm.c_str(), used);
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg,
@@ -31,8 +34,9 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg,
   }
   if (cfg.name == "lars") {
     if (cfg.nesterov)
-      throw ConfigError("optimizer.nesterov: LARS (You et al. 2017) uses plain momentum; "
-                        "set nesterov: false with optimizer.name: lars");
+      throw ConfigError(
+          "optimizer.nesterov: LARS (You et al. 2017) uses plain momentum; "
+          "set nesterov: false with optimizer.name: lars");
     return std::make_unique<LarsOptimizer>(params, std::move(grads), cfg, plan);
   }
   throw ConfigError("optimizer.name: unknown optimizer '" + cfg.name + "'");

@@ -25,8 +25,8 @@ ResumeDecision find_checkpoint_to_resume(ResultStore& store, const ExperimentCon
 }  // namespace
 
 ResumeDecision decide_resume(ResultStore* store, const ExperimentConfig& cfg,
-                             const RunOptions& opts, const std::string& fingerprint,
-                             int world_size, Communicator& control) {
+                             const RunOptions& opts, const std::string& fingerprint, int world_size,
+                             Communicator& control) {
   auto decision = torch::tensor({int64_t{-1}, int64_t{-1}}, torch::kInt64);
   if (store) {
     const ResumeDecision mine =

@@ -20,7 +20,7 @@ struct ResumeDecision {
 // rank learns the decision. Resuming needs opts.resume, train.checkpoint, a failed run with
 // this `fingerprint` and a complete checkpoint of it; that run is then reopened at its step.
 ResumeDecision decide_resume(ResultStore* store, const ExperimentConfig& cfg,
-                             const RunOptions& opts, const std::string& fingerprint,
-                             int world_size, Communicator& control);
+                             const RunOptions& opts, const std::string& fingerprint, int world_size,
+                             Communicator& control);
 
 }  // namespace cedar

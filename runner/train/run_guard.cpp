@@ -30,7 +30,8 @@ void watch(sigset_t set) {
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_run >= 0) {
       try {
-        ResultStore::mark_failed(g_db, g_run, std::string("interrupted by SIG") + sigabbrev_np(sig));
+        ResultStore::mark_failed(g_db, g_run,
+                                 std::string("interrupted by SIG") + sigabbrev_np(sig));
       } catch (...) {
       }
     }

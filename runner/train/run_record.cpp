@@ -19,9 +19,8 @@ std::string host_name() {
 }  // namespace
 
 RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolved_yaml,
-                          const std::string& fingerprint, const Communicator& backend,
-                          int threads, torch::Device device, const Model& model,
-                          const Algorithm& algorithm) {
+                          const std::string& fingerprint, const Communicator& backend, int threads,
+                          torch::Device device, const Model& model, const Algorithm& algorithm) {
   RunRecord rec;
   rec.suite = cfg.suite;
   rec.name = cfg.name;

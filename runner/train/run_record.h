@@ -16,8 +16,7 @@ namespace cedar {
 // `resolved_yaml` and `fingerprint` describe the configuration as run; `backend` carries the
 // algorithm's traffic; `device` is where the model trains.
 RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolved_yaml,
-                          const std::string& fingerprint, const Communicator& backend,
-                          int threads, torch::Device device, const Model& model,
-                          const Algorithm& algorithm);
+                          const std::string& fingerprint, const Communicator& backend, int threads,
+                          torch::Device device, const Model& model, const Algorithm& algorithm);
 
 }  // namespace cedar

@@ -25,8 +25,15 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
                  const LoadedDataset& data, std::unique_ptr<Algorithm> algorithm,
                  MeteredCommunicator& comm, Communicator& control, ResultStore* store,
                  int64_t run_id, torch::Device device, bool quiet)
-    : cfg_(cfg), model_(std::move(model)), data_(data), algorithm_(std::move(algorithm)),
-      comm_(comm), control_(control), store_(store), run_id_(run_id), device_(device),
+    : cfg_(cfg),
+      model_(std::move(model)),
+      data_(data),
+      algorithm_(std::move(algorithm)),
+      comm_(comm),
+      control_(control),
+      store_(store),
+      run_id_(run_id),
+      device_(device),
       quiet_(quiet),
       network_(find_network_profile(cfg.network.profile)) {
   for (auto& p : model_->named_parameters()) params_.push_back({p.key(), p.value()});
@@ -175,19 +182,19 @@ bool Trainer::step_limit_reached() const {
 void Trainer::log_epoch(int64_t epoch, const StepStats& es, double images_start) const {
   if (quiet_ || comm_.rank() != 0) return;
   double secs = monotonic_seconds() - images_start;
-  log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
-                     "model) | %.0f img/s | payload %.2f MB (dense %.2f MB), rank 0",
-                     static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
-                     static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
-                     100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
-                     es.count / std::max(1e-9, secs), cum_payload_ / 1e6,
-                     double(dense_bytes_) * step_ / 1e6));
+  log_info(strprintf(
+      "epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
+      "model) | %.0f img/s | payload %.2f MB (dense %.2f MB), rank 0",
+      static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
+      static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
+      100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
+      es.count / std::max(1e-9, secs), cum_payload_ / 1e6, double(dense_bytes_) * step_ / 1e6));
 }
 
 void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
-  EvalResult r = evaluate_averaged_model(*model_, data_.test, data_.norm,
-                                         std::max<int64_t>(cfg_.train.batch_size, 256), device_,
-                                         control_);
+  EvalResult r =
+      evaluate_averaged_model(*model_, data_.test, data_.norm,
+                              std::max<int64_t>(cfg_.train.batch_size, 256), device_, control_);
   if (!std::isfinite(r.loss))
     throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +
                    std::to_string(r.loss));

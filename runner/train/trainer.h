@@ -5,14 +5,14 @@
 #include <memory>
 
 #include "algorithms/algorithm.h"
+#include "comm/metered_communicator.h"
+#include "comm/network_model.h"
+#include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "results/store.h"
 #include "runner/train/checkpoint.h"
 #include "runner/train/step_agreement.h"
-#include "comm/metered_communicator.h"
-#include "comm/network_model.h"
-#include "config/experiment_config.h"
 
 namespace cedar {
 
@@ -61,7 +61,7 @@ class Trainer {
   // One rank's step before the ranks agree on it.
   struct LocalStep {
     StepReport report;
-    CommCounters comm;                // this rank's metered traffic in the step
+    CommCounters comm;  // this rank's metered traffic in the step
     double compute_seconds = 0;
     double modeled_comm_seconds = 0;  // that traffic's time on the configured network profile
   };

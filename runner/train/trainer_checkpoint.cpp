@@ -20,13 +20,15 @@ at::Tensor bytes_tensor(const std::string& s) {
 
 std::string tensor_bytes(const at::Tensor& t) {
   auto c = t.contiguous();
-  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()), static_cast<size_t>(c.numel()));
+  return std::string(reinterpret_cast<const char*>(c.data_ptr<uint8_t>()),
+                     static_cast<size_t>(c.numel()));
 }
 
 const at::Tensor& need(const TensorMap& state, const std::string& key) {
   auto it = state.find(key);
   if (it == state.end())
-    throw std::runtime_error("checkpoint: no '" + key + "' (written by a different model or configuration?)");
+    throw std::runtime_error("checkpoint: no '" + key +
+                             "' (written by a different model or configuration?)");
   return it->second;
 }
 
@@ -40,7 +42,8 @@ void copy_into(const at::Tensor& dst, const at::Tensor& src, const std::string& 
 }
 
 // Per-parameter optimizer buffers (undefined until first used) as prefix + index.
-void save_buffers(TensorMap& state, const std::string& prefix, const std::vector<at::Tensor>& buffers) {
+void save_buffers(TensorMap& state, const std::string& prefix,
+                  const std::vector<at::Tensor>& buffers) {
   for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].defined()) state[prefix + std::to_string(i)] = buffers[i].cpu().clone();
 }
@@ -68,14 +71,14 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
   for (const auto& [key, t] : alg) state["algorithm." + key] = t.cpu();
   state["trainer.numbers"] = torch::tensor(
       {double(step_), double(pos.epoch), double(pos.cursor), double(cum_payload_), double(cum_bus_),
-       best_accuracy_, last_accuracy_, reached_target_ ? 1.0 : 0.0, monotonic_seconds() - start_, es.loss_sum,
-       es.correct, es.count, es.compute, es.comm, double(es.steps)},
+       best_accuracy_, last_accuracy_, reached_target_ ? 1.0 : 0.0, monotonic_seconds() - start_,
+       es.loss_sum, es.correct, es.count, es.compute, es.comm, double(es.steps)},
       torch::kDouble);
   state["loader.rng"] = bytes_tensor(pos.rng_state);
   state["rng.cpu"] = at::detail::getDefaultCPUGenerator().get_state();
   for (const auto& [op, c] : comm_.totals()) {
-    state["comm." + op] = torch::tensor({c.calls, c.elements, c.payload_bytes, c.bus_bytes, c.latency_steps},
-                                        torch::kInt64);
+    state["comm." + op] = torch::tensor(
+        {c.calls, c.elements, c.payload_bytes, c.bus_bytes, c.latency_steps}, torch::kInt64);
     state["comm." + op + ".seconds"] = torch::scalar_tensor(c.seconds, torch::kDouble);
   }
   if (store_) store_->flush();  // rows up to this step are committed before the checkpoint exists
@@ -93,7 +96,8 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   restore_buffers(state, "optimizer.momentum.", params_, optimizer_->momentum_buffers());
   restore_buffers(state, "optimizer.wd_momentum.", params_, optimizer_->weight_decay_buffers());
   const at::Tensor numbers = need(state, "trainer.numbers").contiguous();
-  if (numbers.numel() != 15) throw std::runtime_error("checkpoint: trainer.numbers has the wrong length");
+  if (numbers.numel() != 15)
+    throw std::runtime_error("checkpoint: trainer.numbers has the wrong length");
   const double* n = numbers.data_ptr<double>();
   if (static_cast<int64_t>(n[0]) != resume_step_)
     throw std::runtime_error("checkpoint: the file of step " + std::to_string(resume_step_) +
@@ -119,8 +123,7 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   std::map<std::string, CommCounters> totals;
   for (const auto& [key, t] : state) {
     const bool seconds = key.size() > 8 && key.compare(key.size() - 8, 8, ".seconds") == 0;
-    if (key.rfind("comm.", 0) != 0 || seconds)
-      continue;
+    if (key.rfind("comm.", 0) != 0 || seconds) continue;
     const std::string op = key.substr(5);
     auto v = t.contiguous();
     const int64_t* c = v.data_ptr<int64_t>();

@@ -35,8 +35,8 @@ TEST(MpiComm, AllreduceAllgatherBroadcastAndBytes) {
   const auto& tot = comm.totals();
   // float 4000 + double 8000 + long 8000 bytes allreduced.
   EXPECT_EQ(tot.at("allreduce").payload_bytes, 20000);
-  EXPECT_EQ(tot.at("allreduce").bus_bytes, allreduce_bus_bytes(4000, n) +
-                                               allreduce_bus_bytes(8000, n) * 2);
+  EXPECT_EQ(tot.at("allreduce").bus_bytes,
+            allreduce_bus_bytes(4000, n) + allreduce_bus_bytes(8000, n) * 2);
   EXPECT_EQ(tot.at("allreduce").calls, 3);
   EXPECT_EQ(tot.at("allgather").payload_bytes, 28);
   EXPECT_EQ(tot.at("allgather").bus_bytes, allgather_bus_bytes(28 * n, n));

@@ -110,11 +110,12 @@ TEST(MpiFidelity, LocalSgdMidPeriodReportsTheAveragedModelsAccuracy) {
     torch::NoGradGuard no_grad;
     mine.model->eval();
     for (int64_t i = r; i < kTest; i += n) {
-      auto x = ((torch::from_blob(const_cast<uint8_t*>(mine.data.test.image(i)),
-                                  {1, mine.data.test.channels, mine.data.test.height,
-                                   mine.data.test.width},
-                                  torch::kUInt8)
-                     .to(torch::kFloat) / 255.0 -
+      auto x = ((torch::from_blob(
+                     const_cast<uint8_t*>(mine.data.test.image(i)),
+                     {1, mine.data.test.channels, mine.data.test.height, mine.data.test.width},
+                     torch::kUInt8)
+                         .to(torch::kFloat) /
+                     255.0 -
                  torch::tensor(mine.data.norm.mean).view({1, -1, 1, 1})) /
                 torch::tensor(mine.data.norm.std).view({1, -1, 1, 1}));
       own_correct += mine.model->forward(x).argmax(1).item<int64_t>() == mine.data.test.labels[i];
@@ -129,7 +130,8 @@ TEST(MpiFidelity, EvaluationLeavesTheTrainingTrajectoryUntouched) {
   MpiCommunicator mpi;
   const std::string yaml = "{period: 100, post_local_switch_epoch: 0}";
   auto quiet = train(mpi, "local-sgd", yaml, 6);
-  auto evaluated = train(mpi, "local-sgd", yaml, 6, [](ExperimentConfig& c) { c.train.eval_every_steps = 2; });
+  auto evaluated =
+      train(mpi, "local-sgd", yaml, 6, [](ExperimentConfig& c) { c.train.eval_every_steps = 2; });
   EXPECT_TRUE(torch::equal(evaluated.params, quiet.params));
   EXPECT_TRUE(torch::equal(evaluated.buffers, quiet.buffers));
 }
@@ -161,8 +163,9 @@ TEST(MpiFidelity, SparsifiersAtRatioOneAreDenseSgdBitwise) {
   if (mpi.size() != 2) {
     GTEST_SKIP() << "bitwise equality holds for 2 ranks (summation order)";
   }
-  for (const Lossless& c : {Lossless{"topk", "{ratio: 1}", 0.9}, Lossless{"randomk", "{ratio: 1}", 0.9},
-                            Lossless{"randomk", "{ratio: 1, shared_indices: false}", 0.9}}) {
+  for (const Lossless& c :
+       {Lossless{"topk", "{ratio: 1}", 0.9}, Lossless{"randomk", "{ratio: 1}", 0.9},
+        Lossless{"randomk", "{ratio: 1, shared_indices: false}", 0.9}}) {
     for (int64_t steps : {1, 16}) {
       double acc_gap = 0;
       EXPECT_EQ(lossless_gap(mpi, c, steps, true, &acc_gap), 0.0) << c.algorithm << " " << c.yaml;
@@ -184,7 +187,9 @@ TEST(MpiFidelity, LosslessSettingsTrainLikeDenseSgdWithinRounding) {
       // DGC at full density with its momentum equal to the optimizer's, the weight-decay term
       // given that momentum too; masking off (masking at full density zeroes u every step: the
       // paper's design, not dense SGD).
-      {"dgc", "{sparsity: 0, warmup_epochs: 0, momentum_masking: false, momentum: 0.9, clip_norm: 0}", 0.9},
+      {"dgc",
+       "{sparsity: 0, warmup_epochs: 0, momentum_masking: false, momentum: 0.9, clip_norm: 0}",
+       0.9},
 
       // Local SGD averaging parameters and momentum after every step.
       {"local-sgd", "{period: 1, post_local_switch_epoch: 0, average_momentum: true}", 0.9},
@@ -194,7 +199,8 @@ TEST(MpiFidelity, LosslessSettingsTrainLikeDenseSgdWithinRounding) {
   for (const auto& c : cases) {
     double acc_gap = 0;
     const double gap = lossless_gap(mpi, c, 16, false, &acc_gap);
-    if (mpi.rank() == 0) std::printf("%-10s relative parameter gap after 16 steps: %.3g\n", c.algorithm.c_str(), gap);
+    if (mpi.rank() == 0)
+      std::printf("%-10s relative parameter gap after 16 steps: %.3g\n", c.algorithm.c_str(), gap);
     EXPECT_LT(gap, 1e-4) << c.algorithm << " " << c.yaml;
     EXPECT_LE(acc_gap, 1.0 / kTest + 1e-12) << c.algorithm;
   }
@@ -211,8 +217,8 @@ TEST(MpiFidelity, PowerSgdAtFullRankTrainsLikeDenseSgdWithinGramSchmidtError) {
     GTEST_SKIP() << "the tolerance is stated for 2 ranks";
   }
   double acc_gap = 0;
-  const double gap = lossless_gap(mpi, {"powersgd", "{rank: 4096, min_compression_rate: 0}", 0.9}, 16,
-                                  false, &acc_gap);
+  const double gap = lossless_gap(mpi, {"powersgd", "{rank: 4096, min_compression_rate: 0}", 0.9},
+                                  16, false, &acc_gap);
   if (mpi.rank() == 0) std::printf("powersgd   relative parameter gap after 16 steps: %.3g\n", gap);
   EXPECT_LT(gap, 2e-2);
 }

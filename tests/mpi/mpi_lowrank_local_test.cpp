@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
@@ -50,8 +50,8 @@ TrainResult train(const AlgorithmInfo& info, const std::string& yaml, int64_t st
   MpiCommunicator mpi;
   MeteredCommunicator comm(mpi);
   auto t = testing::synthetic_resnet20(steps, 256, 16, 7);  // the same weights on every rank
-  Trainer trainer(t.cfg, t.model, t.data, info.make(YAML::Load(yaml), Source{}, nullptr), comm,
-                  mpi, nullptr, -1, torch::Device(torch::kCPU), true);
+  Trainer trainer(t.cfg, t.model, t.data, info.make(YAML::Load(yaml), Source{}, nullptr), comm, mpi,
+                  nullptr, -1, torch::Device(torch::kCPU), true);
   trainer.run();
   TrainResult out;
   int64_t formula = 0;
@@ -72,7 +72,8 @@ TrainResult train(const AlgorithmInfo& info, const std::string& yaml, int64_t st
 
 TEST(MpiLowrankLocal, PowerSgdTrainingKeepsRanksIdenticalAndSendsTheFormula) {
   auto res = train(powersgd_algorithm(), "{rank: 2}", 3);
-  for (int r = 1; r < res.params.size(0); ++r) EXPECT_TRUE(torch::equal(res.params[r], res.params[0]));
+  for (int r = 1; r < res.params.size(0); ++r)
+    EXPECT_TRUE(torch::equal(res.params[r], res.params[0]));
   EXPECT_EQ(res.totals.at("allreduce").payload_bytes, 3 * res.powersgd_bytes);
   EXPECT_LT(res.powersgd_bytes * 5, 4 * res.numel);  // rank 2 sends well under a fifth
 }
@@ -92,7 +93,8 @@ TEST(MpiLowrankLocal, LocalSgdRanksAgreeRightAfterASyncOnly) {
 
 TEST(MpiLowrankLocal, LagRanksAgreeAndOnlyUploadsCost) {
   auto res = train(lag_algorithm(), "{}", 3);
-  for (int r = 1; r < res.params.size(0); ++r) EXPECT_TRUE(torch::equal(res.params[r], res.params[0]));
+  for (int r = 1; r < res.params.size(0); ++r)
+    EXPECT_TRUE(torch::equal(res.params[r], res.params[0]));
   const auto& g = res.totals.at("allgatherv");
   EXPECT_EQ(g.calls, 3);
   const int64_t grad_bytes = g.payload_bytes - 3 * 8;  // minus the 8-byte length per call

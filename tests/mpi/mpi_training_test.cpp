@@ -28,7 +28,8 @@ TEST(MpiTraining, DenseKeepsEveryRankIdenticalAndSendsDenseBytes) {
   trainer.run();
 
   auto all = testing::gather_all(comm, testing::flat_parameters(*t.model));
-  for (int r = 1; r < n; ++r) EXPECT_TRUE(torch::equal(all[r], all[0])) << "rank " << r << " differs";
+  for (int r = 1; r < n; ++r)
+    EXPECT_TRUE(torch::equal(all[r], all[0])) << "rank " << r << " differs";
   EXPECT_GT((all[0] - all[0].roll(1)).abs().sum().item<double>(), 0);  // training happened
 
   const int64_t numel = count_parameters(*t.model);

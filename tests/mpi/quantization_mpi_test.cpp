@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
@@ -103,7 +103,8 @@ TEST_P(QuantizedTraining, RanksStayIdenticalAndBytesEqualTheFormula) {
   // Every allgather's bus bytes are (n-1)/n of what all ranks contribute (rounded per call).
   const int64_t calls = comm.totals().at("allgather").calls;
   const int64_t bus_formula = allgather_bus_bytes(steps * per_step * n, n);
-  EXPECT_NEAR(static_cast<double>(bus), static_cast<double>(bus_formula), static_cast<double>(calls))
+  EXPECT_NEAR(static_cast<double>(bus), static_cast<double>(bus_formula),
+              static_cast<double>(calls))
       << info.name;
 }
 

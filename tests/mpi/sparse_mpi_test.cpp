@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
@@ -17,8 +17,6 @@ namespace {
 
 using ::cedar::testing::bucket_of_shapes;
 using ::cedar::testing::randn_seeded;
-
-
 
 // Every rank's copy of `t` (unmetered, on the raw communicator).
 std::vector<torch::Tensor> everyones(MpiCommunicator& mpi, const torch::Tensor& t) {

@@ -8,10 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "datasets/loader.h"
-#include "models/model.h"
 #include "comm/metered_communicator.h"
 #include "config/experiment_config.h"
+#include "datasets/loader.h"
+#include "models/model.h"
 
 namespace cedar::testing {
 

@@ -117,16 +117,14 @@ std::vector<std::vector<StepResult>> run_steps(int ranks, const std::string& nam
                                                const StepOptions& options = {});
 
 // Rank r's gradients at step t given the rank's current parameters.
-using TrainGradsOf =
-    std::function<std::vector<at::Tensor>(int rank, int64_t step,
-                                          const std::vector<NamedTensor>& params)>;
+using TrainGradsOf = std::function<std::vector<at::Tensor>(int rank, int64_t step,
+                                                           const std::vector<NamedTensor>& params)>;
 
 // Steps [from, to) of plain SGD on this rank with `alg` already set up: the gradients of
 // grads_of in a bucket of the parameters' shapes, reduce_gradients, p -= lr · update, after_step.
 std::vector<StepResult> train_steps(Algorithm& alg, std::vector<NamedTensor>& params,
                                     Communicator& comm, int64_t from, int64_t to,
-                                    const TrainGradsOf& grads_of,
-                                    const StepOptions& options = {});
+                                    const TrainGradsOf& grads_of, const StepOptions& options = {});
 
 // One reduce_gradients of `alg` on a single rank (LocalCommunicator) at `step`; returns the
 // update written for `grad`.

@@ -13,12 +13,12 @@
 
 #include "algorithms/algorithm.h"
 #include "comm/network_model.h"
+#include "config/experiment_config.h"
+#include "config/known_names.h"
 #include "datasets/loader.h"
 #include "models/model.h"
-#include "config/experiment_config.h"
-#include "runner/train/experiment.h"
-#include "config/known_names.h"
 #include "runner/suite/suite.h"
+#include "runner/train/experiment.h"
 
 namespace cedar {
 namespace {
@@ -57,6 +57,7 @@ std::string nested_lists(int depth) {
 }
 
 const std::vector<BadConfig>& bad_configs() {
+  // clang-format off
   static const std::vector<BadConfig> table = {
       // Names that resolve to nothing.
       {"unknown algorithm", "algorithm: {name: sgd-magic}\n", {},
@@ -261,6 +262,7 @@ const std::vector<BadConfig>& bad_configs() {
       {"tab indentation", "train:\n\tepochs: 1\n", {}, {"$F:", "YAML syntax error"}},
       {"nesting 5000 deep", nested_lists(5000), {}, {"$F:1:", "YAML syntax error: lists or mappings nested too deeply"}},
   };
+  // clang-format on
   return table;
 }
 
@@ -279,7 +281,8 @@ TEST(BadConfig, EveryRowIsRejectedWithItsMessage) {
       continue;
     }
     ++tried;
-    if (std::getenv("CEDAR_SHOW_ERRORS") != nullptr) std::printf("  %-40s %s\n", row.what, message.c_str());
+    if (std::getenv("CEDAR_SHOW_ERRORS") != nullptr)
+      std::printf("  %-40s %s\n", row.what, message.c_str());
     EXPECT_FALSE(message.empty()) << row.what << ": accepted";
     for (const auto& part : row.expect) {
       const std::string want = replace_file(part, path);
@@ -303,9 +306,11 @@ TEST(BadConfig, NearbyGoodValuesAreAccepted) {
       "train: {seed: 18446744073709551615}\n",
       "grid: {world_size: [2, 1], algorithm: [dense, {name: qsgd, bits: 2}]}\n",
       "grid: {overrides: [{optimizer.lr: 0.05}, {optimizer.lr: 0.1}], seed: [1, 2]}\n",
-      "grid: {algorithm: [{name: signsgd, set: {optimizer.lr: 0.001}}], overrides: [{optimizer.momentum: 0.5}]}\n",
+      "grid: {algorithm: [{name: signsgd, set: {optimizer.lr: 0.001}}], overrides: "
+      "[{optimizer.momentum: 0.5}]}\n",
       "grid: {overrides: [{train: {epochs: 2}}], seed: [3]}\n",
-      "algorithm: {name: dgc}\ngrid: {overrides: [{algorithm.sparsity: 0.99}, {algorithm.sparsity: 0.9}]}\n",
+      "algorithm: {name: dgc}\ngrid: {overrides: [{algorithm.sparsity: 0.99}, {algorithm.sparsity: "
+      "0.9}]}\n",
       "model: {name: lenet5}\ngrid: {model: [resnet20, vgg11], dataset: [synthetic, cifar100]}\n",
       "model: {name: vgg16}\ndata: {name: imagenet-folder}\n",
   };
@@ -325,16 +330,20 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
     std::string yaml;
     std::vector<std::string> expect;
   };
+  // clang-format off
   const std::vector<Row> rows = {
       {"batch larger than the training set", "model: {name: lenet5}\ndata: {name: synthetic}\ntrain: {batch_size: 5000, threads: 1}\n",
        {"train.batch_size 5000 x 1 ranks exceeds the 2048 training images"}},
       {"LARS with Nesterov momentum", "model: {name: lenet5}\ndata: {name: synthetic}\noptimizer: {name: lars, nesterov: true}\ntrain: {threads: 1}\n",
        {"optimizer.nesterov: LARS"}},
   };
+  // clang-format on
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string path = write_yaml("run_check_" + std::to_string(i) + ".yaml", rows[i].yaml);
     RunOptions opts;
-    opts.db_path = (std::filesystem::path(::testing::TempDir()) / ("run_check_" + std::to_string(i) + ".db")).string();
+    opts.db_path =
+        (std::filesystem::path(::testing::TempDir()) / ("run_check_" + std::to_string(i) + ".db"))
+            .string();
     opts.quiet = true;
     std::string message;
     try {
@@ -342,10 +351,12 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
     } catch (const std::exception& e) {
       message = e.what();
     }
-    if (std::getenv("CEDAR_SHOW_ERRORS") != nullptr) std::printf("  %-40s %s\n", rows[i].what, message.c_str());
+    if (std::getenv("CEDAR_SHOW_ERRORS") != nullptr)
+      std::printf("  %-40s %s\n", rows[i].what, message.c_str());
     EXPECT_FALSE(message.empty()) << rows[i].what << ": the run started";
     for (const auto& part : rows[i].expect)
-      EXPECT_NE(message.find(part), std::string::npos) << rows[i].what << ": message '" << message << "' lacks '" << part << "'";
+      EXPECT_NE(message.find(part), std::string::npos)
+          << rows[i].what << ": message '" << message << "' lacks '" << part << "'";
   }
 }
 
@@ -361,13 +372,15 @@ TEST(BadConfig, KnownNamesAreTheRegistries) {
   // And every one of them loads.
   for (const auto& m : models)
     for (const auto& d : datasets)
-      EXPECT_NO_THROW(load_experiment(write_yaml("names.yaml", "model: {name: " + m + "}\ndata: {name: " + d + "}\n")))
+      EXPECT_NO_THROW(load_experiment(
+          write_yaml("names.yaml", "model: {name: " + m + "}\ndata: {name: " + d + "}\n")))
           << m << " " << d;
 }
 
 TEST(BadConfig, IntegersAreDecimalOrHexadecimal) {
   // A leading zero is decimal (YAML 1.2), not octal; 0x is hexadecimal.
-  const std::string path = write_yaml("ints.yaml", "train: {batch_size: 010, epochs: 0x10, max_steps: +7}\n");
+  const std::string path =
+      write_yaml("ints.yaml", "train: {batch_size: 010, epochs: 0x10, max_steps: +7}\n");
   ExperimentConfig c = load_experiment(path);
   EXPECT_EQ(c.train.batch_size, 10);
   EXPECT_EQ(c.train.epochs, 16);

@@ -38,7 +38,8 @@ struct BadData {
 
 std::vector<uint8_t> pattern(size_t n, int seed = 0) {
   std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i * 131 + static_cast<size_t>(seed) * 17 + 7) & 0xff);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>((i * 131 + static_cast<size_t>(seed) * 17 + 7) & 0xff);
   return v;
 }
 
@@ -53,11 +54,13 @@ constexpr size_t kCifarPixels = 3072;
 
 std::vector<uint8_t> cifar10_records(const std::vector<uint8_t>& labels) {
   std::vector<uint8_t> out;
-  for (size_t i = 0; i < labels.size(); ++i) out = cat(cat(out, {labels[i]}), pattern(kCifarPixels, static_cast<int>(i)));
+  for (size_t i = 0; i < labels.size(); ++i)
+    out = cat(cat(out, {labels[i]}), pattern(kCifarPixels, static_cast<int>(i)));
   return out;
 }
 
-std::vector<uint8_t> cifar100_records(const std::vector<uint8_t>& coarse, const std::vector<uint8_t>& fine) {
+std::vector<uint8_t> cifar100_records(const std::vector<uint8_t>& coarse,
+                                      const std::vector<uint8_t>& fine) {
   std::vector<uint8_t> out;
   for (size_t i = 0; i < fine.size(); ++i)
     out = cat(cat(out, {coarse[i], fine[i]}), pattern(kCifarPixels, static_cast<int>(i)));
@@ -85,8 +88,8 @@ void read_cifar100_test(const fs::path& dir) { read_cifar(dir.string(), 100, fal
 // --- IDX ---------------------------------------------------------------------------------------
 
 std::vector<uint8_t> be32(uint32_t v) {
-  return {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
-          static_cast<uint8_t>(v)};
+  return {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16),
+          static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v)};
 }
 
 std::vector<uint8_t> idx_images(uint32_t count, uint32_t rows, uint32_t cols, size_t payload,
@@ -101,8 +104,9 @@ std::vector<uint8_t> idx_labels(uint32_t count, size_t payload, uint32_t magic =
 }
 
 // images.idx / labels.idx (".gz" when gzipped) under dir; the path returned is `blame`'s.
-std::function<fs::path(const fs::path&)> idx_pair(std::vector<uint8_t> images, std::vector<uint8_t> labels,
-                                                  bool images_gz, bool labels_gz, bool blame_labels) {
+std::function<fs::path(const fs::path&)> idx_pair(std::vector<uint8_t> images,
+                                                  std::vector<uint8_t> labels, bool images_gz,
+                                                  bool labels_gz, bool blame_labels) {
   return [=](const fs::path& dir) {
     testdata::write_bytes(dir / (images_gz ? "images.idx.gz" : "images.idx"),
                           images_gz ? testdata::gzip_bytes(images) : images);
@@ -151,7 +155,8 @@ std::vector<uint8_t> good_jpeg() {
 }
 
 // train/a/ok.JPEG is good; train/b/<name> holds `bytes`.
-std::function<fs::path(const fs::path&)> folder_with(const std::string& name, std::vector<uint8_t> bytes) {
+std::function<fs::path(const fs::path&)> folder_with(const std::string& name,
+                                                     std::vector<uint8_t> bytes) {
   return [=](const fs::path& dir) {
     testdata::write_bytes(dir / "train" / "a" / "ok.JPEG", good_jpeg());
     testdata::write_bytes(dir / "train" / "b" / name, bytes);
@@ -182,6 +187,7 @@ std::vector<uint8_t> with_frame_size(std::vector<uint8_t> jpeg, uint16_t width, 
 std::vector<BadData> bad_files() {
   const std::vector<uint8_t> jpeg = good_jpeg();
   const size_t sof = after_marker(jpeg, 0xc0), sos = after_marker(jpeg, 0xda);
+  // clang-format off
   return {
       // CIFAR binary.
       {"CIFAR-10 empty batch", cifar10_test_file({}), read_cifar10_test, {"0 bytes", "3073-byte record"}},
@@ -308,6 +314,7 @@ std::vector<BadData> bad_files() {
        },
        read_folder, {"missing split folder"}},
   };
+  // clang-format on
 }
 
 TEST(BadData, EveryFileIsRejectedNamingIt) {
@@ -321,7 +328,8 @@ TEST(BadData, EveryFileIsRejectedNamingIt) {
     } catch (const DataError& e) {
       ++tried;
       const std::string message = e.what();
-      if (std::getenv("CEDAR_SHOW_ERRORS") != nullptr) std::printf("  %-44s %s\n", row.what, message.c_str());
+      if (std::getenv("CEDAR_SHOW_ERRORS") != nullptr)
+        std::printf("  %-44s %s\n", row.what, message.c_str());
       EXPECT_NE(message.find(blamed.string()), std::string::npos)
           << row.what << ": message '" << message << "' does not name " << blamed;
       for (const auto& part : row.expect)
@@ -343,7 +351,8 @@ TEST(BadData, IntactCounterpartsRead) {
   EXPECT_EQ(read_cifar(tmp.str(), 100, false).labels, (std::vector<int64_t>{1, 99}));
   testdata::write_bytes(tmp.path() / "images.idx.gz", good_gz_images());
   testdata::write_bytes(tmp.path() / "labels.idx", idx_labels(3, 3));
-  const ImageSet idx = read_idx((tmp.path() / "images.idx.gz").string(), (tmp.path() / "labels.idx").string());
+  const ImageSet idx =
+      read_idx((tmp.path() / "images.idx.gz").string(), (tmp.path() / "labels.idx").string());
   EXPECT_EQ(idx.pixels, pattern(48));
   testdata::write_bytes(tmp.path() / "f" / "train" / "a" / "ok.JPEG", good_jpeg());
   testdata::write_bytes(tmp.path() / "f" / "train" / "a" / "README", {'x'});
@@ -353,7 +362,8 @@ TEST(BadData, IntactCounterpartsRead) {
 // --- Memory bounds ------------------------------------------------------------------------------
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;  // AddressSanitizer maps its shadow memory: no address-space limit
+constexpr bool kSanitized =
+    true;  // AddressSanitizer maps its shadow memory: no address-space limit
 #else
 constexpr bool kSanitized = false;
 #endif
@@ -444,14 +454,18 @@ TEST(BadData, GzipBombStopsPastTheDeclaredSize) {
   testdata::write_bytes(labels, idx_labels(3, 3));
   const std::string result =
       run_with_headroom(kHeadroom, [&] { read_idx(images.string(), labels.string()); });
-  EXPECT_NE(result.find(images.string() + " has trailing data: expected 48 image bytes after the header"),
-            std::string::npos) << result;
+  EXPECT_NE(
+      result.find(images.string() + " has trailing data: expected 48 image bytes after the header"),
+      std::string::npos)
+      << result;
 }
 
 // A side whose square overflows: 3 x 2^32 x 2^32 bytes per image wraps to 0 in 64 bits.
 TEST(BadData, SyntheticSizesAreBounded) {
-  const std::string result = run_with_headroom(kHeadroom, [] { make_synthetic(2, 3, int64_t{1} << 32, 10, 1); });
-  EXPECT_NE(result.find("make_synthetic: count=2 channels=3 size=4294967296"), std::string::npos) << result;
+  const std::string result =
+      run_with_headroom(kHeadroom, [] { make_synthetic(2, 3, int64_t{1} << 32, 10, 1); });
+  EXPECT_NE(result.find("make_synthetic: count=2 channels=3 size=4294967296"), std::string::npos)
+      << result;
   EXPECT_NE(result.find("size must be in [1, 4096]"), std::string::npos) << result;
   EXPECT_THROW(make_synthetic(1, 1, 4097, 1, 1), std::invalid_argument);
   EXPECT_EQ(make_synthetic(2, 3, 16, 10, 1).pixels.size(), size_t{2} * 3 * 16 * 16);

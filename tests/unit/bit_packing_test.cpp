@@ -1,14 +1,15 @@
-// The bit packing shared by the quantizers (algorithms/codecs/bit_packing.h): pack_bits / unpack_bits
-// round trip every width with exact sizes in the documented little-endian layout and reject bad
-// widths, codes and sizes; the fast sign paths pack_signs / unpack_signs equal pack_bits(x >= 0)
-// and its decoding.
+// The bit packing shared by the quantizers (algorithms/codecs/bit_packing.h): pack_bits /
+// unpack_bits round trip every width with exact sizes in the documented little-endian layout and
+// reject bad widths, codes and sizes; the fast sign paths pack_signs / unpack_signs equal
+// pack_bits(x >= 0) and its decoding.
+#include "algorithms/codecs/bit_packing.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdint>
 #include <limits>
 
-#include "algorithms/codecs/bit_packing.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {

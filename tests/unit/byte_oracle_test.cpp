@@ -19,9 +19,9 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/compressor.h"
-#include "models/model.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "models/model.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -51,8 +51,8 @@ int64_t numel(const std::vector<int64_t>& s) {
 
 // Rank 0's payload bytes for one step of `algorithm` on a bucket of `shapes` (the whole model in
 // one bucket, as with the default 25 MiB buckets for ResNet-20), at epoch `epoch`.
-int64_t measured_payload(const Shapes& shapes, const std::string& algorithm, const std::string& yaml,
-                         int64_t epoch = 0) {
+int64_t measured_payload(const Shapes& shapes, const std::string& algorithm,
+                         const std::string& yaml, int64_t epoch = 0) {
   int64_t payload = -1;
   std::mutex mu;
   run_ranks(2, [&](Communicator& inner) {
@@ -108,9 +108,12 @@ Oracles oracles(const Shapes& shapes) {
     o.fp16 += 2 * n;
     o.sign += ceil_div(n, 8);
     o.terngrad += 4 + ceil_div(2 * n, 8);
-    for (int bits : {2, 4, 8}) o.qsgd_bytes[bits] += 4 * ceil_div(n, 512) + ceil_div((bits + 1) * n, 8);
-    if (s.size() >= 2) sparse_entries += ceil_div(n, 1000);
-    else dense_1d += n;
+    for (int bits : {2, 4, 8})
+      o.qsgd_bytes[bits] += 4 * ceil_div(n, 512) + ceil_div((bits + 1) * n, 8);
+    if (s.size() >= 2)
+      sparse_entries += ceil_div(n, 1000);
+    else
+      dense_1d += n;
   }
   o.dense = 4 * o.elements;
   o.dgc = 8 * sparse_entries + 8 + 4 * dense_1d;
@@ -128,7 +131,8 @@ TEST_P(ByteOracle, EveryAlgorithmSendsWhatItsPaperDefines) {
   EXPECT_EQ(measured_payload(shapes, "signsgd", "{}"), o.sign) << model;
   EXPECT_EQ(measured_payload(shapes, "terngrad", "{}"), o.terngrad) << model;
   for (int bits : {2, 4, 8})
-    EXPECT_EQ(measured_payload(shapes, "qsgd", "{bits: " + std::to_string(bits) + "}"), o.qsgd(bits))
+    EXPECT_EQ(measured_payload(shapes, "qsgd", "{bits: " + std::to_string(bits) + "}"),
+              o.qsgd(bits))
         << model << " " << bits << " bits";
   for (int rank : {1, 2, 4})
     EXPECT_EQ(measured_payload(shapes, "powersgd", "{rank: " + std::to_string(rank) + "}"),

@@ -2,6 +2,8 @@
 // committed; older files go), the loader's position, and every registered algorithm's state:
 // stopping after k steps and continuing from the saved state gives bitwise the same results as
 // not stopping.
+#include "runner/train/checkpoint.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -11,9 +13,8 @@
 #include <string>
 
 #include "algorithms/algorithm.h"
-#include "datasets/loader.h"
-#include "runner/train/checkpoint.h"
 #include "comm/inprocess_communicator.h"
+#include "datasets/loader.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -163,7 +164,8 @@ TEST_P(AlgorithmStateTest, ResumingFromSavedStateIsBitwiseIdentical) {
     second->load_state(state);
     auto resumed = run_steps(*second, restored, comm, kStop, kEnd);
     for (int64_t s = kStop; s < kEnd; ++s)
-      if (!torch::equal(resumed[static_cast<size_t>(s - kStop)], expected[static_cast<size_t>(s)])) {
+      if (!torch::equal(resumed[static_cast<size_t>(s - kStop)],
+                        expected[static_cast<size_t>(s)])) {
         std::lock_guard<std::mutex> lock(mu);
         failures.push_back("rank " + std::to_string(comm.rank()) + " step " + std::to_string(s));
       }

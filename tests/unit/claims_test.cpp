@@ -1,13 +1,14 @@
 // Claims as data: parsing with clear errors, and verdicts computed from comparison rows.
+#include "reports/claims.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "reports/claims.h"
-#include "results/store.h"
 #include "comm/network_model.h"
 #include "config/params.h"
+#include "results/store.h"
 
 namespace cedar {
 namespace {
@@ -70,7 +71,8 @@ TEST(Claims, VerdictsFromMeasuredRows) {
   EXPECT_EQ(v[6].verdict, "reproduced");
   EXPECT_NEAR(*v[6].measured, 300, 1e-9);
   std::string md = render_claims_markdown(v);
-  EXPECT_NE(md.find("| PowerSGD >= 100x fewer bytes | Vogels 2019 | – | – | powersgd | payload_compression | ≥ 100 | 27.2 | 1 | not reproduced |"),
+  EXPECT_NE(md.find("| PowerSGD >= 100x fewer bytes | Vogels 2019 | – | – | powersgd | "
+                    "payload_compression | ≥ 100 | 27.2 | 1 | not reproduced |"),
             std::string::npos)
       << md;
 }
@@ -110,7 +112,8 @@ TEST(Claims, SeedToleranceWidensByTheSpreadOfTheGap) {
   - {text: tight, source: s, run: dgc, metric: accuracy_gap, at_least: -1.0}
   - {text: loose, source: s, run: dgc, metric: accuracy_gap, at_least: -1.0, seed_tolerance: 2}
 )");
-  ComparisonRow dense = row("dense", "dense", 0.920, 1, 1, 1), dgc = row("dgc", "dgc", 0.906, 1, 1, 1);
+  ComparisonRow dense = row("dense", "dense", 0.920, 1, 1, 1),
+                dgc = row("dgc", "dgc", 0.906, 1, 1, 1);
   dense.runs = dense.completed = dgc.runs = dgc.completed = 3;
   dense.final_std = 0.003;
   dgc.final_std = 0.004;  // spread of the gap: 100 × hypot(0.003, 0.004) = 0.5 points
@@ -136,15 +139,18 @@ TEST(Claims, NamedBaselineReplacesDense) {
      setting: "logistic regression", reduced: "ResNet-20, 8 epochs"}
   - {text: bytes, source: s, run: lag, baseline: sgd-plain, metric: payload_compression, at_least: 2}
 )");
-  std::vector<ComparisonRow> rows = {row("dense", "dense", 0.95, 1, 1, 1), row("sgd-plain", "dense", 0.90, 1, 1.25, 1),
+  std::vector<ComparisonRow> rows = {row("dense", "dense", 0.95, 1, 1, 1),
+                                     row("sgd-plain", "dense", 0.90, 1, 1.25, 1),
                                      row("lag", "lag", 0.895, 1, 3.0, 1)};
   auto v = evaluate_claims(load_claims(path), rows);
   EXPECT_NEAR(*v[0].measured, -0.5, 1e-9);  // against sgd-plain, not dense (-5.5)
   EXPECT_EQ(v[0].verdict, "reproduced");
   EXPECT_NEAR(*v[1].measured, 3.0 / 1.25, 1e-9);
   std::string md = render_claims_markdown(v);
-  EXPECT_NE(md.find("| logistic regression | reduced scale: ResNet-20, 8 epochs | lag vs sgd-plain |"),
-            std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| logistic regression | reduced scale: ResNet-20, 8 epochs | lag vs sgd-plain |"),
+      std::string::npos)
+      << md;
   EXPECT_NE(md.find("reproduced, single seed, reduced scale |"), std::string::npos) << md;
   rows.erase(rows.begin() + 1);
   EXPECT_EQ(evaluate_claims(load_claims(path), rows)[0].verdict, "not enough runs");
@@ -174,7 +180,7 @@ TEST(Claims, WindowReadsOnlyItsStepsFromTheDatabase) {
       const int64_t own = r.epoch == 0 ? warm : steady;
       r.payload_bytes = own;
       r.payload_bytes_all = 2 * own + (step % 2);  // the ranks' mean is what counts
-      r.bus_bytes = own;                           // allgather at P = 2: each rank receives one payload
+      r.bus_bytes = own;  // allgather at P = 2: each rank receives one payload
       r.dense_bytes = dense;
       store.add_step(id, r);
     }
@@ -197,7 +203,8 @@ TEST(Claims, WindowReadsOnlyItsStepsFromTheDatabase) {
   EXPECT_NEAR(*v[1].measured, steady_ratio, 1e-9);
   EXPECT_EQ(v[1].verdict, "reproduced");
   EXPECT_NEAR(*v[2].measured, 1.0 * dense / steady, 1e-9);  // ring factor 2(P-1)/P = 1 at P = 2
-  EXPECT_NEAR(*v[3].measured, (5.0 * dense) / (5.0 * steady + 3 * 0.5), 1e-9);  // odd steps 25, 27, 29
+  EXPECT_NEAR(*v[3].measured, (5.0 * dense) / (5.0 * steady + 3 * 0.5),
+              1e-9);  // odd steps 25, 27, 29
   EXPECT_NE(render_claims_markdown(v).find("payload_compression, epochs ≥ 1"), std::string::npos);
   // Without a database a windowed claim cannot be measured.
   EXPECT_EQ(evaluate_claims(load_claims(path), {d, r})[1].verdict, "not enough runs");
@@ -214,14 +221,19 @@ TEST(Claims, WindowAndSeedToleranceOnlyWhereTheyMeanSomething) {
       EXPECT_NE(std::string(e.what()).find(path + ":"), std::string::npos) << e.what();
     }
   };
-  expect_error("claims:\n  - {run: dgc, metric: accuracy_gap, at_least: -1, window: {from_epoch: 1}}\n",
-               "only byte metrics");
-  expect_error("claims:\n  - {run: dgc, metric: payload_compression, at_least: 2, seed_tolerance: 1}\n",
-               "only accuracy metrics vary with the seed");
-  expect_error("claims:\n  - {run: dgc, metric: wire_ratio, at_least: 2, window: {from_epoch: 1, from_step: 3}}\n",
-               "exactly one of");
-  expect_error("claims:\n  - {run: dgc, metric: wire_ratio, at_least: 2, window: {from_eppoch: 1}}\n",
-               "from_eppoch");
+  expect_error(
+      "claims:\n  - {run: dgc, metric: accuracy_gap, at_least: -1, window: {from_epoch: 1}}\n",
+      "only byte metrics");
+  expect_error(
+      "claims:\n  - {run: dgc, metric: payload_compression, at_least: 2, seed_tolerance: 1}\n",
+      "only accuracy metrics vary with the seed");
+  expect_error(
+      "claims:\n  - {run: dgc, metric: wire_ratio, at_least: 2, window: {from_epoch: 1, from_step: "
+      "3}}\n",
+      "exactly one of");
+  expect_error(
+      "claims:\n  - {run: dgc, metric: wire_ratio, at_least: 2, window: {from_eppoch: 1}}\n",
+      "from_eppoch");
 }
 
 // Several dense-algorithm runs in one suite (plain steps, large batches): the baseline of a gap is
@@ -246,7 +258,8 @@ TEST(Claims, TheBaselineIsTheRunNamedDenseWhateverItsPlace) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_NEAR(rows[1].gap_to_dense, 0.89 - 0.92, 1e-12);
   EXPECT_NEAR(rows[0].gap_to_dense, 0.90 - 0.92, 1e-12);
-  auto path = write("dense_named.yaml", "claims:\n  - {run: dgc, metric: accuracy_gap, at_least: -1}\n");
+  auto path =
+      write("dense_named.yaml", "claims:\n  - {run: dgc, metric: accuracy_gap, at_least: -1}\n");
   EXPECT_NEAR(*evaluate_claims(load_claims(path), rows)[0].measured, -3.0, 1e-9);
 }
 

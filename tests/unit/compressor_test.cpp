@@ -1,14 +1,16 @@
-// The codec interface (algorithms/codecs/compressor.h): draw_key advances its generator and follows the
-// generator's seed, and decompress_into writes the values decompress returns into caller storage
-// (also through non-temporal stores, aligned or not) for the codecs with their own fast path.
+// The codec interface (algorithms/codecs/compressor.h): draw_key advances its generator and follows
+// the generator's seed, and decompress_into writes the values decompress returns into caller
+// storage (also through non-temporal stores, aligned or not) for the codecs with their own fast
+// path.
+#include "algorithms/codecs/compressor.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdint>
 
-#include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/bit_packing.h"
-#include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/simd.h"
 #include "tests/unit/algorithm_harness.h"
 

@@ -40,7 +40,8 @@ TEST(Config, DefaultsAndValues) {
 
 TEST(Config, OverridesReplaceValuesAndCreateSections) {
   auto p = write_yaml("ov.yaml", "train: {epochs: 3}\n");
-  ExperimentConfig c = load_experiment(p, {"train.epochs=7", "algorithm.name=dense", "optimizer.lr=0.05"});
+  ExperimentConfig c =
+      load_experiment(p, {"train.epochs=7", "algorithm.name=dense", "optimizer.lr=0.05"});
   EXPECT_EQ(c.train.epochs, 7);
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
 }
@@ -97,11 +98,13 @@ TEST(Config, SyntaxErrorAndMissingFile) {
   std::string e = error_of(p);
   EXPECT_NE(e.find(p + ":"), std::string::npos) << e;
   EXPECT_NE(e.find("YAML syntax error"), std::string::npos) << e;
-  EXPECT_NE(error_of("/nonexistent/x.yaml").find("/nonexistent/x.yaml: cannot open"), std::string::npos);
+  EXPECT_NE(error_of("/nonexistent/x.yaml").find("/nonexistent/x.yaml: cannot open"),
+            std::string::npos);
 }
 
 TEST(Config, ResolvedYamlRoundTrips) {
-  auto p = write_yaml("rt.yaml", "name: a\ntrain: {epochs: 4}\noptimizer: {milestones: [1, 2], schedule: step}\n");
+  auto p = write_yaml(
+      "rt.yaml", "name: a\ntrain: {epochs: 4}\noptimizer: {milestones: [1, 2], schedule: step}\n");
   ExperimentConfig c = load_experiment(p);
   std::string y = resolved_yaml(c, "{}");
   auto q = write_yaml("rt2.yaml", y);

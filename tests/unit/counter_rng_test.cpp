@@ -3,13 +3,13 @@
 // bit for bit, and a million draws look uniform and independent (mean, variance, bucket and pair
 // chi-square, lag-1 correlation; the bounds are about six standard deviations wide and the draws
 // fixed, so the outcome is deterministic).
+#include "algorithms/codecs/counter_rng.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
-
-#include "algorithms/codecs/counter_rng.h"
 
 namespace cedar {
 namespace {

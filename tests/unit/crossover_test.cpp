@@ -1,12 +1,13 @@
 // When does compression help: the crossover bandwidth against dense SGD, from hand-computed α–β
-// costs (comm/network_model.h: ring allreduce 2(P−1)α + 2(P−1)/P·S·β; allgather (P−1)α + (P−1)·s·β),
-// and network profiles read from YAML.
+// costs (comm/network_model.h: ring allreduce 2(P−1)α + 2(P−1)/P·S·β; allgather (P−1)α +
+// (P−1)·s·β), and network profiles read from YAML.
+#include "reports/crossover.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "reports/crossover.h"
 #include "comm/network_profile_file.h"
 #include "config/params.h"
 
@@ -58,22 +59,29 @@ TEST(Crossover, BandwidthWhereTheLinesCrossFollowsTheCostModel) {
   EXPECT_NEAR(points[0].sweep_seconds[at1], ad + bd * 8e-9, 1e-9);
   // Faster than dense only on the 0.5 Gb/s profile: 1 GbE is above the crossover.
   ASSERT_EQ(s.beats_dense_on.size(), profiles.size());
-  for (size_t i = 0; i + 1 < profiles.size(); ++i) EXPECT_FALSE(s.beats_dense_on[i]) << profiles[i].name;
+  for (size_t i = 0; i + 1 < profiles.size(); ++i)
+    EXPECT_FALSE(s.beats_dense_on[i]) << profiles[i].name;
   EXPECT_TRUE(s.beats_dense_on.back());
   std::string md = render_crossover_markdown(points, kAlpha, profiles);
-  EXPECT_NE(md.find("| sparse | 4 (measured) | 15.0 | 12.0 | below 0.94 Gb/s | wan |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| dense | 4 (measured) | 10.0 | 600.0 | – (baseline) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| sparse | 4 (measured) | 15.0 | 12.0 | below 0.94 Gb/s | wan |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| dense | 4 (measured) | 10.0 | 600.0 | – (baseline) |"), std::string::npos)
+      << md;
 }
 
 TEST(Crossover, AlwaysNeverAndAbove) {
   // Fewer bytes and no more compute: faster at every bandwidth.
-  auto always = crossover({kDense, measurement("cheap", "fp16", 0.10, {"allreduce", 1, 2e6, 0})}, {}, kAlpha, {});
+  auto always = crossover({kDense, measurement("cheap", "fp16", 0.10, {"allreduce", 1, 2e6, 0})},
+                          {}, kAlpha, {});
   EXPECT_EQ(always[1].wins, "always");
   // More bytes and more compute: never.
-  auto never = crossover({kDense, measurement("worse", "x", 0.2, {"allreduce", 1, 8e6, 0})}, {}, kAlpha, {});
+  auto never =
+      crossover({kDense, measurement("worse", "x", 0.2, {"allreduce", 1, 8e6, 0})}, {}, kAlpha, {});
   EXPECT_EQ(never[1].wins, "never");
   // More bytes but less compute: faster only above the crossover.
-  auto above = crossover({kDense, measurement("lean", "x", 0.05, {"allreduce", 1, 8e6, 0})}, {}, kAlpha, {});
+  auto above =
+      crossover({kDense, measurement("lean", "x", 0.05, {"allreduce", 1, 8e6, 0})}, {}, kAlpha, {});
   EXPECT_EQ(above[1].wins, "above");
   EXPECT_NEAR(above[1].crossover_gbps, (100 * 1.5 * 4e6) / (100 * 0.05) * 8 / 1e9, 1e-9);
 }
@@ -95,17 +103,21 @@ TEST(Crossover, DifferencesWithinTheSeedSpreadAreFlagged) {
   };
   const RunMeasurement cheap = measurement("cheap", "topk", 0, {"allgather", 1, 40e3, 0});
   const RunMeasurement slow = measurement("slow", "qsgd", 0, {"allgather", 1, 40e3, 0});
-  auto points = crossover({seeded(kDense, 1, 0.10), seeded(kDense, 2, 0.12), seeded(cheap, 1, 0.108),
-                           seeded(cheap, 2, 0.112), seeded(slow, 1, 0.19), seeded(slow, 2, 0.21)},
-                          {}, kAlpha, {});
+  auto points =
+      crossover({seeded(kDense, 1, 0.10), seeded(kDense, 2, 0.12), seeded(cheap, 1, 0.108),
+                 seeded(cheap, 2, 0.112), seeded(slow, 1, 0.19), seeded(slow, 2, 0.21)},
+                {}, kAlpha, {});
   ASSERT_EQ(points.size(), 3u);
-  // cheap: mean compute 0.11 s as dense's; 100 steps: |Δa| = 100 · 3α = 6 ms, spread 100 · hypot(0.0141, 0.0028) = 1.4 s.
+  // cheap: mean compute 0.11 s as dense's; 100 steps: |Δa| = 100 · 3α = 6 ms, spread 100 ·
+  // hypot(0.0141, 0.0028) = 1.4 s.
   EXPECT_TRUE(points[1].within_seed_spread);
   // slow: 0.2 s against 0.11 s, 9 s per epoch apart: a real difference.
   EXPECT_FALSE(points[2].within_seed_spread);
   const std::string md = render_crossover_markdown(points, kAlpha, {});
-  EXPECT_NE(md.find("| cheap | 4 (measured) | 11.0 | 12.0 | at every bandwidth (compute within the seed spread) |"),
-            std::string::npos) << md;
+  EXPECT_NE(md.find("| cheap | 4 (measured) | 11.0 | 12.0 | at every bandwidth (compute within the "
+                    "seed spread) |"),
+            std::string::npos)
+      << md;
   // One seed each: no spread known, nothing flagged.
   EXPECT_FALSE(crossover({kDense, kSparse}, {}, kAlpha, {})[1].within_seed_spread);
 }
@@ -117,8 +129,9 @@ std::string write(const std::string& name, const std::string& text) {
 }
 
 TEST(NetworkProfiles, ReadFromYamlWithBetaOrBandwidth) {
-  auto path = write("nets.yaml", "networks:\n  - {name: wan, alpha: 1.0e-3, bandwidth_gbps: 0.1}\n"
-                                 "  - {name: nvlink, alpha: 2.0e-6, beta: 3.0e-12}\n");
+  auto path = write("nets.yaml",
+                    "networks:\n  - {name: wan, alpha: 1.0e-3, bandwidth_gbps: 0.1}\n"
+                    "  - {name: nvlink, alpha: 2.0e-6, beta: 3.0e-12}\n");
   auto p = load_network_profiles(path);
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].name, "wan");
@@ -139,7 +152,8 @@ TEST(NetworkProfiles, BadEntriesNameFileLineAndKey) {
     }
   };
   expect_error("networks:\n  - {name: a, alpha: 1e-6}\n", "exactly one of beta and bandwidth_gbps");
-  expect_error("networks:\n  - {name: a, alpha: 1e-6, beta: 1e-9, bandwidth_gbps: 1}\n", "exactly one of");
+  expect_error("networks:\n  - {name: a, alpha: 1e-6, beta: 1e-9, bandwidth_gbps: 1}\n",
+               "exactly one of");
   expect_error("networks:\n  - {name: 1gbe, alpha: 1e-6, beta: 1e-9}\n", "already a profile");
   expect_error("networks:\n  - {name: a, alpha: -1, beta: 1e-9}\n", "alpha");
   expect_error("networks:\n  - {name: a, alpha: 1e-6, bta: 1e-9}\n", "bta");

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <mutex>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
@@ -91,10 +91,10 @@ TEST(Dgc, SampledThresholdOnOneMillion) {
 // Three steps against the rule written out: u <- m u + g; v <- v + u; zero u and v where sent.
 void momentum_oracle(bool masking, bool nesterov) {
   const double m = 0.9;
-  auto algo = make_algorithm(
-      "dgc", std::string("{sparsity: 0.9, warmup_epochs: 0, momentum_masking: ") +
-                 (masking ? "true" : "false") + ", nesterov: " + (nesterov ? "true" : "false") +
-                 "}");
+  auto algo =
+      make_algorithm("dgc", std::string("{sparsity: 0.9, warmup_epochs: 0, momentum_masking: ") +
+                                (masking ? "true" : "false") +
+                                ", nesterov: " + (nesterov ? "true" : "false") + "}");
   LocalCommunicator comm;
   auto bucket = bucket_of_shapes({{40, 25}, {40}});
   auto u = torch::zeros({1000}), v = torch::zeros({1000}), ub = torch::zeros({40});

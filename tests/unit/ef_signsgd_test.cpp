@@ -83,13 +83,15 @@ TEST_P(EfSignSgdRanks, OracleAgreementAndExactBytes) {
         for (auto& x : g) e[r].push_back(torch::zeros_like(x));
       for (size_t i = 0; i < g.size(); ++i) {
         at::Tensor p = eta * g[i] + e[r][i];
-        const float scale = static_cast<float>(p.abs().to(at::kDouble).sum().item<double>() /
-                                               double(p.numel()));
+        const float scale =
+            static_cast<float>(p.abs().to(at::kDouble).sum().item<double>() / double(p.numel()));
         at::Tensor delta =
             torch::where(p >= 0, torch::full_like(p, scale), torch::full_like(p, -scale));
         e[r][i] = p - delta;
-        if (r == 0) sum.push_back(delta);
-        else sum[i] = sum[i] + delta;
+        if (r == 0)
+          sum.push_back(delta);
+        else
+          sum[i] = sum[i] + delta;
       }
     }
     for (size_t i = 0; i < sum.size(); ++i) {
@@ -140,9 +142,9 @@ TEST(EfSignSgdPayload, WrongSizesAreRejected) {
   // 13 elements take 4 + 2 bytes; shorter than the scale, a byte short, a byte over, far over.
   for (int64_t n : {0, 3, 4, 5, 7, 64}) {
     const std::string message = decode_error(*codec, filler_bytes(n), 13);
-    EXPECT_NE(message.find("ef-signsgd: a payload of " + std::to_string(n) +
-                           " bytes for 13 elements"),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("ef-signsgd: a payload of " + std::to_string(n) + " bytes for 13 elements"),
+        std::string::npos)
         << n << ": " << message;
     EXPECT_NE(message.find("expected 6"), std::string::npos) << n << ": " << message;
   }

@@ -1,10 +1,11 @@
-// Error feedback as a decorator around a compressor (algorithms/exchange/error_feedback.h): with top-k and
-// random-k (shared and own index sets) the memory is the exact residual at every step and nothing
-// is lost over the steps.
+// Error feedback as a decorator around a compressor (algorithms/exchange/error_feedback.h): with
+// top-k and random-k (shared and own index sets) the memory is the exact residual at every step and
+// nothing is lost over the steps.
+#include "algorithms/exchange/error_feedback.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "algorithms/exchange/error_feedback.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "tests/unit/algorithm_harness.h"
 

@@ -8,10 +8,10 @@
 #include <set>
 
 #include "algorithms/algorithm.h"
+#include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "reports/claims.h"
-#include "config/experiment_config.h"
 #include "runner/suite/suite.h"
 
 namespace cedar {
@@ -53,12 +53,15 @@ TEST(Experiments, EveryNameResolves) {
     for (const auto& claim : claims) {
       bool found = false;
       for (const auto& r : suite.runs) found = found || r.name == claim.run;
-      EXPECT_TRUE(found) << path << ": claim '" << claim.text << "' names no run '" << claim.run << "'";
+      EXPECT_TRUE(found) << path << ": claim '" << claim.text << "' names no run '" << claim.run
+                         << "'";
       // A verdict says where the paper measured the claim.
-      EXPECT_FALSE(claim.setting.empty()) << path << ": claim '" << claim.text << "' names no setting";
+      EXPECT_FALSE(claim.setting.empty())
+          << path << ": claim '" << claim.text << "' names no setting";
       bool base = claim.baseline.empty();
       for (const auto& r : suite.runs) base = base || r.name == claim.baseline;
-      EXPECT_TRUE(base) << path << ": claim '" << claim.text << "' names no run '" << claim.baseline << "'";
+      EXPECT_TRUE(base) << path << ": claim '" << claim.text << "' names no run '" << claim.baseline
+                        << "'";
     }
   }
   EXPECT_GE(files, 1);
@@ -71,11 +74,11 @@ TEST(Experiments, QuickSuiteRunsEveryRegisteredAlgorithm) {
   Suite quick = expand_suite(std::string(src) + "/experiments/quick.yaml");
   for (const auto& a : algorithm_catalog()) {
     bool found = false;
-    for (const auto& r : quick.runs) found = found || load_experiment(quick.file, r.overrides).algorithm == a.name;
+    for (const auto& r : quick.runs)
+      found = found || load_experiment(quick.file, r.overrides).algorithm == a.name;
     EXPECT_TRUE(found) << "experiments/quick.yaml does not run '" << a.name << "'";
   }
 }
-
 
 // Runs of `file` (in experiments/) with their resolved configurations, in grid order.
 std::vector<std::pair<std::string, ExperimentConfig>> suite_configs(const std::string& file) {
@@ -83,7 +86,8 @@ std::vector<std::pair<std::string, ExperimentConfig>> suite_configs(const std::s
   if (!src) throw std::runtime_error("run through ctest (CEDAR_SOURCE_DIR)");
   Suite suite = expand_suite(std::string(src) + "/experiments/" + file);
   std::vector<std::pair<std::string, ExperimentConfig>> out;
-  for (const auto& r : suite.runs) out.emplace_back(r.name, load_experiment(suite.file, r.overrides));
+  for (const auto& r : suite.runs)
+    out.emplace_back(r.name, load_experiment(suite.file, r.overrides));
   return out;
 }
 
@@ -92,9 +96,11 @@ std::vector<std::pair<std::string, ExperimentConfig>> suite_configs(const std::s
 TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
-  const std::map<std::string, size_t> expected_runs = {
-      {"cifar10_resnet20.yaml", 12}, {"vgg16_dgc.yaml", 2},  {"lars_batch.yaml", 4},
-      {"local_sgd_period.yaml", 5},  {"powersgd.yaml", 4}};
+  const std::map<std::string, size_t> expected_runs = {{"cifar10_resnet20.yaml", 12},
+                                                       {"vgg16_dgc.yaml", 2},
+                                                       {"lars_batch.yaml", 4},
+                                                       {"local_sgd_period.yaml", 5},
+                                                       {"powersgd.yaml", 4}};
   for (const auto& [file, count] : expected_runs) {
     const std::string path = std::string(src) + "/experiments/" + file;
     Suite suite;
@@ -102,10 +108,12 @@ TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
     EXPECT_EQ(suite.runs.size(), count) << path;
     EXPECT_EQ(suite.name + ".yaml", file);
     std::set<std::string> names;
-    for (const auto& r : suite.runs) EXPECT_TRUE(names.insert(r.name).second) << path << ": duplicate run " << r.name;
+    for (const auto& r : suite.runs)
+      EXPECT_TRUE(names.insert(r.name).second) << path << ": duplicate run " << r.name;
     auto claims = load_claims(path);
     EXPECT_GE(claims.size(), 2u) << path;
-    for (const auto& c : claims) EXPECT_FALSE(c.source.empty()) << path << ": claim '" << c.text << "' cites no source";
+    for (const auto& c : claims)
+      EXPECT_FALSE(c.source.empty()) << path << ": claim '" << c.text << "' cites no source";
     for (const auto& r : suite.runs)
       EXPECT_EQ(load_experiment(path, r.overrides).data.name, "cifar10") << path << ": " << r.name;
   }
@@ -135,19 +143,22 @@ TEST(Experiments, SweepsVaryWhatTheirPapersVary) {
   std::map<std::string, int> periods;
   for (const auto& [name, c] : suite_configs("local_sgd_period.yaml"))
     if (c.algorithm == "local-sgd") periods[name] = c.algorithm_params["period"].as<int>();
-  EXPECT_EQ(periods, (std::map<std::string, int>{{"local-h1", 1}, {"local-h4", 4}, {"local-h16", 16},
-                                                 {"post-local-h16", 16}}));
+  EXPECT_EQ(periods,
+            (std::map<std::string, int>{
+                {"local-h1", 1}, {"local-h4", 4}, {"local-h16", 16}, {"post-local-h16", 16}}));
   std::map<std::string, int> ranks;
   for (const auto& [name, c] : suite_configs("powersgd.yaml"))
     if (c.algorithm == "powersgd") ranks[name] = c.algorithm_params["rank"].as<int>();
-  EXPECT_EQ(ranks, (std::map<std::string, int>{{"powersgd-r1", 1}, {"powersgd-r2", 2}, {"powersgd-r4", 4}}));
+  EXPECT_EQ(ranks, (std::map<std::string, int>{
+                       {"powersgd-r1", 1}, {"powersgd-r2", 2}, {"powersgd-r4", 4}}));
   std::set<std::string> algorithms;
   for (const auto& [name, c] : suite_configs("cifar10_resnet20.yaml")) {
     EXPECT_EQ(c.model.name, "resnet20") << name;
     algorithms.insert(c.algorithm);
   }
   for (const auto& a : algorithm_catalog())
-    EXPECT_TRUE(algorithms.count(a.name)) << "cifar10_resnet20.yaml does not run '" << a.name << "'";
+    EXPECT_TRUE(algorithms.count(a.name))
+        << "cifar10_resnet20.yaml does not run '" << a.name << "'";
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 namespace cedar {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                       \
+#define SKIP_WITHOUT_GPU()                                                    \
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible"; \
   static_assert(true)
 

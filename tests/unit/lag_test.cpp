@@ -7,8 +7,8 @@
 #include <functional>
 #include <mutex>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
@@ -185,15 +185,16 @@ int check_against_replay(int steps, const std::function<double(int)>& lr_at, int
 }
 
 TEST(Lag, AggregateIsTheFormulaAndRanksAgreeOnFourRanks) {
-  check_against_replay(8, [](int) { return 0.1; }, 0);
+  check_against_replay(
+      8, [](int) { return 0.1; }, 0);
 }
 
 // A 10x step decay of the learning rate at step 4: the moves made at 0.1 keep their weight, so
 // the workers whose gradients change keep uploading right after the decay (dividing the old moves
 // by the new rate squared made the threshold 100x larger and silenced everyone for D steps).
 TEST(Lag, UploadDecisionsAcrossATenfoldLearningRateDecayFollowThePapersRule) {
-  const int uploads_after_decay =
-      check_against_replay(10, [](int k) { return k < 4 ? 0.1 : 0.01; }, 4);
+  const int uploads_after_decay = check_against_replay(
+      10, [](int k) { return k < 4 ? 0.1 : 0.01; }, 4);
   EXPECT_GT(uploads_after_decay, 0);
 }
 

@@ -28,7 +28,7 @@ TEST(Lars, FirstStepAppliesLambdaAndExcludesBnAndBias) {
   cfg.momentum = 0.9;
   cfg.weight_decay = 0.1;
   cfg.trust_coefficient = 0.001;
-  auto w = torch::tensor({{3.0f, 0.0f}, {0.0f, 4.0f}});  // ||w|| = 5
+  auto w = torch::tensor({{3.0f, 0.0f}, {0.0f, 4.0f}});   // ||w|| = 5
   auto gw = torch::tensor({{0.6f, 0.0f}, {0.0f, 0.8f}});  // ||g|| = 1
   auto bias = torch::tensor({1.0f, -2.0f});
   auto gb = torch::tensor({0.5f, 0.25f});
@@ -87,7 +87,8 @@ TEST(Lars, MatchesPlainReferenceOverFiveSteps) {
     }
     opt.step(lr);
     for (size_t i = 0; i < shapes.size(); ++i)
-      EXPECT_TRUE(torch::allclose(params[i].tensor, ref_w[i], 1e-5, 1e-6)) << "step " << s << " p" << i;
+      EXPECT_TRUE(torch::allclose(params[i].tensor, ref_w[i], 1e-5, 1e-6))
+          << "step " << s << " p" << i;
   }
 }
 
@@ -109,8 +110,8 @@ TEST(Lars, PolySchedule) {
 }
 
 TEST(Lars, FactoryAndConfig) {
-  auto c = parse_experiment(YAML::Load("optimizer: {name: lars, schedule: poly, trust_coefficient: 0.002}"),
-                            Source{});
+  auto c = parse_experiment(
+      YAML::Load("optimizer: {name: lars, schedule: poly, trust_coefficient: 0.002}"), Source{});
   EXPECT_EQ(c.optimizer.name, "lars");
   EXPECT_DOUBLE_EQ(c.optimizer.trust_coefficient, 0.002);
   EXPECT_TRUE(c.optimizer.exclude_bn_bias);
@@ -118,7 +119,8 @@ TEST(Lars, FactoryAndConfig) {
   auto opt = make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, MomentumPlan{});
   EXPECT_NE(dynamic_cast<LarsOptimizer*>(opt.get()), nullptr);
   c.optimizer.nesterov = true;
-  EXPECT_THROW(make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, MomentumPlan{}), ConfigError);
+  EXPECT_THROW(make_optimizer(c.optimizer, params, {torch::zeros({2, 2})}, MomentumPlan{}),
+               ConfigError);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The process helpers of runner/suite/launcher.h: exit statuses of real child processes (exit codes,
-// signals, a program that does not exist), the child's signal mask, and quoting for bash.
+// The process helpers of runner/suite/launcher.h: exit statuses of real child processes (exit
+// codes, signals, a program that does not exist), the child's signal mask, and quoting for bash.
 #include "runner/suite/launcher.h"
 
 #include <gtest/gtest.h>

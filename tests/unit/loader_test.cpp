@@ -1,4 +1,6 @@
 // ShardedLoader (sharding, shuffling, normalisation, augmentation) and the dataset registry.
+#include "datasets/loader.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -9,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "datasets/loader.h"
 #include "datasets/readers.h"
 #include "tests/unit/testdata_writers.h"
 
@@ -67,7 +68,8 @@ TEST(ShardedLoader, ShardsAreDisjointAndCoverTheTruncatedPermutation) {
         ShardedLoader loader(set, {}, {}, batch, rank, world, 42, true, drop_last);
         loader.start_epoch(3);
         EXPECT_EQ(loader.samples_per_rank(), keep / world);
-        const int64_t batches = drop_last ? keep / world / batch : (keep / world + batch - 1) / batch;
+        const int64_t batches =
+            drop_last ? keep / world / batch : (keep / world + batch - 1) / batch;
         EXPECT_EQ(loader.batches_per_epoch(), batches);
         int64_t counted = 0;
         Batch b;
@@ -77,7 +79,8 @@ TEST(ShardedLoader, ShardsAreDisjointAndCoverTheTruncatedPermutation) {
           if (drop_last) {
             EXPECT_EQ(b.labels.size(0), batch);
           }
-          for (int64_t j = 0; j < b.labels.size(0); ++j) mine.push_back(b.labels[j].item<int64_t>());
+          for (int64_t j = 0; j < b.labels.size(0); ++j)
+            mine.push_back(b.labels[j].item<int64_t>());
         }
         EXPECT_EQ(counted, batches) << "world " << world << " rank " << rank;
         ASSERT_EQ(static_cast<int64_t>(mine.size()), keep / world);
@@ -169,8 +172,8 @@ TEST(ShardedLoader, ReusesTheBatchBufferOnlyWhenUnshared) {
 }
 
 // The image (c x h x w floats) as it would come out for shift (dy, dx) and flip.
-bool matches_augmentation(const torch::Tensor& got, const ImageSet& set, int64_t index,
-                          int64_t pad, const std::vector<float>& lut) {
+bool matches_augmentation(const torch::Tensor& got, const ImageSet& set, int64_t index, int64_t pad,
+                          const std::vector<float>& lut) {
   const int64_t C = set.channels, H = set.height, W = set.width;
   const auto a = got.accessor<float, 3>();
   for (int64_t dy = 0; dy <= 2 * pad; ++dy)
@@ -282,7 +285,8 @@ TEST(DatasetRegistry, RealFormatsFromWrittenFiles) {
   // CIFAR-10: 5 training batches of 3 images, a test batch of 2.
   for (int b = 1; b <= 5; ++b)
     testdata::write_cifar10_batch(tmp.path() / ("data_batch_" + std::to_string(b) + ".bin"),
-                                  std::vector<uint8_t>(3 * 3072, static_cast<uint8_t>(b)), {1, 2, 3});
+                                  std::vector<uint8_t>(3 * 3072, static_cast<uint8_t>(b)),
+                                  {1, 2, 3});
   testdata::write_cifar10_batch(tmp.path() / "test_batch.bin", std::vector<uint8_t>(2 * 3072, 9),
                                 {4, 5});
   DatasetSpec spec;

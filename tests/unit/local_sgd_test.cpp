@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
-#include "runner/train/buckets.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "runner/train/buckets.h"
 #include "runner/train/optimizer.h"
 #include "tests/unit/algorithm_harness.h"
 
@@ -85,7 +85,8 @@ std::vector<StepLog> train(int n, const RunOptions& o) {
       for (auto& b : buckets) alg->reduce_gradients(b, comm, ctx);
       opt.step(ctx.lr);
       alg->after_step(params, buffers, comm, ctx);
-      log.params.push_back(torch::cat({model->weight.detach().reshape({-1}), model->bias.detach()}));
+      log.params.push_back(
+          torch::cat({model->weight.detach().reshape({-1}), model->bias.detach()}));
       log.payload.push_back(comm.step().payload_bytes);
       log.calls.push_back(comm.step().calls);
     }

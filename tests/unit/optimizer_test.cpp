@@ -1,12 +1,12 @@
 // Cedar's SGD against torch::optim::SGD (the PyTorch rule), and gradient bucketing.
+#include "runner/train/optimizer.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include "algorithms/algorithm.h"
 #include "runner/train/buckets.h"
-#include "runner/train/optimizer.h"
 
 namespace cedar {
 namespace {
@@ -22,7 +22,8 @@ TEST(Sgd, MatchesTorchOptimSgdStepByStep) {
     cfg.nesterov = nesterov;
     auto g = torch::zeros_like(w);
     SgdOptimizer mine({w}, {g}, cfg, MomentumPlan{});
-    torch::optim::SGD ref({w_ref}, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-2).nesterov(nesterov));
+    torch::optim::SGD ref(
+        {w_ref}, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-2).nesterov(nesterov));
     for (int s = 0; s < 5; ++s) {
       auto grad = torch::randn({4, 3});
       w_ref.mutable_grad() = grad.clone();
@@ -98,7 +99,8 @@ TEST(Sgd, EffectiveMomentumAndTheWarningWhenTheConfiguredOneIsNotUsed) {
       {"dense", "{}", 0.9, ""},
       {"powersgd", "{}", 0.9, ""},
       {"dgc", "{}", 0.9, ""},
-      {"dgc", "{momentum: 0.5}", 0.5, "optimizer.momentum 0.9 is overridden: dgc applies its own momentum 0.5"},
+      {"dgc", "{momentum: 0.5}", 0.5,
+       "optimizer.momentum 0.9 is overridden: dgc applies its own momentum 0.5"},
       {"signsgd", "{momentum: 0.8}", 0.8, "overridden: signsgd applies its own momentum 0.8"},
       {"signsgd", "{momentum: 0}", 0.0, "ignored: signsgd takes steps without momentum"},
       {"lag", "{}", 0.0, "optimizer.momentum 0.9 is ignored: lag takes steps without momentum"},
@@ -108,23 +110,26 @@ TEST(Sgd, EffectiveMomentumAndTheWarningWhenTheConfiguredOneIsNotUsed) {
     auto a = make(c.name, c.yaml);
     EXPECT_EQ(effective_momentum(cfg, *a), c.effective) << c.name << " " << c.yaml;
     const std::string w = momentum_warning(cfg, *a, c.name);
-    if (c.warning.empty()) EXPECT_EQ(w, "") << c.name;
-    else EXPECT_NE(w.find(c.warning), std::string::npos) << c.name << ": " << w;
+    if (c.warning.empty())
+      EXPECT_EQ(w, "") << c.name;
+    else
+      EXPECT_NE(w.find(c.warning), std::string::npos) << c.name << ": " << w;
   }
   cfg.momentum = 0;  // LAG's own baseline: nothing to warn about
   EXPECT_EQ(momentum_warning(cfg, *make("lag", "{}"), "lag"), "");
 }
 
 TEST(Buckets, ReverseOrderSizeLimitAndViews) {
-  std::vector<NamedTensor> params = {{"a", torch::zeros({10})}, {"b", torch::zeros({20})},
-                                     {"c", torch::zeros({30})}};
+  std::vector<NamedTensor> params = {
+      {"a", torch::zeros({10})}, {"b", torch::zeros({20})}, {"c", torch::zeros({30})}};
   EXPECT_EQ(make_buckets(params, 100 * 4).size(), 1u);  // 60 floats fit in one bucket
   auto small = make_buckets(params, 40 * 4);
   ASSERT_EQ(small.size(), 2u);  // [c] (30), [b, a] (30)
   EXPECT_EQ(small[0].entries[0].name, "c");
   EXPECT_EQ(small[1].entries[0].name, "b");
   EXPECT_EQ(small[1].entries[1].name, "a");
-  for (auto& p : params) p.tensor.mutable_grad() = torch::full_like(p.tensor, float(p.tensor.numel()));
+  for (auto& p : params)
+    p.tensor.mutable_grad() = torch::full_like(p.tensor, float(p.tensor.numel()));
   gather_gradients(small);
   EXPECT_FLOAT_EQ(small[1].flat[0].item<float>(), 20.0f);
   EXPECT_FLOAT_EQ(small[1].flat[25].item<float>(), 10.0f);

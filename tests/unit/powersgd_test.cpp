@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <mutex>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
-#include "models/model.h"
-#include "runner/train/buckets.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "models/model.h"
+#include "runner/train/buckets.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -224,9 +224,13 @@ TEST(PowerSgd, MatchesPlainReferenceForThreeSteps) {
       ctx.seed = seed;
       alg->reduce_gradients(b, comm, ctx);
       for (size_t i = 0; i < shapes.size(); ++i)
-        EXPECT_TRUE(torch::allclose(b.entries[i].grad.to(torch::kDouble), expected[step][i], 1e-4, 1e-5))
+        EXPECT_TRUE(
+            torch::allclose(b.entries[i].grad.to(torch::kDouble), expected[step][i], 1e-4, 1e-5))
             << "step " << step << " " << shapes[i].first << " max diff "
-            << (b.entries[i].grad.to(torch::kDouble) - expected[step][i]).abs().max().item<double>();
+            << (b.entries[i].grad.to(torch::kDouble) - expected[step][i])
+                   .abs()
+                   .max()
+                   .item<double>();
     }
   });
 }

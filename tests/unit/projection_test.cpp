@@ -1,11 +1,12 @@
 // Projection to more workers: the per-step collective mix read back from comm_totals, the α–β
 // cost on P ranks (allreduce bytes bounded, allgather bytes linear in P), steps per epoch under a
 // fixed per-rank batch, and the speed-ups.
+#include "reports/projection.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "reports/projection.h"
 #include "comm/network_model.h"
 #include "tests/unit/results_fixture.h"
 
@@ -15,8 +16,8 @@ namespace {
 using fixture::CollectiveSpec;
 using fixture::RunSpec;
 
-constexpr double kDenseBytes = 4e6;    // 1M fp32 gradients
-constexpr double kSparseBytes = 8e4;   // 1% of them as (int32 index, fp32 value)
+constexpr double kDenseBytes = 4e6;   // 1M fp32 gradients
+constexpr double kSparseBytes = 8e4;  // 1% of them as (int32 index, fp32 value)
 
 std::string fresh_db(const std::string& name) {
   std::string path = ::testing::TempDir() + name;
@@ -48,12 +49,16 @@ class ProjectionTest : public ::testing::Test {
     fixture::write_run(store, spec("scale", "dense", "dense", {"allreduce", 1, {d, d, d, d}}));
     fixture::write_run(store, spec("scale", "topk", "topk", {"allgather", 1, {k, k, k, k}}));
     // LAG-like: uneven contributions (each with its 8-byte count).
-    fixture::write_run(store, spec("scale", "lag", "lag", {"allgatherv", 1, {10008, 20008, 30008, 40008}}));
-    fixture::write_run(store, spec("seeds", "fp16", "fp16", {"allgather", 1, {800, 800}}, 2, 1, 0.04));
-    fixture::write_run(store, spec("seeds", "fp16", "fp16", {"allgather", 1, {800, 800}}, 2, 2, 0.06));
+    fixture::write_run(
+        store, spec("scale", "lag", "lag", {"allgatherv", 1, {10008, 20008, 30008, 40008}}));
+    fixture::write_run(store,
+                       spec("seeds", "fp16", "fp16", {"allgather", 1, {800, 800}}, 2, 1, 0.04));
+    fixture::write_run(store,
+                       spec("seeds", "fp16", "fp16", {"allgather", 1, {800, 800}}, 2, 2, 0.06));
     solo_id_ = fixture::write_run(store, spec("solo", "dense", "dense", {"allreduce", 1, {0}}, 1));
   }
-  static const RunMeasurement& find(const std::vector<RunMeasurement>& ms, const std::string& name) {
+  static const RunMeasurement& find(const std::vector<RunMeasurement>& ms,
+                                    const std::string& name) {
     for (const auto& m : ms)
       if (m.name == name) return m;
     throw std::runtime_error("no run " + name);
@@ -81,9 +86,9 @@ TEST_F(ProjectionTest, PerStepMixComesFromCommTotalsAndReproducesTheSteps) {
     EXPECT_DOUBLE_EQ(c.latency_steps, m.recorded_latency_steps) << m.name;
     EXPECT_DOUBLE_EQ(c.bus_bytes, m.recorded_bus_bytes) << m.name;
   }
-  EXPECT_DOUBLE_EQ(find(ms, "dense").recorded_bus_bytes, 6e6);      // 2·3/4 · 4 MB
+  EXPECT_DOUBLE_EQ(find(ms, "dense").recorded_bus_bytes, 6e6);            // 2·3/4 · 4 MB
   EXPECT_DOUBLE_EQ(find(ms, "lag").collectives[0].payload_bytes, 25008);  // mean over ranks
-  EXPECT_DOUBLE_EQ(find(ms, "lag").recorded_bus_bytes, 75024);     // 3/4 · (100000 + 4·8)
+  EXPECT_DOUBLE_EQ(find(ms, "lag").recorded_bus_bytes, 75024);            // 3/4 · (100000 + 4·8)
 }
 
 TEST_F(ProjectionTest, AllreduceBytesStayBoundedWhileAllgatherBytesGrowLinearly) {
@@ -92,7 +97,8 @@ TEST_F(ProjectionTest, AllreduceBytesStayBoundedWhileAllgatherBytesGrowLinearly)
   const CollectiveMix& ag = find(ms, "topk").collectives[0];
   const CollectiveMix& agv = find(ms, "lag").collectives[0];
   for (int p : {2, 8, 64, 256, 1024}) {
-    CollectiveCost a = collective_cost(ar, p), g = collective_cost(ag, p), v = collective_cost(agv, p);
+    CollectiveCost a = collective_cost(ar, p), g = collective_cost(ag, p),
+                   v = collective_cost(agv, p);
     EXPECT_NEAR(a.bus_bytes, 2.0 * (p - 1) / p * kDenseBytes, 1e-6) << p;
     EXPECT_LT(a.bus_bytes, 2 * kDenseBytes);
     EXPECT_NEAR(g.bus_bytes, (p - 1) * kSparseBytes, 1e-6) << p;

@@ -128,8 +128,8 @@ void check_unbiased_and_variance(int bits, const std::string& norm_kind) {
   if (norm_kind == "l2") {
     const double bound = std::min(n / (s * s), std::sqrt(double(n)) / s) * norm2;
     EXPECT_LE(emp_var, bound);
-    std::printf("QSGD %d-bit, n=%lld: E|Q-v|^2 = %.4g |v|^2 (exact %.4g), bound %.4g |v|^2\n",
-                bits, static_cast<long long>(n), emp_var / norm2, var / norm2, bound / norm2);
+    std::printf("QSGD %d-bit, n=%lld: E|Q-v|^2 = %.4g |v|^2 (exact %.4g), bound %.4g |v|^2\n", bits,
+                static_cast<long long>(n), emp_var / norm2, var / norm2, bound / norm2);
   }
 }
 
@@ -149,8 +149,7 @@ TEST(Qsgd, ReproducibleFromSeedRankAndStep) {
 // `steps` steps of QSGD with `yaml` on P in-process ranks (bucket 2, lr 0.1): [rank][step].
 std::vector<std::vector<testing::StepResult>> run_steps(int P, const std::string& yaml, int steps,
                                                         const testing::GradsOf& grads_of) {
-  return testing::run_steps(P, "qsgd", yaml, steps, grads_of,
-                            StepOptions{kSeed, kBucketIndex});
+  return testing::run_steps(P, "qsgd", yaml, steps, grads_of, StepOptions{kSeed, kBucketIndex});
 }
 
 std::vector<at::Tensor> rank_grads(int r, int64_t t) {
@@ -193,8 +192,10 @@ TEST(Qsgd, OracleMatchesAPlainLibTorchReferenceOnTwoRanks) {
       auto grads = rank_grads(r, t);
       for (size_t i = 0; i < grads.size(); ++i) {
         at::Tensor q = reference_qsgd(grads[i], bits, B, gen);
-        if (r == 0) expected.push_back(q);
-        else expected[i] = expected[i] + q;
+        if (r == 0)
+          expected.push_back(q);
+        else
+          expected[i] = expected[i] + q;
       }
     }
     for (size_t i = 0; i < expected.size(); ++i) {

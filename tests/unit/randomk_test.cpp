@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/catalog.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/catalog.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"

@@ -1,4 +1,6 @@
 // Readers against files of known content written in the real formats (tests/unit/testdata_writers).
+#include "datasets/readers.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "datasets/readers.h"
 #include "tests/unit/testdata_writers.h"
 
 namespace cedar {
@@ -52,9 +53,9 @@ void expect_data_error(Fn fn, const std::vector<std::string>& parts) {
 // Five training batches of 2 images (global index 0..9) and a test batch of 3 (100..102).
 void write_cifar10_tree(const fs::path& dir) {
   for (int b = 0; b < 5; ++b)
-    write_cifar10_batch(dir / ("data_batch_" + std::to_string(b + 1) + ".bin"),
-                        cifar_pixels(2 * b, 2),
-                        {static_cast<uint8_t>((2 * b) % 10), static_cast<uint8_t>((2 * b + 1) % 10)});
+    write_cifar10_batch(
+        dir / ("data_batch_" + std::to_string(b + 1) + ".bin"), cifar_pixels(2 * b, 2),
+        {static_cast<uint8_t>((2 * b) % 10), static_cast<uint8_t>((2 * b + 1) % 10)});
   write_cifar10_batch(dir / "test_batch.bin", cifar_pixels(100, 3), {9, 0, 4});
 }
 
@@ -164,7 +165,8 @@ TEST(IdxReader, RawAndGzipReadBack) {
 
 TEST(IdxReader, MnistDirFindsGzippedAndRawNames) {
   TempDir tmp("mnist_dir");
-  write_idx_images(tmp.path() / "train-images-idx3-ubyte.gz", idx_pixels(4, 28, 28), 4, 28, 28, true);
+  write_idx_images(tmp.path() / "train-images-idx3-ubyte.gz", idx_pixels(4, 28, 28), 4, 28, 28,
+                   true);
   write_idx_labels(tmp.path() / "train-labels-idx1-ubyte.gz", {1, 2, 3, 4}, true);
   write_idx_images(tmp.path() / "t10k-images-idx3-ubyte", idx_pixels(2, 28, 28), 2, 28, 28, false);
   write_idx_labels(tmp.path() / "t10k-labels-idx1-ubyte", {5, 6}, false);
@@ -196,8 +198,7 @@ TEST(IdxReader, Errors) {
 
   write_idx_images(images, idx_pixels(3, 2, 2), 3, 2, 2, false);
   write_idx_labels(labels, {1, 12, 3}, true);
-  expect_data_error([&] { read_idx(images.string(), labels.string()); },
-                    {labels.string(), "12"});
+  expect_data_error([&] { read_idx(images.string(), labels.string()); }, {labels.string(), "12"});
 
   const fs::path missing = tmp.path() / "nope";
   expect_data_error([&] { read_idx(missing.string(), labels.string()); }, {missing.string()});
@@ -240,9 +241,9 @@ TEST(ImageFolderReader, SortedClassesLimitsAndColours) {
   TempDir tmp("imagefolder");
   const std::array<uint8_t, 3> red{200, 30, 40}, green{20, 180, 60}, blue{10, 40, 220};
   // Written out of order; the reader must sort class folders and files.
-  testdata::write_image_folder(tmp.path(), "train",
-                               {{"n03", {blue}}, {"n01", {red, green, blue}}, {"n02", {green, red}}},
-                               40, 24);
+  testdata::write_image_folder(
+      tmp.path(), "train", {{"n03", {blue}}, {"n01", {red, green, blue}}, {"n02", {green, red}}},
+      40, 24);
   testdata::write_bytes(tmp.path() / "train" / "n01" / "README.txt", {'h', 'i'});
   const ImageSet all = read_image_folder(tmp.str(), "train", 0, 0, 16);
   ASSERT_EQ(all.count, 6);
@@ -292,9 +293,9 @@ TEST(ImageFolderReader, ResizesShorterSideAndCentreCrops) {
   const uint8_t* img = set.image(0);
   const int plane = 16 * 16;
   for (int y : {0, 8, 15}) {
-    EXPECT_GT(img[0 * plane + y * 16 + 2], 230);   // red on the left
+    EXPECT_GT(img[0 * plane + y * 16 + 2], 230);  // red on the left
     EXPECT_LT(img[2 * plane + y * 16 + 2], 25);
-    EXPECT_LT(img[0 * plane + y * 16 + 13], 25);   // blue on the right
+    EXPECT_LT(img[0 * plane + y * 16 + 13], 25);  // blue on the right
     EXPECT_GT(img[2 * plane + y * 16 + 13], 230);
   }
 }

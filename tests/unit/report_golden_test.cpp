@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "comm/network_model.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/projection.h"
-#include "comm/network_model.h"
 #include "tests/unit/results_fixture.h"
 
 namespace cedar {
@@ -48,11 +48,13 @@ void expect_golden(const std::string& name, const std::string& actual) {
   }
   bool found = false;
   const std::string expected = read_file(golden, &found);
-  ASSERT_TRUE(found) << golden << " is missing; create it with CEDAR_UPDATE_GOLDEN=1 ctest -R report_golden_test";
+  ASSERT_TRUE(found)
+      << golden << " is missing; create it with CEDAR_UPDATE_GOLDEN=1 ctest -R report_golden_test";
   if (expected == actual) return;
   // Keep what was rendered beside the build so that `diff -u` shows the whole change.
   const char* bin = std::getenv("CEDAR_BINARY_DIR");
-  const std::string actual_path = std::string(bin ? bin : ::testing::TempDir().c_str()) + "/golden-actual-" + name;
+  const std::string actual_path =
+      std::string(bin ? bin : ::testing::TempDir().c_str()) + "/golden-actual-" + name;
   std::ofstream(actual_path, std::ios::binary) << actual;
   auto want = lines_of(expected), got = lines_of(actual);
   size_t line = 0;
@@ -91,10 +93,14 @@ class ReportGolden : public ::testing::Test {
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path_ + suffix).c_str());
     ResultStore store(path_);
     const int64_t dense = 1048576;
-    fixture::write_run(store, run("dense", "dense", 1, 0.875, 40.5, {"allreduce", 1, {dense, dense}}));
-    fixture::write_run(store, run("dense", "dense", 2, 0.8625, 41.5, {"allreduce", 1, {dense, dense}}));
-    fixture::write_run(store, run("dgc", "dgc", 1, 0.86875, 32.25, {"allgatherv", 1, {4200, 4200}}));
-    fixture::write_run(store, run("qsgd_4bit", "qsgd", 1, 0.8125, 36, {"allgather", 2, {81920, 81920}}));
+    fixture::write_run(store,
+                       run("dense", "dense", 1, 0.875, 40.5, {"allreduce", 1, {dense, dense}}));
+    fixture::write_run(store,
+                       run("dense", "dense", 2, 0.8625, 41.5, {"allreduce", 1, {dense, dense}}));
+    fixture::write_run(store,
+                       run("dgc", "dgc", 1, 0.86875, 32.25, {"allgatherv", 1, {4200, 4200}}));
+    fixture::write_run(store,
+                       run("qsgd_4bit", "qsgd", 1, 0.8125, 36, {"allgather", 2, {81920, 81920}}));
     RunSpec failed = run("fp16", "fp16", 1, 0, 3, {"allgather", 1, {524288, 524288}});
     failed.status = "failed";
     fixture::write_run(store, failed);
@@ -106,7 +112,9 @@ class ReportGolden : public ::testing::Test {
 };
 std::string ReportGolden::path_;
 
-TEST_F(ReportGolden, ComparisonMarkdown) { expect_golden("comparison.md", render_markdown(rows(0.85))); }
+TEST_F(ReportGolden, ComparisonMarkdown) {
+  expect_golden("comparison.md", render_markdown(rows(0.85)));
+}
 TEST_F(ReportGolden, ComparisonCsv) { expect_golden("comparison.csv", render_csv(rows(0.85))); }
 TEST_F(ReportGolden, ComparisonLatex) { expect_golden("comparison.tex", render_latex(rows(0))); }
 
@@ -123,10 +131,13 @@ TEST_F(ReportGolden, ClaimsVerdicts) {
     return c;
   };
   std::vector<Claim> claims = {
-      claim("DGC keeps accuracy", "Lin et al. 2018, Table 2", "dgc", "accuracy_gap", -1.0, std::nullopt),
-      claim("DGC compresses >= 270x", "Lin et al. 2018, abstract", "dgc", "payload_compression", 270.0, std::nullopt),
+      claim("DGC keeps accuracy", "Lin et al. 2018, Table 2", "dgc", "accuracy_gap", -1.0,
+            std::nullopt),
+      claim("DGC compresses >= 270x", "Lin et al. 2018, abstract", "dgc", "payload_compression",
+            270.0, std::nullopt),
       claim("DGC >= 200x on the wire", "(wire)", "dgc", "wire_ratio", 200.0, std::nullopt),
-      claim("QSGD faster on 1 GbE", "Alistarh et al. 2017", "qsgd_4bit", "modeled_speedup", 1.0, std::nullopt),
+      claim("QSGD faster on 1 GbE", "Alistarh et al. 2017", "qsgd_4bit", "modeled_speedup", 1.0,
+            std::nullopt),
       claim("fp16 accuracy window", "mixed precision", "fp16", "accuracy", 80.0, 90.0)};
   claims[0].setting = "ResNet-110, CIFAR-10, 4 workers";
   claims[0].reduced = "ResNet-20, 2 epochs";

@@ -7,16 +7,17 @@
 #include <utility>
 #include <vector>
 
-#include "results/store.h"
 #include "comm/bus_bytes.h"
 #include "comm/network_model.h"
+#include "results/store.h"
 
 namespace cedar::fixture {
 
 struct CollectiveSpec {
-  std::string op;                       // allreduce, allgather, allgatherv, broadcast
+  std::string op;  // allreduce, allgather, allgatherv, broadcast
   int64_t calls_per_step = 1;
-  std::vector<int64_t> payload_per_rank;  // bytes each rank contributes per call (allgatherv: with its 8-byte count)
+  std::vector<int64_t>
+      payload_per_rank;  // bytes each rank contributes per call (allgatherv: with its 8-byte count)
 };
 
 struct RunSpec {
@@ -38,7 +39,8 @@ struct CallCost {
 inline CallCost metered_call(const CollectiveSpec& c, int world, int rank) {
   const int64_t own = c.payload_per_rank[static_cast<size_t>(rank)];
   if (c.op == "allreduce") return {allreduce_bus_bytes(own, world), allreduce_latency_steps(world)};
-  if (c.op == "allgather") return {allgather_bus_bytes(own * world, world), allgather_latency_steps(world)};
+  if (c.op == "allgather")
+    return {allgather_bus_bytes(own * world, world), allgather_latency_steps(world)};
   if (c.op == "allgatherv") {
     int64_t total = 0;
     for (int64_t p : c.payload_per_rank) total += p - 8;
@@ -67,7 +69,8 @@ inline int64_t write_run(ResultStore& store, const RunSpec& s) {
 
   int64_t payload = 0, payload_all = 0, bus = 0, latency = 0;
   for (const auto& c : s.collectives) {
-    for (int r = 0; r < world; ++r) payload_all += c.calls_per_step * c.payload_per_rank[static_cast<size_t>(r)];
+    for (int r = 0; r < world; ++r)
+      payload_all += c.calls_per_step * c.payload_per_rank[static_cast<size_t>(r)];
     payload += c.calls_per_step * c.payload_per_rank[0];
     CallCost cost = metered_call(c, world, 0);
     bus += c.calls_per_step * cost.bus;

@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 // A fresh folder under the test temp folder, removed again when the test ends.
 struct TempDir {
-  explicit TempDir(const std::string& name) : path(fs::path(::testing::TempDir()) / ("sbatch_test_" + name)) {
+  explicit TempDir(const std::string& name)
+      : path(fs::path(::testing::TempDir()) / ("sbatch_test_" + name)) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -44,7 +45,8 @@ std::string read_file(const fs::path& path) {
 const char* kSuiteYaml =
     "name: tiny\nsuite: tiny\nmodel: {name: lenet5}\ndata: {name: fashion-mnist}\n"
     "train: {epochs: 1, batch_size: 32}\nalgorithm: dense\n"
-    "grid:\n  world_size: [2]\n  algorithm: [dense, fp16, {name: topk, label: top-1%, ratio: 0.01}]\n";
+    "grid:\n  world_size: [2]\n  algorithm: [dense, fp16, {name: topk, label: top-1%, ratio: "
+    "0.01}]\n";
 
 Suite tiny_suite(const fs::path& dir) {
   return load_job_suite(write_file(dir / "tiny.yaml", kSuiteYaml), {"data.train_limit=2000"});
@@ -83,12 +85,14 @@ TEST(Sbatch, TimeLimits) {
   EXPECT_EQ(parse_time_limit("00:01:30"), 90);
   EXPECT_EQ(parse_time_limit("48:00:00"), 48 * 3600);
   EXPECT_EQ(parse_time_limit("1-00:00:30"), 86430);
-  for (const char* bad : {"90", "1:2:3", "00:60:00", "00:00:75", "1-24:00:00", "00:00:00", "2h", ""}) {
+  for (const char* bad :
+       {"90", "1:2:3", "00:60:00", "00:00:75", "1-24:00:00", "00:00:00", "2h", ""}) {
     try {
       parse_time_limit(bad);
       ADD_FAILURE() << "accepted --time " << bad;
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("--time ") + bad + ":"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("--time ") + bad + ":"), std::string::npos)
+          << e.what();
     }
   }
 }
@@ -106,8 +110,9 @@ TEST(Sbatch, OptionErrorsNameTheOption) {
   EXPECT_EQ(error_of(o, suite), "--nodes 0: expected at least 1");
   o = ok;
   o.ntasks_per_node = 1;  // the grid's world size is 2
-  EXPECT_EQ(error_of(o, suite), "run 'dense' of " + suite.file +
-                                    " needs 2 ranks but the job has --nodes 1 x --ntasks-per-node 1 = 1 tasks");
+  EXPECT_EQ(error_of(o, suite),
+            "run 'dense' of " + suite.file +
+                " needs 2 ranks but the job has --nodes 1 x --ntasks-per-node 1 = 1 tasks");
   o.nodes = 2;  // two nodes of one task each hold it
   EXPECT_EQ(error_of(o, suite), "");
   o = ok;
@@ -115,8 +120,9 @@ TEST(Sbatch, OptionErrorsNameTheOption) {
   EXPECT_EQ(error_of(o, suite), "--gpus-per-node -1: expected at least 0");
   o = ok;
   o.time = "00:02:00";
-  EXPECT_EQ(error_of(o, suite), "--time 00:02:00 (120 s) must be longer than --grace 120 s, the warning "
-                                "before the time limit that requeues the job");
+  EXPECT_EQ(error_of(o, suite),
+            "--time 00:02:00 (120 s) must be longer than --grace 120 s, the warning "
+            "before the time limit that requeues the job");
   o.grace_seconds = 60;
   EXPECT_EQ(error_of(o, suite), "");
   o.time = "two hours";
@@ -141,14 +147,16 @@ TEST(Sbatch, SuiteFilesWithoutGridOrMissing) {
     load_job_suite((dir / "missing.yaml").string(), {});
     ADD_FAILURE() << "a missing file was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing.yaml: cannot open experiment file"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("missing.yaml: cannot open experiment file"),
+              std::string::npos);
   }
 }
 
 TEST(Sbatch, NamesOfLogsAndJobFolders) {
   EXPECT_EQ(run_log_name(3, 12, "dgc-99.9/np4"), "run-03-dgc-99.9_np4.log");
   EXPECT_EQ(run_log_name(7, 150, "top-1%"), "run-007-top-1_.log");
-  EXPECT_EQ(job_dir_for("/data/results/q.db", "quick", 86400 + 3723), "/data/results/slurm/quick-19700102-010203");
+  EXPECT_EQ(job_dir_for("/data/results/q.db", "quick", 86400 + 3723),
+            "/data/results/slurm/quick-19700102-010203");
 }
 
 TEST(Sbatch, ScriptHeaderOneJob) {
@@ -165,22 +173,18 @@ TEST(Sbatch, ScriptHeaderOneJob) {
   const std::string text = job_script(opts, command_in(dir, suite), suite);
   EXPECT_EQ(text.rfind("#!/bin/bash\n", 0), 0u);
   const std::vector<std::string> want = {
-      "#SBATCH --job-name=cedar-tiny",
-      "#SBATCH --nodes=2",
-      "#SBATCH --ntasks-per-node=4",
-      "#SBATCH --gpus-per-node=1",
-      "#SBATCH --partition=gpu",
-      "#SBATCH --time=01:30:00",
-      "#SBATCH --chdir=/home/me/cedar",
-      "#SBATCH --output=" + job + "/slurm-%j.out",
-      "#SBATCH --open-mode=append",
-      "#SBATCH --requeue",
+      "#SBATCH --job-name=cedar-tiny",  "#SBATCH --nodes=2",
+      "#SBATCH --ntasks-per-node=4",    "#SBATCH --gpus-per-node=1",
+      "#SBATCH --partition=gpu",        "#SBATCH --time=01:30:00",
+      "#SBATCH --chdir=/home/me/cedar", "#SBATCH --output=" + job + "/slurm-%j.out",
+      "#SBATCH --open-mode=append",     "#SBATCH --requeue",
       "#SBATCH --signal=B:USR1@120",
   };
   EXPECT_EQ(lines_starting(text, "#SBATCH"), want);
   EXPECT_EQ(lines_starting(text, "LOGS="),
             std::vector<std::string>{"LOGS=(run-00-dense.log run-01-fp16.log run-02-top-1_.log)"});
-  EXPECT_EQ(lines_starting(text, "SETS="), std::vector<std::string>{"SETS=(--set data.train_limit=2000)"});
+  EXPECT_EQ(lines_starting(text, "SETS="),
+            std::vector<std::string>{"SETS=(--set data.train_limit=2000)"});
   EXPECT_EQ(lines_starting(text, "for i in "), std::vector<std::string>{"for i in $(seq 0 2); do"});
   EXPECT_EQ(lines_starting(text, "\"$CEDAR\" report"),
             std::vector<std::string>{"\"$CEDAR\" report \"$DB\" --suite tiny"});
@@ -197,13 +201,14 @@ TEST(Sbatch, ScriptHeaderArray) {
   const std::string text = job_script(opts, command_in(dir, suite), suite);
   const std::string job = (dir / "job").string();
   const std::vector<std::string> want = {
-      "#SBATCH --job-name=cedar-tiny",   "#SBATCH --nodes=1",
-      "#SBATCH --ntasks-per-node=2",     "#SBATCH --array=0-2",
-      "#SBATCH --chdir=/home/me/cedar",  "#SBATCH --output=" + job + "/slurm-%A_%a.out",
-      "#SBATCH --open-mode=append",      "#SBATCH --requeue",
+      "#SBATCH --job-name=cedar-tiny",  "#SBATCH --nodes=1",
+      "#SBATCH --ntasks-per-node=2",    "#SBATCH --array=0-2",
+      "#SBATCH --chdir=/home/me/cedar", "#SBATCH --output=" + job + "/slurm-%A_%a.out",
+      "#SBATCH --open-mode=append",     "#SBATCH --requeue",
   };
   EXPECT_EQ(lines_starting(text, "#SBATCH"), want);
-  EXPECT_EQ(lines_starting(text, "run \""), std::vector<std::string>{"run \"$SLURM_ARRAY_TASK_ID\""});
+  EXPECT_EQ(lines_starting(text, "run \""),
+            std::vector<std::string>{"run \"$SLURM_ARRAY_TASK_ID\""});
   EXPECT_TRUE(lines_starting(text, "for i in ").empty());
 }
 
@@ -220,32 +225,36 @@ ScriptRun run_script(const std::string& name, bool array, const std::string& env
   const fs::path dir = tmp->path;
   Suite suite = tiny_suite(dir);
   JobCommand cmd = command_in(dir, suite);
-  cmd.cedar = write_file(dir / "cedar",
-                         "#!/bin/bash\n"
-                         "printf '%s|' \"$@\"; echo\n"
-                         "[ \"$1\" = suite ] && [ \"$6\" = \"${USR1_INDEX:-}\" ] && { kill -USR1 $PPID; sleep 0.3; }\n"
-                         "[ \"$1\" = suite ] && [ \"$6\" = \"${FAIL_INDEX:-}\" ] && exit 3\n"
-                         "[ \"$1\" = report ] && echo report >> \"$(dirname \"$0\")/report.txt\"\n"
-                         "exit 0\n");
+  cmd.cedar = write_file(
+      dir / "cedar",
+      "#!/bin/bash\n"
+      "printf '%s|' \"$@\"; echo\n"
+      "[ \"$1\" = suite ] && [ \"$6\" = \"${USR1_INDEX:-}\" ] && { kill -USR1 $PPID; sleep 0.3; }\n"
+      "[ \"$1\" = suite ] && [ \"$6\" = \"${FAIL_INDEX:-}\" ] && exit 3\n"
+      "[ \"$1\" = report ] && echo report >> \"$(dirname \"$0\")/report.txt\"\n"
+      "exit 0\n");
   cmd.overrides = {"data.train_limit=2000", "algorithm={name: dgc, sparsity: 0.99}", "name=it's"};
   fs::create_directories(dir / "bin");
   fs::create_directories(cmd.job_dir);
-  write_file(dir / "bin" / "scontrol", "#!/bin/bash\necho \"$@\" >> \"$(dirname \"$0\")/../scontrol.txt\"\n");
+  write_file(dir / "bin" / "scontrol",
+             "#!/bin/bash\necho \"$@\" >> \"$(dirname \"$0\")/../scontrol.txt\"\n");
   SbatchOptions opts;
   opts.ntasks_per_node = 2;
   opts.array = array;
   write_file(dir / "job.sh", job_script(opts, cmd, suite));
-  const std::string line = "chmod +x '" + cmd.cedar + "' '" + (dir / "bin" / "scontrol").string() + "' && cd '" +
-                           dir.string() + "' && PATH=\"$PWD/bin:$PATH\" SLURM_JOB_ID=77 " + env +
+  const std::string line = "chmod +x '" + cmd.cedar + "' '" + (dir / "bin" / "scontrol").string() +
+                           "' && cd '" + dir.string() +
+                           "' && PATH=\"$PWD/bin:$PATH\" SLURM_JOB_ID=77 " + env +
                            " bash job.sh > job.out 2>&1";
   int status = std::system(line.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, std::move(tmp), dir};
 }
 
 std::string expected_argv(const fs::path& dir, int index) {
-  return "suite|" + (dir / "tiny.yaml").string() + "|--db|" + (dir / "results.db").string() + "|--only|" +
-         std::to_string(index) +
-         "|--set|data.train_limit=2000|--set|algorithm={name: dgc, sparsity: 0.99}|--set|name=it's|\n";
+  return "suite|" + (dir / "tiny.yaml").string() + "|--db|" + (dir / "results.db").string() +
+         "|--only|" + std::to_string(index) +
+         "|--set|data.train_limit=2000|--set|algorithm={name: dgc, sparsity: "
+         "0.99}|--set|name=it's|\n";
 }
 
 TEST(Sbatch, ScriptRunsEveryRunWithItsOwnLog) {
@@ -257,15 +266,18 @@ TEST(Sbatch, ScriptRunsEveryRunWithItsOwnLog) {
   EXPECT_EQ(read_file(r.dir / "report.txt"), "report\n");
   const std::string out = read_file(r.dir / "job.out");
   EXPECT_EQ(out.rfind("cedar: job 77, start 1, on ", 0), 0u) << out;
-  EXPECT_NE(out.find("cedar: run 1 (run-01-fp16.log) exited with status 3"), std::string::npos) << out;
+  EXPECT_NE(out.find("cedar: run 1 (run-01-fp16.log) exited with status 3"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("cedar: 1 run(s) failed"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(r.dir / "scontrol.txt"));
 }
 
 TEST(Sbatch, ArrayTaskRunsOnlyItsRun) {
-  ScriptRun r = run_script("array_task", true, "SLURM_ARRAY_JOB_ID=70 SLURM_ARRAY_TASK_ID=2 FAIL_INDEX=2");
+  ScriptRun r =
+      run_script("array_task", true, "SLURM_ARRAY_JOB_ID=70 SLURM_ARRAY_TASK_ID=2 FAIL_INDEX=2");
   EXPECT_EQ(r.status, 3) << read_file(r.dir / "job.out");
-  EXPECT_EQ(read_file(r.dir / "job.out").rfind("cedar: job 70_2, start 1, on ", 0), 0u) << read_file(r.dir / "job.out");
+  EXPECT_EQ(read_file(r.dir / "job.out").rfind("cedar: job 70_2, start 1, on ", 0), 0u)
+      << read_file(r.dir / "job.out");
   EXPECT_EQ(read_file(r.dir / "job" / "run-02-top-1_.log"), expected_argv(r.dir, 2));
   EXPECT_FALSE(fs::exists(r.dir / "job" / "run-00-dense.log"));
   EXPECT_FALSE(fs::exists(r.dir / "job" / "run-01-fp16.log"));
@@ -276,10 +288,11 @@ TEST(Sbatch, Usr1RequeuesTheJobAndStartsNoFurtherRun) {
   ScriptRun r = run_script("requeue", false, "USR1_INDEX=1");
   EXPECT_EQ(r.status, 0) << read_file(r.dir / "job.out");
   EXPECT_EQ(read_file(r.dir / "scontrol.txt"), "requeue 77\n");
-  EXPECT_TRUE(fs::exists(r.dir / "job" / "run-01-fp16.log"));    // the interrupted run
+  EXPECT_TRUE(fs::exists(r.dir / "job" / "run-01-fp16.log"));     // the interrupted run
   EXPECT_FALSE(fs::exists(r.dir / "job" / "run-02-top-1_.log"));  // never started
   EXPECT_FALSE(fs::exists(r.dir / "report.txt"));
-  EXPECT_NE(read_file(r.dir / "job.out").find("cedar: requeueing job 77 before its time limit"), std::string::npos);
+  EXPECT_NE(read_file(r.dir / "job.out").find("cedar: requeueing job 77 before its time limit"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -36,10 +36,9 @@ TEST(SignSgd, ParametersAndMomentumOwnership) {
 
 TEST(SignSgd, MajorityVoteOnThreeRanksEqualsTheHandComputedVote) {
   // Columns: the three ranks' signs (0 counts as +) and the vote.
-  const std::vector<std::vector<float>> g = {
-      {1, -2, 3, -4, 0.5, -0.5, 0, 2, -1e-8f},
-      {1, 2, -3, -4, 0.5, 0.5, 0, -2, -3},
-      {-1, 2, 3, 4, -0.5, 0.5, -1, -2, 7}};
+  const std::vector<std::vector<float>> g = {{1, -2, 3, -4, 0.5, -0.5, 0, 2, -1e-8f},
+                                             {1, 2, -3, -4, 0.5, 0.5, 0, -2, -3},
+                                             {-1, 2, 3, 4, -0.5, 0.5, -1, -2, 7}};
   const std::vector<float> vote = {1, 1, 1, -1, 1, 1, 1, -1, -1};
   auto res = testing::run_steps(
       3, "signsgd", "{momentum: 0}", 1,
@@ -86,8 +85,10 @@ TEST_P(SignSgdRanks, SignumOracleAgreementAndExactBytes) {
       for (size_t i = 0; i < g.size(); ++i) {
         v[r][i].mul_(0.9).add_(g[i], 1 - 0.9);
         at::Tensor s = torch::where(v[r][i] >= 0, torch::ones_like(g[i]), -torch::ones_like(g[i]));
-        if (r == 0) votes.push_back(s);
-        else votes[i] = votes[i] + s;
+        if (r == 0)
+          votes.push_back(s);
+        else
+          votes[i] = votes[i] + s;
       }
     }
     for (size_t i = 0; i < votes.size(); ++i)

@@ -1,6 +1,8 @@
 // The codecs' shared reductions (algorithms/codecs/simd.h) against their documented order: sums of
 // eight fp64 partial sums added pairwise, maxima of |x| with NaNs skipped. QSGD's norms and
 // TernGrad's statistics are computed through them, so their order fixes those codecs' bits.
+#include "algorithms/codecs/simd.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -10,7 +12,6 @@
 #include <limits>
 
 #include "algorithms/codecs/compressor.h"
-#include "algorithms/codecs/simd.h"
 
 namespace cedar {
 namespace {

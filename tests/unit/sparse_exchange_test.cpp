@@ -1,12 +1,13 @@
 // The sparse (index, value) encoding shared by DGC, top-k and random-k (algorithms/
 // sparse_exchange.h): exact payload sizes and round trips, the keep count, and the sparse
 // allgather with the scatter into the segments of a joint index space, with its metered bytes.
+#include "algorithms/exchange/sparse_exchange.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <vector>
 
-#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"

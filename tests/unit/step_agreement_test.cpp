@@ -1,6 +1,8 @@
 // The ranks' agreement on a step (runner/train/step_agreement.h): every field of a report comes
 // back in its own place, the statistics are summed over ranks, the stop signal and the
 // non-finite update are those of the lowest rank that has one, and every rank gets the same.
+#include "runner/train/step_agreement.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,7 +14,6 @@
 
 #include "comm/communicator.h"
 #include "comm/inprocess_communicator.h"
-#include "runner/train/step_agreement.h"
 
 namespace cedar {
 namespace {
@@ -69,9 +70,9 @@ TEST(StepAgreement, StatisticsAreSummedOverRanks) {
   const int n = 4;
   const auto agreed = agree(n, [](int r) {
     StepReport rep;
-    rep.loss_sum = 0.5 + r;                   // 0.5 + 1.5 + 2.5 + 3.5
-    rep.correct = 10 * r;                     // 0 + 10 + 20 + 30
-    rep.count = 16 + r;                       // 16 + 17 + 18 + 19
+    rep.loss_sum = 0.5 + r;                            // 0.5 + 1.5 + 2.5 + 3.5
+    rep.correct = 10 * r;                              // 0 + 10 + 20 + 30
+    rep.count = 16 + r;                                // 16 + 17 + 18 + 19
     rep.payload_bytes = (int64_t{1} << 33) * (r + 1);  // 2^33 * (1 + 2 + 3 + 4)
     return rep;
   });

@@ -1,7 +1,8 @@
 // Results store: schema, step buffering, status transitions, concurrent writers.
+#include "results/store.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <filesystem>
 #include <thread>
 #include <vector>
-
-#include "results/store.h"
 
 namespace cedar {
 namespace {
@@ -190,7 +189,8 @@ TEST(Store, UnwritablePathIsAClearError) {
     ResultStore s("/proc/cedar/forbidden.db");
     FAIL() << "expected StoreError";
   } catch (const StoreError& e) {
-    EXPECT_NE(std::string(e.what()).find("/proc/cedar/forbidden.db"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/proc/cedar/forbidden.db"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -149,9 +149,9 @@ TEST_P(TernGradRanks, OracleAgreementAndExactBytes) {
       const auto& c = res[r][t].comm;
       EXPECT_EQ(c.payload_bytes, 4 * T + codes);
       EXPECT_EQ(c.calls, sharing ? 2 : 1);
-      EXPECT_EQ(c.bus_bytes, sharing ? allgather_bus_bytes(4 * T * P, P) +
-                                           allgather_bus_bytes(codes * P, P)
-                                     : allgather_bus_bytes((4 * T + codes) * P, P));
+      EXPECT_EQ(c.bus_bytes,
+                sharing ? allgather_bus_bytes(4 * T * P, P) + allgather_bus_bytes(codes * P, P)
+                        : allgather_bus_bytes((4 * T + codes) * P, P));
     }
   }
 }
@@ -164,8 +164,7 @@ TEST(TernGrad, BytesPerStepForResNet20Gradients) {
   const auto shapes = testing::resnet20_shapes();
   int64_t formula = 4 * static_cast<int64_t>(shapes.size());
   for (const auto& s : shapes) formula += ceil_div(c10::multiply_integers(s), 4);
-  for (int64_t bytes : testing::resnet20_step_payloads("terngrad", "{}"))
-    EXPECT_EQ(bytes, formula);
+  for (int64_t bytes : testing::resnet20_step_payloads("terngrad", "{}")) EXPECT_EQ(bytes, formula);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ TempDir::~TempDir() {
 void write_bytes(const fs::path& file, const std::vector<uint8_t>& bytes) {
   if (file.has_parent_path()) fs::create_directories(file.parent_path());
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 
@@ -95,7 +96,8 @@ void write_cifar10_batch(const fs::path& file, const std::vector<uint8_t>& pixel
 void write_cifar100_file(const fs::path& file, const std::vector<uint8_t>& pixels,
                          const std::vector<uint8_t>& coarse, const std::vector<uint8_t>& fine) {
   if (pixels.size() != fine.size() * kCifarPixels || coarse.size() != fine.size())
-    throw std::invalid_argument("write_cifar100_file: need 3072 pixel bytes and 2 labels per image");
+    throw std::invalid_argument(
+        "write_cifar100_file: need 3072 pixel bytes and 2 labels per image");
   std::vector<uint8_t> out;
   for (size_t i = 0; i < fine.size(); ++i) {
     out.push_back(coarse[i]);
@@ -164,8 +166,8 @@ void write_image_folder(const fs::path& root, const std::string& split,
     for (size_t k = 0; k < cls.colours.size(); ++k) {
       std::string index = std::to_string(k);
       index.insert(0, index.size() < 4 ? 4 - index.size() : 0, '0');
-      write_solid_jpeg(root / split / cls.wnid / (cls.wnid + "_" + index + ".JPEG"), width,
-                       height, cls.colours[k]);
+      write_solid_jpeg(root / split / cls.wnid / (cls.wnid + "_" + index + ".JPEG"), width, height,
+                       cls.colours[k]);
     }
   }
 }
