@@ -5,11 +5,23 @@
 namespace cedar {
 
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
+  // One algorithm per line, in the order `cedar list` and the comparison tables show them.
+  // clang-format off
   static const std::vector<AlgorithmInfo> catalog = {
-      dense_sgd_algorithm(), dgc_algorithm(),     topk_algorithm(),       randomk_algorithm(),
-      powersgd_algorithm(),  lag_algorithm(),     local_sgd_algorithm(),  qsgd_algorithm(),
-      terngrad_algorithm(),  signsgd_algorithm(), ef_signsgd_algorithm(), fp16_algorithm(),
+      dense_sgd_algorithm(),
+      dgc_algorithm(),
+      topk_algorithm(),
+      randomk_algorithm(),
+      powersgd_algorithm(),
+      lag_algorithm(),
+      local_sgd_algorithm(),
+      qsgd_algorithm(),
+      terngrad_algorithm(),
+      signsgd_algorithm(),
+      ef_signsgd_algorithm(),
+      fp16_algorithm(),
   };
+  // clang-format on
   return catalog;
 }
 

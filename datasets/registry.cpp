@@ -86,8 +86,7 @@ LoadedDataset load_imagenet_folder(const DatasetSpec& spec) {
     throw DataError("ImageFolder: the class folders of " + spec.root + "/train and " + spec.root +
                     "/val differ (" + std::to_string(d.train.class_names.size()) + " vs " +
                     std::to_string(d.test.class_names.size()) +
-                    " classes taken); labels would "
-                    "not match");
+                    " classes taken); labels would not match");
   keep_first(d.train, spec.train_limit);
   keep_first(d.test, spec.test_limit);
   d.norm = {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
