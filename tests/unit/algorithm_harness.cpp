@@ -97,6 +97,12 @@ std::vector<std::vector<int64_t>> resnet20_shapes() {
   return s;
 }
 
+StepOptions decaying_lr_options() {
+  StepOptions o{77, 1};
+  o.lr_schedule = [](int64_t t) { return 0.1 / (1 + t); };
+  return o;
+}
+
 std::vector<at::Tensor> quantizer_grads(int rank, int64_t step) {
   at::Generator gen = make_generator(5, rank, step, 3);
   at::Tensor a = torch::randn({4, 3, 3, 3}, gen) * (rank + 1);

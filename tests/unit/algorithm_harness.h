@@ -96,6 +96,10 @@ struct StepOptions {
   double lr_at(int64_t step) const { return lr_schedule ? lr_schedule(step) : lr; }
 };
 
+// The quantizer tests' multi-rank steps: run seed 77, bucket 1, a learning rate decaying as
+// 0.1 / (1 + t).
+StepOptions decaying_lr_options();
+
 // One rank's view of one step.
 struct StepResult {
   std::vector<at::Tensor> grads;   // the update every entry holds after reduce_gradients

@@ -21,6 +21,7 @@ namespace cedar {
 namespace {
 
 using testing::ceil_div;
+using testing::decaying_lr_options;
 using testing::decode_error;
 using testing::filler_bytes;
 using testing::make_algorithm;
@@ -31,14 +32,8 @@ using testing::StepOptions;
 constexpr uint64_t kSeed = 77;
 constexpr int64_t kBucketIndex = 1;
 
+// The learning rate of decaying_lr_options() at step t.
 double lr_of(int64_t t) { return 0.1 / (1 + t); }
-
-// Multi-rank steps: run seed 77, bucket 1, the learning rate lr_of(t).
-StepOptions rank_options() {
-  StepOptions o{kSeed, kBucketIndex};
-  o.lr_schedule = lr_of;
-  return o;
-}
 
 TEST(EfSignSgd, ScaleIsMeanAbsoluteValueAndMemoryIsTheExactResidual) {
   auto alg = make_algorithm("ef-signsgd");
@@ -69,7 +64,8 @@ class EfSignSgdRanks : public ::testing::TestWithParam<int> {};
 TEST_P(EfSignSgdRanks, OracleAgreementAndExactBytes) {
   const int P = GetParam();
   const int steps = 5;
-  auto res = testing::run_steps(P, "ef-signsgd", "{}", steps, quantizer_grads, rank_options());
+  auto res =
+      testing::run_steps(P, "ef-signsgd", "{}", steps, quantizer_grads, decaying_lr_options());
   testing::expect_ranks_agree(res);
   std::vector<std::vector<at::Tensor>> e(P);
   int64_t bytes = 0;

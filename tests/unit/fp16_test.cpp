@@ -19,23 +19,17 @@
 namespace cedar {
 namespace {
 
+using testing::decaying_lr_options;
 using testing::decode_error;
 using testing::filler_bytes;
 using testing::quantizer_grads;
 using testing::StepOptions;
 
-// Multi-rank steps: run seed 77, bucket 1, a learning rate decaying as 0.1 / (1 + t).
-StepOptions rank_options() {
-  StepOptions o{77, 1};
-  o.lr_schedule = [](int64_t t) { return 0.1 / (1 + t); };
-  return o;
-}
-
 class Fp16Ranks : public ::testing::TestWithParam<int> {};
 
 TEST_P(Fp16Ranks, AverageOfTheHalvesAndTwoBytesPerElement) {
   const int P = GetParam();
-  auto res = testing::run_steps(P, "fp16", "{}", 2, quantizer_grads, rank_options());
+  auto res = testing::run_steps(P, "fp16", "{}", 2, quantizer_grads, decaying_lr_options());
   testing::expect_ranks_agree(res);
   int64_t n = 0;
   for (const auto& g : quantizer_grads(0, 0)) n += g.numel();

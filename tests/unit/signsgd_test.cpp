@@ -15,16 +15,9 @@ namespace cedar {
 namespace {
 
 using testing::ceil_div;
+using testing::decaying_lr_options;
 using testing::make_algorithm;
 using testing::quantizer_grads;
-using testing::StepOptions;
-
-// Multi-rank steps: run seed 77, bucket 1, a learning rate decaying as 0.1 / (1 + t).
-StepOptions rank_options() {
-  StepOptions o{77, 1};
-  o.lr_schedule = [](int64_t t) { return 0.1 / (1 + t); };
-  return o;
-}
 
 TEST(SignSgd, ParametersAndMomentumOwnership) {
   EXPECT_THROW(make_algorithm("signsgd", "{momentum: 1}"), ConfigError);
@@ -45,7 +38,7 @@ TEST(SignSgd, MajorityVoteOnThreeRanksEqualsTheHandComputedVote) {
       [&](int r, int64_t) {
         return std::vector<at::Tensor>{torch::tensor(g[r]), torch::tensor(g[r]).flip(0) * 3};
       },
-      rank_options());
+      decaying_lr_options());
   for (int r = 0; r < 3; ++r) {
     EXPECT_TRUE(torch::equal(res[r][0].grads[0], torch::tensor(vote))) << res[r][0].grads[0];
     EXPECT_TRUE(torch::equal(res[r][0].grads[1], torch::tensor(vote).flip(0)));
@@ -61,7 +54,7 @@ TEST(SignSgd, TiesOfTheVoteGiveZero) {
         return std::vector<at::Tensor>{r == 0 ? torch::tensor({1.0f, -1.0f, 2.0f})
                                               : torch::tensor({-1.0f, -1.0f, 3.0f})};
       },
-      rank_options());
+      decaying_lr_options());
   EXPECT_TRUE(torch::equal(res[0][0].grads[0], torch::tensor({0.0f, -1.0f, 1.0f})));
 }
 
@@ -71,7 +64,7 @@ class SignSgdRanks : public ::testing::TestWithParam<int> {};
 TEST_P(SignSgdRanks, SignumOracleAgreementAndExactBytes) {
   const int P = GetParam();
   const int steps = 5;
-  auto res = testing::run_steps(P, "signsgd", "{}", steps, quantizer_grads, rank_options());
+  auto res = testing::run_steps(P, "signsgd", "{}", steps, quantizer_grads, decaying_lr_options());
   testing::expect_ranks_agree(res);
   std::vector<std::vector<at::Tensor>> v(P);
   int64_t bytes = 0;

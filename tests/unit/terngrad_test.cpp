@@ -19,6 +19,7 @@ namespace cedar {
 namespace {
 
 using testing::ceil_div;
+using testing::decaying_lr_options;
 using testing::make_algorithm;
 using testing::quantizer_grads;
 using testing::reduce_once;
@@ -29,13 +30,6 @@ constexpr int64_t kBucketIndex = 1;
 
 // Single-rank steps: the run seed and bucket of the multi-rank ones, lr 0.1.
 const StepOptions kOnce{kSeed, kBucketIndex};
-
-// Multi-rank steps: a learning rate decaying as 0.1 / (1 + t).
-StepOptions rank_options() {
-  StepOptions o{kSeed, kBucketIndex};
-  o.lr_schedule = [](int64_t t) { return 0.1 / (1 + t); };
-  return o;
-}
 
 TEST(TernGrad, ParametersAreValidated) {
   EXPECT_THROW(make_algorithm("terngrad", "{clip: -1}"), ConfigError);
@@ -133,7 +127,7 @@ TEST_P(TernGradRanks, OracleAgreementAndExactBytes) {
   const int P = std::get<0>(GetParam());
   const bool sharing = std::get<1>(GetParam());
   auto res = testing::run_steps(P, "terngrad", sharing ? "{}" : "{scaler_sharing: false}", 3,
-                                quantizer_grads, rank_options());
+                                quantizer_grads, decaying_lr_options());
   testing::expect_ranks_agree(res);
   int64_t codes = 0;
   const auto shapes = quantizer_grads(0, 0);
