@@ -64,6 +64,10 @@ struct RunSummary {
   int64_t total_payload_bytes = 0, total_bus_bytes = 0;
 };
 
+// This machine's host name: what a run record's `host` holds, and what mark_stale_runs() compares
+// it with to tell a run of this host (checked by pid) from one elsewhere (checked by heartbeat).
+std::string this_host();
+
 class ResultStore {
  public:
   // Opens (creating folders, file and schema as needed). Throws StoreError naming the path when

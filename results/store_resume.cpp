@@ -9,13 +9,14 @@
 #include "results/store.h"
 
 namespace cedar {
-namespace {
 
 std::string this_host() {
   char buf[256] = {0};
   gethostname(buf, sizeof buf - 1);
   return buf;
 }
+
+namespace {
 
 bool process_alive(int64_t pid) {
   if (pid <= 0) return false;

@@ -22,13 +22,15 @@ std::vector<CommTotalRow> gather_comm_totals(const MeteredCommunicator& metered,
     local[i][4] = c.seconds;
   }
   auto all = control.allgather(local.reshape({-1})).view({control.size(), -1, 5});
+  auto v = all.accessor<double, 3>();
   std::vector<CommTotalRow> rows;
   for (int r = 0; r < control.size(); ++r)
     for (size_t i = 0; i < ops.size(); ++i) {
-      auto v = all[r][static_cast<int64_t>(i)];
-      if (v[0].item<double>() == 0) continue;
-      rows.push_back({r, ops[i], v[0].item<int64_t>(), v[1].item<int64_t>(), v[2].item<int64_t>(),
-                      v[3].item<int64_t>(), v[4].item<double>()});
+      const auto op = static_cast<int64_t>(i);
+      if (v[r][op][0] == 0) continue;
+      rows.push_back({r, ops[i], static_cast<int64_t>(v[r][op][0]),
+                      static_cast<int64_t>(v[r][op][1]), static_cast<int64_t>(v[r][op][2]),
+                      static_cast<int64_t>(v[r][op][3]), v[r][op][4]});
     }
   return rows;
 }

@@ -1,22 +1,12 @@
 #include "runner/train/run_record.h"
 
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include "runner/train/optimizer.h"
 #include "runner/train/provenance.h"
 #include "runner/version.h"
 
 namespace cedar {
-namespace {
-
-std::string host_name() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
-}  // namespace
 
 RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolved_yaml,
                           const std::string& fingerprint, const Communicator& backend, int threads,
@@ -32,7 +22,7 @@ RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolv
   rec.config = resolved_yaml;
   rec.config_hash = fingerprint;
   rec.code_version = kCedarVersion;
-  rec.host = host_name();
+  rec.host = this_host();
   rec.backend = backend.backend();
   rec.network = cfg.network.profile;
   rec.threads = threads;
