@@ -1,4 +1,6 @@
--- Cedar results store. One database holds many runs (of one or several suites).
+-- Cedar results store. One database holds many runs (of one or several suites). PRAGMA
+-- user_version holds the schema version (results/database.h); a database of an older version is
+-- migrated when opened, and columns it lacks are added there (results/database.cpp).
 -- Bytes are what a rank sends: payload = what it contributes to a collective, bus = what it pushes
 -- through its link under a bandwidth-optimal algorithm (nccl-tests factors). dense_bytes is the
 -- payload a dense fp32 allreduce of all gradients would have cost for the same step.
@@ -34,7 +36,11 @@ CREATE TABLE IF NOT EXISTS runs (
   heartbeat     REAL,                    -- unix time of rank 0's last write
   effective_momentum REAL,               -- the momentum the updates got: optimizer.momentum, or
                                          -- the algorithm's own (DGC, Signum), 0 for plain steps
-  provenance    TEXT                     -- JSON: command line, library versions, CPU / GPU, threads
+  provenance    TEXT,                    -- JSON: command line, library versions, CPU / GPU, threads
+  uuid          TEXT,                    -- globally unique id: names checkpoints and shards
+  attempt       INTEGER NOT NULL DEFAULT 0, -- 0, then +1 each time the run is resumed
+  results_mode  TEXT,                    -- wal / shards (results/results_mode.h)
+  filesystem    TEXT                     -- the database folder's filesystem, e.g. ext4, nfs
 );
 
 -- One row per training step (rank 0's view, plus the sum of payload bytes over all ranks).
@@ -104,6 +110,24 @@ CREATE TABLE IF NOT EXISTS claims (
   host        TEXT NOT NULL,
   pid         INTEGER NOT NULL,
   claimed     REAL NOT NULL              -- unix time
+);
+
+-- In a shard (<db>.shards/<uuid>.<attempt>.db, results/shards.h): the one run it holds, which
+-- attempt of that run it is, and the step its rows start at when the attempt resumed a checkpoint.
+CREATE TABLE IF NOT EXISTS shard_info (
+  uuid              TEXT NOT NULL,
+  attempt           INTEGER NOT NULL,
+  resumed_from_step INTEGER NOT NULL       -- -1: the run's first attempt
+);
+
+-- In a main database: the shards `cedar merge` has folded into it (results/merge.h).
+CREATE TABLE IF NOT EXISTS merged_shards (
+  name       TEXT PRIMARY KEY,             -- file name in <db>.shards/
+  uuid       TEXT NOT NULL,
+  attempt    INTEGER NOT NULL,
+  run_id     INTEGER NOT NULL,             -- the run's id in this database
+  step_rows  INTEGER NOT NULL,
+  merged     REAL NOT NULL                 -- unix time
 );
 
 CREATE INDEX IF NOT EXISTS runs_by_suite ON runs(suite, name);

@@ -6,77 +6,20 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <set>
-#include <thread>
 
-#include "results/schema_sql.h"
 #include "results/statement.h"
+#include "results/uuid.h"
 
 namespace cedar {
 namespace {
 
-constexpr int kBusyTimeoutMs = 60000;
 constexpr int kRowsPerCommit = 50;
 constexpr double kSecondsPerCommit = 2.0;
 
-sqlite3* open_db(const std::string& path) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    throw StoreError("cannot open results database " + path + ": " + msg);
-  }
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  return db;
-}
-
-// sqlite3_exec; on failure returns its result code and sets `msg` to SQLite's message.
-int run_sql(sqlite3* db, const std::string& sql, std::string& msg) {
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  if (rc != SQLITE_OK) msg = err ? err : sqlite3_errmsg(db);
-  sqlite3_free(err);
-  return rc;
-}
-
-// Runs the idempotent set-up of a connection (journal mode, schema, migration). When several
-// processes open one new database at the same moment, SQLite can answer SQLITE_BUSY at once
-// instead of waiting (switching to WAL needs the file to itself), so this waits and retries up to
-// the busy timeout.
-void exec_setup(sqlite3* db, const std::string& path, const std::string& sql) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-  for (std::string msg;;) {
-    const int primary = run_sql(db, sql, msg) & 0xff;
-    if (primary == SQLITE_OK) return;
-    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || Clock::now() > deadline)
-      throw StoreError("results database " + path + ": " + msg);
-    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-}
-
 }  // namespace
 
-ResultStore::ResultStore(const std::string& path) : path_(path) {
-  std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  if (ec)
-    throw StoreError("cannot create folder for results database " + path + ": " + ec.message());
-  db_ = open_db(path);
-  try {
-    exec_setup(db_, path_, "PRAGMA journal_mode=WAL");
-    exec_setup(db_, path_, "PRAGMA synchronous=NORMAL");
-    exec_setup(db_, path_, kSchemaSql);
-    migrate();
-  } catch (...) {
-    sqlite3_close(db_);
-    throw;
-  }
-}
+ResultStore::ResultStore(const std::string& path, Journal journal)
+    : path_(path), db_(open_results_database(path, journal)) {}
 
 ResultStore::~ResultStore() {
   try {
@@ -87,34 +30,11 @@ ResultStore::~ResultStore() {
 }
 
 void ResultStore::exec(const std::string& sql) {
-  std::string msg;
-  if (run_sql(db_, sql, msg) != SQLITE_OK)
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
     throw StoreError("results database " + path_ + ": " + msg);
-}
-
-// Databases written by earlier versions gain the run columns added since (NULL for old rows):
-// liveness (pid, heartbeat), the effective momentum and the provenance.
-void ResultStore::migrate() {
-  // Inside one write transaction, so that two processes opening an old database at once do not
-  // both add the columns.
-  exec_setup(db_, path_, "BEGIN IMMEDIATE");
-  try {
-    std::set<std::string> have;
-    {
-      Statement cols(db_, path_, "PRAGMA table_info(runs)");
-      while (cols.next()) have.insert(cols.text_column(1));
-    }
-    const std::pair<const char*, const char*> added[] = {{"pid", "INTEGER"},
-                                                         {"heartbeat", "REAL"},
-                                                         {"effective_momentum", "REAL"},
-                                                         {"provenance", "TEXT"}};
-    for (const auto& [column, type] : added)
-      if (!have.count(column))
-        exec(std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);
-    exec("COMMIT");
-  } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
   }
 }
 
@@ -144,17 +64,28 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
       db_, path_,
       "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
       "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
-      "heartbeat, effective_momentum, provenance, status) VALUES "
-      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
-      "'running')");
+      "heartbeat, effective_momentum, provenance, uuid, attempt, results_mode, filesystem, status) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
   st.bind(14, r.parameters).bind(15, utc_now_iso()).bind(16, r.network);
   st.bind(17, static_cast<int64_t>(::getpid())).bind(18, unix_now()).bind(19, r.effective_momentum);
-  st.bind(20, r.provenance);
+  st.bind(20, r.provenance).bind(21, r.uuid.empty() ? new_uuid() : r.uuid).bind(22, r.attempt);
+  st.bind(23, r.results_mode).bind(24, r.filesystem);
   st.run();
   return sqlite3_last_insert_rowid(db_);
+}
+
+void ResultStore::record_shard(const std::string& uuid, int64_t attempt,
+                               int64_t resumed_from_step) {
+  flush();
+  in_transaction([&] {
+    exec("DELETE FROM shard_info");
+    Statement st(db_, path_, "INSERT INTO shard_info VALUES (?,?,?)");
+    st.bind(1, uuid).bind(2, attempt).bind(3, resumed_from_step);
+    st.run();
+  });
 }
 
 void ResultStore::add_step(int64_t run_id, const StepRow& s) {
@@ -228,7 +159,12 @@ void ResultStore::finish_run(int64_t run_id, const std::string& status, const st
 }
 
 void ResultStore::mark_failed(const std::string& path, int64_t run_id, const std::string& reason) {
-  sqlite3* db = open_db(path);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return;
+  }
+  sqlite3_busy_timeout(db, 10000);
   sqlite3_stmt* stmt = nullptr;
   const char* sql =
       "UPDATE runs SET status='failed', error=?, end_time=? WHERE id=? AND status='running'";

@@ -1,7 +1,9 @@
 #pragma once
-// The SQLite results store (schema in results/schema.sql). Rank 0 writes; several processes may
-// write one database at once (WAL mode, busy timeout). Rows are committed in small transactions
-// so a run that dies loses at most the last few steps, never earlier rows or other runs.
+// The SQLite results store (schema in results/schema.sql). Rank 0 writes. In WAL mode several
+// processes of one host may write one database at once (busy timeout); in shard mode each run's
+// process writes its own shard through a rollback journal (results/shards.h). Rows are committed
+// in small transactions so a run that dies loses at most the last few steps, never earlier rows
+// or other runs.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -9,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "results/database.h"
 
 struct sqlite3;
 
@@ -30,7 +34,10 @@ struct RunRecord {
   int64_t parameters = 0;
   // The momentum the updates get: optimizer.momentum, or what the algorithm applies itself.
   double effective_momentum = 0;
-  std::string provenance;  // JSON object (runner/train/provenance.h)
+  std::string provenance;                // JSON object (runner/train/provenance.h)
+  std::string uuid;                      // globally unique id (empty: begin_run makes one)
+  int64_t attempt = 0;                   // 0, then +1 each time the run is resumed
+  std::string results_mode, filesystem;  // how and where results are written
 };
 
 struct StepRow {
@@ -72,14 +79,17 @@ class ResultStore {
  public:
   // Opens (creating folders, file and schema as needed). Throws StoreError naming the path when
   // the database cannot be created or written.
-  explicit ResultStore(const std::string& path);
+  explicit ResultStore(const std::string& path, Journal journal = Journal::kWal);
   ~ResultStore();
   ResultStore(const ResultStore&) = delete;
   ResultStore& operator=(const ResultStore&) = delete;
 
   const std::string& path() const { return path_; }
 
-  int64_t begin_run(const RunRecord& run);            // status 'running'
+  int64_t begin_run(const RunRecord& run);  // status 'running'
+  std::string run_uuid(int64_t run_id);
+  // In a shard: the run and attempt it holds, and the step its rows start at (-1: from the start).
+  void record_shard(const std::string& uuid, int64_t attempt, int64_t resumed_from_step);
   void add_step(int64_t run_id, const StepRow& row);  // buffered; committed every few rows
   void add_eval(int64_t run_id, const EvalRow& row);  // committed at once, with pending steps
   void add_comm_totals(int64_t run_id, const std::vector<CommTotalRow>& rows);
@@ -110,7 +120,6 @@ class ResultStore {
 
  private:
   void exec(const std::string& sql);
-  void migrate();
   void begin();
   void commit();
   // Runs body inside BEGIN IMMEDIATE ... COMMIT; rolls back and rethrows when it throws, so no

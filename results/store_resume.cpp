@@ -118,6 +118,15 @@ void ResultStore::release_claim(const std::string& config_hash) {
   st.run();
 }
 
+std::string ResultStore::run_uuid(int64_t run_id) {
+  flush();
+  Statement st(db_, path_, "SELECT uuid FROM runs WHERE id=?");
+  st.bind(1, run_id);
+  if (!st.next())
+    throw StoreError("results database " + path_ + ": no run " + std::to_string(run_id));
+  return st.text_column(0);
+}
+
 void ResultStore::reopen_run(int64_t run_id, int64_t step) {
   flush();
   begin();
@@ -137,7 +146,7 @@ void ResultStore::reopen_run(int64_t run_id, int64_t step) {
     totals.run();
     Statement up(db_, path_,
                  "UPDATE runs SET status='running', error=NULL, end_time=NULL, host=?, pid=?, "
-                 "heartbeat=? WHERE id=? AND status='failed'");
+                 "heartbeat=?, attempt=attempt+1 WHERE id=? AND status='failed'");
     up.bind(1, this_host())
         .bind(2, static_cast<int64_t>(::getpid()))
         .bind(3, unix_now())

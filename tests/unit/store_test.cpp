@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/sqlite_query.h"
+
 namespace cedar {
 namespace {
 
@@ -21,30 +23,8 @@ std::string fresh_db(const std::string& name) {
   return p.string();
 }
 
-double query(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  double v = -1;
-  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
-
-std::string query_text(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
-  std::string v;
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-    v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return v;
-}
+using testing_sql::query;
+using testing_sql::query_text;
 
 RunRecord record(const std::string& name) {
   RunRecord r;

@@ -1,0 +1,27 @@
+#pragma once
+// Opening a results database: creating the file and schema (results/schema.sql), migrating one
+// written by an older version, and the journal it is written through.
+#include <string>
+
+struct sqlite3;
+
+namespace cedar {
+
+// PRAGMA user_version of the schema this build writes. 1: the schema before versions were
+// recorded (user_version 0 on disk); 2: run uuids, attempts, results mode, shards.
+constexpr int kSchemaVersion = 2;
+
+// WAL: readers and one writer at once, all processes on one host. Rollback: a journal file
+// beside the database, for a database that only one process at a time writes on a shared
+// filesystem (shards, and the main database in shard mode).
+enum class Journal { kWal, kRollback };
+
+// Opens `path` for reading and writing (creating folders, file and schema as needed), with the
+// store's busy timeout and `journal`, migrated to kSchemaVersion. Throws StoreError naming the
+// path when it cannot, or when the database is of a newer schema than this build's.
+sqlite3* open_results_database(const std::string& path, Journal journal);
+
+// The schema version of the open database `schema` ("main" or an attached name).
+int schema_version(sqlite3* db, const std::string& path, const std::string& schema = "main");
+
+}  // namespace cedar
