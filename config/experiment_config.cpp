@@ -92,8 +92,8 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   {
     // Top level: the sections plus name/suite; `grid` and `claims` belong to suites.
     YamlLoader top(root, c.source, "",
-                   {"model", "data", "train", "optimizer", "network", "algorithm", "grid", "claims",
-                    "description"});
+                   {"model", "data", "train", "optimizer", "network", "results", "algorithm",
+                    "grid", "claims", "description"});
     c.visit_top(top);
     top.finish();
   }
@@ -102,6 +102,7 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   load_params(c.train, root["train"], c.source, "train");
   load_params(c.optimizer, root["optimizer"], c.source, "optimizer");
   load_params(c.network, root["network"], c.source, "network");
+  load_params(c.results, root["results"], c.source, "results");
   check_known(c.model.name, known_model_names(), "model", "model.name", c.source, root["model"]);
   check_known(c.data.name, known_dataset_names(), "dataset", "data.name", c.source, root["data"]);
 

@@ -143,6 +143,19 @@ struct NetworkConfig {
   }
 };
 
+// Where results go, not what runs: not part of the resolved configuration or its fingerprint.
+struct ResultsConfig {
+  std::string mode = "auto";
+  template <class V>
+  void visit(V& v) {
+    v("mode", mode,
+      "how runs write the results database: wal (SQLite WAL, every process on one host), shards "
+      "(one file per run, merged by `cedar merge`; safe on NFS, Lustre, GPFS) or auto (wal on a "
+      "local filesystem, shards on a shared one)",
+      one_of({"auto", "wal", "shards"}));
+  }
+};
+
 struct ExperimentConfig {
   std::string name = "run";
   std::string suite = "";
@@ -151,6 +164,7 @@ struct ExperimentConfig {
   TrainConfig train;
   OptimizerConfig optimizer;
   NetworkConfig network;
+  ResultsConfig results;
   std::string algorithm = "dense";
   YAML::Node algorithm_params;  // the algorithm's own keys, parsed by its plugin
   Source source;

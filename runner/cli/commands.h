@@ -1,6 +1,7 @@
 #pragma once
 // The subcommands behind `cedar`. No LibTorch here.
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct RunArgs {
   std::string db = "results/cedar.db";
   bool quiet = false;
   bool resume = false;
+  std::string results_mode;  // auto, wal or shards; empty: the experiment's results.mode
 };
 
 struct SuiteArgs {
@@ -23,6 +25,7 @@ struct SuiteArgs {
   bool dry_run = false;
   bool quiet = false;
   int only = -1;  // run only the run with this index (a Slurm array task's); -1: every run
+  std::string results_mode;  // auto, wal or shards; empty: the experiment's results.mode
 };
 
 struct SbatchArgs {
@@ -30,8 +33,9 @@ struct SbatchArgs {
   std::vector<std::string> overrides;
   std::string db = "results/cedar.db";
   SbatchOptions job;
-  bool dry_run = false;  // print the job script only
-  bool wait = false;     // wait for the job to end, then print the comparison table
+  bool dry_run = false;      // print the job script only
+  bool wait = false;         // wait for the job to end, then print the comparison table
+  std::string results_mode;  // given to every `cedar suite` of the job (empty: the file's)
 };
 
 struct ReportArgs {
@@ -48,6 +52,14 @@ struct ReportArgs {
   std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds
   std::string document;  // also write the whole report as markdown here, plots beside it
   std::string findings;  // hand-written markdown included in the document
+  std::string results_mode = "auto";  // how the database is written (merging shards first)
+};
+
+struct MergeArgs {
+  std::string db;
+  std::string results_mode = "auto";  // the main database's journal: WAL or rollback
+  double wait_seconds = 600;          // for another merge to finish
+  double stale_seconds = 120;         // a shard writer's heartbeat this old means it is gone
 };
 
 struct ProjectArgs {
@@ -65,6 +77,10 @@ int command_sbatch(const SbatchArgs& args);
 int command_report(const ReportArgs& args);
 int command_project(const ProjectArgs& args);
 int command_list();
+int command_merge(const MergeArgs& args);
+// When `db` has shards: merges the closed ones (waiting for another merge to finish) and prints
+// what it did to `out`.
+void merge_if_sharded(const std::string& db, const std::string& results_mode, std::FILE* out);
 std::string version_string();
 // Ends the process with `code`; under MPI with several ranks it aborts the whole job so that no
 // peer waits forever in a collective.

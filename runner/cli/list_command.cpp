@@ -39,6 +39,10 @@ int command_list() {
   print_params(describe_params<TrainConfig>(), "      ");
   std::printf("  optimizer:\n");
   print_params(describe_params<OptimizerConfig>(), "      ");
+  std::printf("  network:\n");
+  print_params(describe_params<NetworkConfig>(), "      ");
+  std::printf("  results:\n");
+  print_params(describe_params<ResultsConfig>(), "      ");
   return 0;
 }
 

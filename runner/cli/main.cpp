@@ -1,4 +1,5 @@
-// cedar: the command-line entry point. Subcommands: run, suite, sbatch, report, project, list.
+// cedar: the command-line entry point. Subcommands: run, suite, sbatch, report, merge, project,
+// list.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -24,6 +25,10 @@ int main(int argc, char** argv) {
   run->add_flag("--resume", run_args.resume,
                 "continue the latest failed run of this configuration from its checkpoint "
                 "(a new run when there is none)");
+  run->add_option("--results-mode", run_args.results_mode,
+                  "auto, wal or shards: how the database is written (default: the experiment's "
+                  "results.mode, auto)")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}));
 
   cedar::SuiteArgs suite_args;
   auto* suite = app.add_subcommand(
@@ -40,6 +45,11 @@ int main(int argc, char** argv) {
                    "only the run with this index (0-based, in --dry-run's order; one Slurm array "
                    "task's run)")
       ->check(CLI::NonNegativeNumber);
+  suite
+      ->add_option("--results-mode", suite_args.results_mode,
+                   "auto, wal or shards: how the runs write the database (default: the "
+                   "experiment's results.mode, auto); shards are merged at the end")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}));
 
   cedar::SbatchArgs sbatch_args;
   auto* sbatch = app.add_subcommand("sbatch",
@@ -74,6 +84,11 @@ int main(int argc, char** argv) {
                    "print the job script; write and submit nothing");
   sbatch->add_flag("--wait", sbatch_args.wait,
                    "wait for the job to end, then print the comparison table");
+  sbatch
+      ->add_option("--results-mode", sbatch_args.results_mode,
+                   "auto, wal or shards for every run of the job (default: the experiment's "
+                   "results.mode, auto: shards on a shared filesystem)")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}));
 
   cedar::ReportArgs report_args;
   auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");
@@ -119,6 +134,35 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   report->add_flag("--provenance", report_args.provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
+  report
+      ->add_option("--results-mode", report_args.results_mode,
+                   "auto, wal or shards: how the database is written; closed shards are merged "
+                   "first either way")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}))
+      ->capture_default_str();
+
+  cedar::MergeArgs merge_args;
+  auto* merge = app.add_subcommand(
+      "merge",
+      "fold the closed shards of a database (<db>.shards/, written in results mode shards) into "
+      "it: one transaction per shard, idempotent, one merge at a time across hosts");
+  merge->add_option("db", merge_args.db, "results database")->required();
+  merge
+      ->add_option("--results-mode", merge_args.results_mode,
+                   "auto, wal or shards: the journal the main database is written through")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}))
+      ->capture_default_str();
+  merge
+      ->add_option("--wait", merge_args.wait_seconds,
+                   "seconds to wait while another merge holds the lock")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  merge
+      ->add_option("--stale-seconds", merge_args.stale_seconds,
+                   "a shard whose writer on another host has not refreshed its lock for this "
+                   "long is closed (on this host: when its process is gone)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   cedar::ProjectArgs project_args;
   auto* project = app.add_subcommand(
@@ -150,6 +194,7 @@ int main(int argc, char** argv) {
     if (*report) return cedar::command_report(report_args);
     if (*project) return cedar::command_project(project_args);
     if (*list) return cedar::command_list();
+    if (*merge) return cedar::command_merge(merge_args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cedar: error: %s\n", e.what());
     return cedar::fail_job(2);

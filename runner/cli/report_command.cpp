@@ -15,6 +15,7 @@
 #include "reports/document.h"
 #include "reports/plots.h"
 #include "reports/provenance_table.h"
+#include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
 #include "runner/train/provenance.h"
@@ -84,12 +85,17 @@ void write_document(const ReportArgs& args, const std::string& comparison,
 }  // namespace
 
 int command_report(const ReportArgs& args) {
+  const ResolvedResultsMode mode = resolve_results_mode(args.results_mode, args.db);
+  merge_if_sharded(args.db, args.results_mode, stderr);  // runs in shards join the database first
   if (::access(args.db.c_str(), F_OK) != 0)
     throw std::runtime_error(args.db + ": no such results database");
   // Runs whose process died without a word (kill -9, a lost node) show as failed, not running.
-  if (int stale = ResultStore(args.db).mark_stale_runs())
-    std::fprintf(stderr, "%s: %d run(s) left 'running' by a process that is gone: marked failed\n",
-                 args.db.c_str(), stale);
+  // (In shard mode the merge has done this: no run in the database is left running.)
+  if (mode.mode == ResultsMode::kWal)
+    if (int stale = ResultStore(args.db).mark_stale_runs())
+      std::fprintf(stderr,
+                   "%s: %d run(s) left 'running' by a process that is gone: marked failed\n",
+                   args.db.c_str(), stale);
   auto rows = compare_runs(load_runs(args.db, args.suite, args.target), args.target);
   if (rows.empty())
     throw std::runtime_error(

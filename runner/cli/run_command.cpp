@@ -24,15 +24,19 @@ int command_run(const RunArgs& args) {
   opts.db_path = args.db;
   opts.quiet = args.quiet;
   opts.resume = args.resume;
+  opts.results_mode = args.results_mode;
   RunOutcome out = run_experiment(cfg, opts);
   if (out.run_id >= 0) {
+    const std::string where = out.results_path == opts.db_path
+                                  ? "run " + std::to_string(out.run_id) + " in " + opts.db_path
+                                  : "run " + out.uuid + " in " + out.results_path +
+                                        ", for `cedar merge " + opts.db_path + "`";
     std::printf(
         "%-24s %-10s %-9s test acc %6.2f%% (averaged model)  wall %7.1f s  payload %10.3f MB (rank "
-        "0)  "
-        "(%d ranks, run %lld in %s)\n",
+        "0)  (%d ranks, %s)\n",
         cfg.name.c_str(), cfg.algorithm.c_str(), out.status.c_str(),
         100.0 * out.final_test_accuracy, out.wall_seconds, out.total_payload_bytes / 1e6,
-        out.world_size, static_cast<long long>(out.run_id), opts.db_path.c_str());
+        out.world_size, where.c_str());
     std::fflush(stdout);
   }
   return out.status == "completed" ? 0 : 3;

@@ -86,6 +86,9 @@ int command_sbatch(const SbatchArgs& args) {
   cmd.experiment = absolute(args.experiment);
   cmd.db = absolute(args.db);
   cmd.overrides = args.overrides;
+  cmd.results_mode = args.results_mode.empty()
+                         ? load_experiment(suite.file, args.overrides).results.mode
+                         : args.results_mode;
   cmd.job_dir = job_dir_for(cmd.db, suite.name, static_cast<long>(std::time(nullptr)));
   if (args.dry_run) {
     std::fputs(job_script(args.job, cmd, suite).c_str(), stdout);
@@ -130,6 +133,7 @@ int command_sbatch(const SbatchArgs& args) {
     return 0;
   }
   std::printf("job %s ended with exit status %d\n", job_id.c_str(), rc);
+  merge_if_sharded(cmd.db, cmd.results_mode, stdout);  // what the tasks left (e.g. one killed)
   if (!std::filesystem::exists(cmd.db)) {
     std::fprintf(stderr, "cedar sbatch: the job wrote no results to %s; see the logs in %s\n",
                  cmd.db.c_str(), cmd.job_dir.c_str());

@@ -3,12 +3,16 @@
 // comparison table.
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "algorithms/algorithm.h"
 #include "config/experiment_config.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
+#include "results/claim_files.h"
+#include "results/results_mode.h"
+#include "results/shards.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
 #include "runner/suite/launcher.h"
@@ -24,6 +28,40 @@ std::string fingerprint(const std::string& file, const SuiteRun& run) {
   find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
   return run_fingerprint(resolved_yaml(cfg, algorithm_yaml), run.world_size);
 }
+
+// Where the suite's runs are recorded and claimed: the database itself (WAL mode), or shards and
+// claim files beside it (shard mode).
+class SuiteResults {
+ public:
+  SuiteResults(const std::string& db, const ResolvedResultsMode& mode) : db_(db), mode_(mode) {
+    if (mode.mode == ResultsMode::kShards) {
+      claim_files_ = std::make_unique<ClaimFiles>(db);
+    } else if (int stale = ResultStore(db).mark_stale_runs()) {
+      std::printf("%d run(s) left 'running' by a process that is gone: marked failed\n", stale);
+    }
+  }
+  bool completed(const std::string& fingerprint) {
+    if (claim_files_) return completed_in_results(db_, fingerprint);
+    return ResultStore(db_).has_completed(fingerprint);
+  }
+  bool try_claim(const std::string& fingerprint) {
+    if (claim_files_) return claim_files_->try_claim(fingerprint);
+    return ResultStore(db_).try_claim(fingerprint);
+  }
+  void release(const std::string& fingerprint) {
+    if (claim_files_) return claim_files_->release(fingerprint);
+    ResultStore(db_).release_claim(fingerprint);
+  }
+  // Shard mode: the closed shards into the database (waiting for another merge to finish).
+  void merge() {
+    if (claim_files_) merge_if_sharded(db_, mode_.name(), stdout);
+  }
+
+ private:
+  std::string db_;
+  ResolvedResultsMode mode_;
+  std::unique_ptr<ClaimFiles> claim_files_;
+};
 
 }  // namespace
 
@@ -55,11 +93,12 @@ int command_suite(const SuiteArgs& args) {
     return 0;
   }
 
-  {
-    ResultStore store(args.db);
-    if (int stale = store.mark_stale_runs())
-      std::printf("%d run(s) left 'running' by a process that is gone: marked failed\n", stale);
-  }
+  const ResolvedResultsMode mode = resolve_results_mode(
+      args.results_mode.empty() ? load_experiment(suite.file, args.overrides).results.mode
+                                : args.results_mode,
+      args.db);
+  std::printf("results: %s, %s\n", args.db.c_str(), mode.explain().c_str());
+  SuiteResults results(args.db, mode);
   int failed = 0;
   double spent = 0;
   int launched = 0;
@@ -71,20 +110,24 @@ int command_suite(const SuiteArgs& args) {
     for (size_t i : pending) {
       if (stop_signal()) break;
       const SuiteRun& r = suite.runs[i];
-      {
-        ResultStore store(args.db);
-        if (store.has_completed(prints[i])) {
-          std::printf("[%zu/%zu] %s (seed %llu): completed earlier, skipped\n", i + 1,
-                      suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
-          continue;
-        }
-        if (!store.try_claim(prints[i])) {
-          std::printf("[%zu/%zu] %s (seed %llu): held by another process, revisited later\n", i + 1,
-                      suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
-          std::fflush(stdout);
-          deferred.push_back(i);
-          continue;
-        }
+      if (results.completed(prints[i])) {
+        std::printf("[%zu/%zu] %s (seed %llu): completed earlier, skipped\n", i + 1,
+                    suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
+        continue;
+      }
+      if (!results.try_claim(prints[i])) {
+        std::printf("[%zu/%zu] %s (seed %llu): held by another process, revisited later\n", i + 1,
+                    suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
+        std::fflush(stdout);
+        deferred.push_back(i);
+        continue;
+      }
+      // Claimed: a run that completed between the check and the claim is not run twice.
+      if (results.completed(prints[i])) {
+        results.release(prints[i]);
+        std::printf("[%zu/%zu] %s (seed %llu): completed earlier, skipped\n", i + 1,
+                    suite.runs.size(), r.name.c_str(), static_cast<unsigned long long>(r.seed));
+        continue;
       }
       std::string eta = "";
       if (launched > 0) {
@@ -102,12 +145,14 @@ int command_suite(const SuiteArgs& args) {
         run_args.push_back(o);
       }
       if (args.quiet) run_args.push_back("--quiet");
+      run_args.push_back("--results-mode");
+      run_args.push_back(mode.name());
       run_args.push_back("--resume");  // a failed earlier attempt continues from its checkpoint
       auto t0 = std::chrono::steady_clock::now();
       int rc = run_process(launch_command(r.world_size, run_args));
       spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++launched;
-      ResultStore(args.db).release_claim(prints[i]);
+      results.release(prints[i]);
       if (rc != 0) {
         ++failed;
         std::fprintf(stderr, "cedar suite: run '%s' exited with status %d\n", r.name.c_str(), rc);
@@ -118,6 +163,7 @@ int command_suite(const SuiteArgs& args) {
     pending = deferred;
   }
 
+  results.merge();
   if (args.only >= 0) {  // one run of several processes: the table comes from `cedar report`
     if (stop_signal()) return 128 + stop_signal();
     return failed ? 3 : 0;

@@ -147,6 +147,7 @@ std::string job_script(const SbatchOptions& opts, const JobCommand& cmd, const S
   s += "EXPERIMENT=" + shell_word(cmd.experiment) + "\n";
   s += "DB=" + shell_word(cmd.db) + "\n";
   s += "JOB_DIR=" + shell_word(cmd.job_dir) + "\n";
+  s += "MODE=(--results-mode " + shell_word(cmd.results_mode) + ")\n";
   s += "SETS=(";
   for (size_t i = 0; i < cmd.overrides.size(); ++i)
     s += (i ? " " : "") + std::string("--set ") + shell_word(cmd.overrides[i]);
@@ -169,7 +170,7 @@ trap requeue USR1
 # run INDEX: run INDEX of the suite (`cedar suite` launches it with srun), output appended to its
 # log. The trap interrupts `wait`; the run's own end is then awaited.
 run() {
-  "$CEDAR" suite "$EXPERIMENT" --db "$DB" --only "$1" ${SETS[@]+"${SETS[@]}"} >> "$JOB_DIR/${LOGS[$1]}" 2>&1 &
+  "$CEDAR" suite "$EXPERIMENT" --db "$DB" --only "$1" "${MODE[@]}" ${SETS[@]+"${SETS[@]}"} >> "$JOB_DIR/${LOGS[$1]}" 2>&1 &
   local pid=$!
   wait "$pid"
   local rc=$?
@@ -186,6 +187,7 @@ run() {
     s += "run \"$SLURM_ARRAY_TASK_ID\"\n";
     s += "rc=$?\n";
     s += "[ \"$REQUEUED\" = 1 ] && exit 0\n";
+    s += "\"$CEDAR\" merge \"$DB\" \"${MODE[@]}\"\n";
     s += "exit \"$rc\"\n";
   } else {
     s += "failed=0\n";
@@ -193,7 +195,8 @@ run() {
     s += "  run \"$i\" || failed=$((failed + 1))\n";
     s += "  [ \"$REQUEUED\" = 1 ] && exit 0\n";
     s += "done\n";
-    s += "\"$CEDAR\" report \"$DB\" --suite " + shell_word(suite.name) + "\n";
+    s += "\"$CEDAR\" merge \"$DB\" \"${MODE[@]}\"\n";
+    s += "\"$CEDAR\" report \"$DB\" \"${MODE[@]}\" --suite " + shell_word(suite.name) + "\n";
     s += "[ \"$failed\" -eq 0 ] || { echo \"cedar: $failed run(s) failed\"; exit 3; }\n";
   }
   return s;

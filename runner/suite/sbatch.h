@@ -4,6 +4,8 @@
 // grid's deterministic order). Each run goes through `cedar suite --only i`, which skips a run
 // already completed in the database and launches the others with `srun --mpi=pmix` inside the
 // allocation, so a requeued job simply starts the same commands again against the same database.
+// Each task ends with `cedar merge`, which folds the runs' shards into the database when the
+// results mode is shards (results/merge.h; several tasks merging at once take turns).
 // Requeueing: Slurm sends USR1 to the batch shell `grace_seconds` before the time limit; the
 // script then calls `scontrol requeue`, which stops the running steps (each run marks itself
 // failed on SIGTERM) and queues the job again. No LibTorch here.
@@ -32,6 +34,7 @@ struct JobCommand {
   std::string db;          // results database shared by every run
   std::string job_dir;     // job.sh, the job's output and one log per run
   std::vector<std::string> overrides;  // --set assignments given to every `cedar suite`
+  std::string results_mode = "auto";   // --results-mode of every `cedar suite` and the merge
 };
 
 // Seconds in a Slurm time limit written [D-]HH:MM:SS; throws std::invalid_argument naming the

@@ -18,9 +18,9 @@
 #include "runner/train/disk_space.h"
 #include "runner/train/log.h"
 #include "runner/train/optimizer.h"
-#include "runner/train/resume_decision.h"
 #include "runner/train/run_guard.h"
 #include "runner/train/run_record.h"
+#include "runner/train/run_results.h"
 #include "runner/train/trainer.h"
 
 namespace cedar {
@@ -79,26 +79,42 @@ void require_disk_space(const ExperimentConfig& cfg, const std::string& db_path,
                        "checkpoints");
 }
 
-// Collective on `control`: every rank learns the run id from rank 0.
-int64_t share_run_id(int64_t run_id, Communicator& control) {
-  auto run_id_tensor = torch::tensor({run_id}, torch::kInt64);
-  control.broadcast(run_id_tensor, 0);
-  return run_id_tensor[0].item<int64_t>();
+// Collective on `control`: every rank learns from rank 0 the run's uuid (its checkpoint folder)
+// and the step it resumes after (-1: a new run).
+struct RunIdentity {
+  std::string uuid;
+  int64_t resumed_step = -1;
+};
+
+RunIdentity share_run_identity(const RunResults* results, Communicator& control) {
+  constexpr int64_t kUuidChars = 36;
+  auto t = torch::zeros({kUuidChars + 1}, torch::kInt64);
+  if (results) {
+    t[0] = results->resumed_step;
+    for (int64_t i = 0; i < kUuidChars && i < int64_t(results->uuid.size()); ++i)
+      t[i + 1] = static_cast<int64_t>(results->uuid[i]);
+  }
+  control.broadcast(t, 0);
+  RunIdentity id;
+  id.resumed_step = t[0].item<int64_t>();
+  for (int64_t i = 1; i <= kUuidChars; ++i) id.uuid += static_cast<char>(t[i].item<int64_t>());
+  return id;
 }
 
 // Every rank checks its checkpoint folder before training, so an unwritable one fails now (and
 // rank 0 records the run as failed). Null when checkpoints are off.
 std::unique_ptr<CheckpointDir> prepare_checkpoints(const ExperimentConfig& cfg,
-                                                   const std::string& db_path, int64_t run_id,
-                                                   int rank, int world_size, ResultStore* store) {
+                                                   const std::string& db_path,
+                                                   const std::string& uuid, int rank,
+                                                   int world_size, RunResults* results) {
   if (!cfg.train.checkpoint) return nullptr;
   auto checkpoints =
-      std::make_unique<CheckpointDir>(checkpoint_folder(cfg, db_path, run_id), rank, world_size);
+      std::make_unique<CheckpointDir>(checkpoint_folder(cfg, db_path, uuid), rank, world_size);
   try {
     checkpoints->prepare();
   } catch (const std::exception& e) {
-    if (store) {
-      store->finish_run(run_id, "failed", e.what(), RunSummary{});
+    if (results) {
+      results->store->finish_run(results->run_id, "failed", e.what(), RunSummary{});
       clear_active_run();
     }
     throw;
@@ -107,11 +123,13 @@ std::unique_ptr<CheckpointDir> prepare_checkpoints(const ExperimentConfig& cfg,
 }
 
 void log_run_start(const ExperimentConfig& cfg, const RunOutcome& outcome,
-                   const Communicator& backend, int threads) {
-  log_info(strprintf("run %lld '%s': %s on %s / %s, %d rank(s) x %d thread(s), backend %s%s",
-                     static_cast<long long>(outcome.run_id), cfg.name.c_str(),
-                     cfg.algorithm.c_str(), cfg.model.name.c_str(), cfg.data.name.c_str(),
-                     backend.size(), threads, backend.backend().c_str(),
+                   const Communicator& backend, int threads, const RunResults& results) {
+  const std::string where = results.mode.mode == ResultsMode::kWal
+                                ? strprintf("run %lld", static_cast<long long>(outcome.run_id))
+                                : "run " + outcome.uuid + " (shard " + outcome.results_path + ")";
+  log_info(strprintf("%s '%s': %s on %s / %s, %d rank(s) x %d thread(s), backend %s%s",
+                     where.c_str(), cfg.name.c_str(), cfg.algorithm.c_str(), cfg.model.name.c_str(),
+                     cfg.data.name.c_str(), backend.size(), threads, backend.backend().c_str(),
                      outcome.resumed_from_step >= 0
                          ? strprintf(", resumed after step %lld",
                                      static_cast<long long>(outcome.resumed_from_step))
@@ -160,8 +178,8 @@ std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_p
 }
 
 std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path,
-                              int64_t run_id) {
-  return checkpoint_root(cfg, db_path) + "/run-" + std::to_string(run_id);
+                              const std::string& run_uuid) {
+  return checkpoint_root(cfg, db_path) + "/run-" + run_uuid;
 }
 
 int threads_per_rank(int64_t configured) {
@@ -190,28 +208,28 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   outcome.world_size = backend.size();
   const std::string resolved = resolved_yaml(cfg, algorithm_yaml);
   const std::string fingerprint = run_fingerprint(resolved, backend.size());
-  std::unique_ptr<ResultStore> store;
-  if (rank == 0) store = std::make_unique<ResultStore>(opts.db_path);
-  const ResumeDecision resume =
-      decide_resume(store.get(), cfg, opts, fingerprint, backend.size(), control);
-  outcome.resumed_from_step = resume.step;
-  if (store) {  // rank 0: the run continued, or a new one
-    outcome.run_id =
-        resume.step >= 0
-            ? resume.run_id
-            : store->begin_run(make_run_record(cfg, resolved, fingerprint, backend, threads,
-                                               comms->device, *model, *algorithm));
-    set_active_run(opts.db_path, outcome.run_id);
+  std::unique_ptr<RunResults> results;
+  if (rank == 0) {  // the run continued, or a new one
+    results = open_run_results(cfg, opts, fingerprint, backend.size(), [&] {
+      return make_run_record(cfg, resolved, fingerprint, backend, threads, comms->device, *model,
+                             *algorithm);
+    });
+    outcome.run_id = results->run_id;
+    outcome.results_path = results->path;
+    set_active_run(results->path, results->run_id);
   }
-  const int64_t run_id = share_run_id(outcome.run_id, control);
+  const RunIdentity identity = share_run_identity(results.get(), control);
+  outcome.uuid = identity.uuid;
+  outcome.resumed_from_step = identity.resumed_step;
+  ResultStore* store = results ? results->store.get() : nullptr;
   const auto checkpoints =
-      prepare_checkpoints(cfg, opts.db_path, run_id, rank, backend.size(), store.get());
-  if (rank == 0 && !opts.quiet) log_run_start(cfg, outcome, backend, threads);
+      prepare_checkpoints(cfg, opts.db_path, identity.uuid, rank, backend.size(), results.get());
+  if (rank == 0 && !opts.quiet) log_run_start(cfg, outcome, backend, threads, *results);
 
-  Trainer trainer(cfg, model, data, std::move(algorithm), *comms->metered, control, store.get(),
+  Trainer trainer(cfg, model, data, std::move(algorithm), *comms->metered, control, store,
                   outcome.run_id, comms->device, opts.quiet);
   trainer.set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
-  const TrainingEnd end = train(trainer, store.get(), outcome.run_id);
+  const TrainingEnd end = train(trainer, store, outcome.run_id);
   // Per-rank communication totals, gathered through the control channel; rank 0 records them.
   const std::vector<CommTotalRow> totals = gather_comm_totals(*comms->metered, control);
   if (store) finish_record(*store, outcome.run_id, end, totals, checkpoints.get());

@@ -14,10 +14,14 @@ struct RunOptions {
   // Continue the latest run of this configuration from its checkpoint when that run failed
   // (else start a new run).
   bool resume = false;
+  // auto, wal or shards (results/results_mode.h); empty: the configuration's results.mode.
+  std::string results_mode;
 };
 
 struct RunOutcome {
-  int64_t run_id = -1;  // on rank 0
+  int64_t run_id = -1;  // on rank 0: the run's id in `results_path`
+  std::string uuid;
+  std::string results_path;  // on rank 0: the main database (WAL) or the run's shard
   std::string status;
   double final_test_accuracy = 0;
   double wall_seconds = 0;
@@ -31,9 +35,10 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts);
 
 // Where a run's checkpoint folders go: train.checkpoint_dir, else <db>.checkpoints.
 std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path);
-// Checkpoint folder of run `run_id`: <train.checkpoint_dir or <db>.checkpoints>/run-<id>.
+// Checkpoint folder of the run with this uuid: <train.checkpoint_dir or
+// <db>.checkpoints>/run-<uuid> (a requeued task on another host finds it by the uuid alone).
 std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path,
-                              int64_t run_id);
+                              const std::string& run_uuid);
 
 // Threads per rank: configured, else cores / ranks on this node (at least 1).
 int threads_per_rank(int64_t configured);

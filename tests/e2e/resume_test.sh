@@ -52,6 +52,9 @@ CASES=(
   "local-sgd|--set algorithm.period=4 --set optimizer.name=lars --set optimizer.lr=1|1"
 )
 run_id=0
+# The checkpoint folder of run ID: named by the run's uuid.
+checkpoints() { echo "$DB.checkpoints/run-$(q "SELECT uuid FROM runs WHERE id=$1")"; }
+
 for case in "${CASES[@]}"; do
   IFS='|' read -r alg extra victim <<< "$case"
   name="resume-$alg"
@@ -70,7 +73,7 @@ for case in "${CASES[@]}"; do
       --set algorithm.name="$alg" $extra > "$WORK/killed-$alg.log" 2>&1 &
   job=$!
   pid=$(wait_held "$WORK/hold-$alg" 2 "$victim" "$job")
-  step=$(awk '{print $2}' "$DB.checkpoints/run-$run_id/LATEST" 2>/dev/null)
+  step=$(awk '{print $2}' "$(checkpoints "$run_id")/LATEST" 2>/dev/null)
   check "$alg: every rank holds after step 16, its last checkpoint" equals "$step" 16
   start=$(date +%s)
   kill -9 "$pid"
@@ -96,7 +99,7 @@ for case in "${CASES[@]}"; do
   check "$alg: the reference has every step (96) and evaluation" greater "$(metrics "$REF" "$name" | wc -l)" 96
   check "$alg: resumed metrics equal the uninterrupted run's, bitwise" equals \
     "$(metrics "$DB" "$name" | md5sum)" "$(metrics "$REF" "$name" | md5sum)"
-  check "$alg: checkpoints removed once completed" equals "$(ls "$DB.checkpoints/run-$run_id" 2>/dev/null | wc -l)" 0
+  check "$alg: checkpoints removed once completed" equals "$(ls "$(checkpoints "$run_id")" 2>/dev/null | wc -l)" 0
 done
 
 # SIGTERM to the whole job: all ranks stop at the same step and write a checkpoint there
@@ -113,7 +116,7 @@ wait_held "$WORK/hold-term" 2 0 "$job" > /dev/null
 kill -TERM "$job"; wait "$job"; rc=$?
 check "SIGTERM: job exits non-zero" greater "$rc" 0
 check "SIGTERM: failed with a checkpoint at the stop" contains "$(q "SELECT status||': '||error FROM runs WHERE id=$run_id")" "(checkpoint written)"
-stop_step=$(awk '{print $2}' "$DB.checkpoints/run-$run_id/LATEST")
+stop_step=$(awk '{print $2}' "$(checkpoints "$run_id")/LATEST")
 check "SIGTERM: the ranks held after step 12 and stopped together at the next one" equals "$stop_step" 13
 check "SIGTERM: every step up to the checkpoint committed ($stop_step)" equals "$(q "SELECT COUNT(*) FROM steps WHERE run_id=$run_id")" "$stop_step"
 "${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \

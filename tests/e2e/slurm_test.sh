@@ -5,7 +5,8 @@
 #      is marked failed on SIGTERM, the second start of the job finishes every run. The database
 #      holds each run completed once, on 2 ranks, with all its steps; the job folder holds the
 #      script, the job's output and one log per run.
-#   2. The same suite as a job array (one task per run) into another database.
+#   2. The same suite as a job array (one task per run) into another database, in shard mode: each
+#      task's run writes its own shard and the tasks merge them into the database.
 #   3. The first suite submitted again: every run is skipped, nothing is added.
 # Plus the clear errors of bad input. Exits 77 (ctest: skipped) only when Slurm cannot start here
 # (not installed, not root); a Slurm that is installed but fails is a failure.
@@ -92,9 +93,9 @@ check "host recorded" equals "$(q "SELECT DISTINCT host FROM runs")" "$(hostname
 # 2048 images / (2 ranks x 32) = 32 steps, each logged once even for the interrupted run.
 check "every step of every run logged" equals "$(q "SELECT COUNT(*) || ',' || COUNT(DISTINCT run_id || '/' || step) FROM steps")" "64,64"
 
-# 2. The suite as a job array, one task per run, into its own database.
+# 2. The suite as a job array, one task per run, into its own database, in shard mode.
 DB="$WORK/array/results.db"
-out=$("$CEDAR" sbatch suite.yaml "${JOB[@]}" --array --db "$DB" --wait 2>&1)
+out=$("$CEDAR" sbatch suite.yaml "${JOB[@]}" --array --db "$DB" --results-mode shards --wait 2>&1)
 check "array: cedar sbatch --wait exits 0" equals "$?" 0
 ajob=$(echo "$out" | sed -n 's/^submitted job \([0-9]*\):.*/\1/p')
 check "array: submitted with tasks 0-1" contains "$out" "submitted job $ajob: suite 'slurm-e2e', 2 run(s), array tasks 0-1"
@@ -103,6 +104,10 @@ check "array: one output per task and one log per run" equals "$(cd "$ADIR" && l
 check "array: task 1 ran run 1" contains "$(cat "$ADIR/slurm-${ajob}_1.out")" "cedar: run 1 (run-01-fp16.log) exited with status 0"
 check "array: both runs completed on 2 ranks" equals "$(q "SELECT name||':'||world_size FROM runs WHERE status='completed' ORDER BY name" | tr '\n' ' ')" "dense:2 fp16:2 "
 check "array: 2048 / (2 x 32) = 32 steps per run" equals "$(q "SELECT DISTINCT COUNT(*) FROM steps GROUP BY run_id")" 32
+check "array: each run wrote a shard" equals "$(q "SELECT DISTINCT results_mode FROM runs")" shards
+check "array: the tasks merged every shard" equals "$(q "SELECT COUNT(*) FROM merged_shards")/$(ls "$DB.shards" | grep -c '\.db$')" "2/0"
+check "array: each task ended with a merge" equals "$(cat "$ADIR"/slurm-"${ajob}"_*.out | grep -c "^$DB: merged")" 2
+check "array: merged database intact" equals "$(q "PRAGMA integrity_check")" ok
 
 # 3. The first suite again, same database: the job skips every completed run.
 DB="$WORK/one/results.db"

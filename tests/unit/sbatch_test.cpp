@@ -186,8 +186,11 @@ TEST(Sbatch, ScriptHeaderOneJob) {
   EXPECT_EQ(lines_starting(text, "SETS="),
             std::vector<std::string>{"SETS=(--set data.train_limit=2000)"});
   EXPECT_EQ(lines_starting(text, "for i in "), std::vector<std::string>{"for i in $(seq 0 2); do"});
+  EXPECT_EQ(lines_starting(text, "MODE="), std::vector<std::string>{"MODE=(--results-mode auto)"});
+  EXPECT_EQ(lines_starting(text, "\"$CEDAR\" merge"),
+            std::vector<std::string>{"\"$CEDAR\" merge \"$DB\" \"${MODE[@]}\""});
   EXPECT_EQ(lines_starting(text, "\"$CEDAR\" report"),
-            std::vector<std::string>{"\"$CEDAR\" report \"$DB\" --suite tiny"});
+            std::vector<std::string>{"\"$CEDAR\" report \"$DB\" \"${MODE[@]}\" --suite tiny"});
 }
 
 TEST(Sbatch, ScriptHeaderArray) {
@@ -234,6 +237,7 @@ ScriptRun run_script(const std::string& name, bool array, const std::string& env
       "[ \"$1\" = report ] && echo report >> \"$(dirname \"$0\")/report.txt\"\n"
       "exit 0\n");
   cmd.overrides = {"data.train_limit=2000", "algorithm={name: dgc, sparsity: 0.99}", "name=it's"};
+  cmd.results_mode = "shards";
   fs::create_directories(dir / "bin");
   fs::create_directories(cmd.job_dir);
   write_file(dir / "bin" / "scontrol",
@@ -252,7 +256,7 @@ ScriptRun run_script(const std::string& name, bool array, const std::string& env
 
 std::string expected_argv(const fs::path& dir, int index) {
   return "suite|" + (dir / "tiny.yaml").string() + "|--db|" + (dir / "results.db").string() +
-         "|--only|" + std::to_string(index) +
+         "|--only|" + std::to_string(index) + "|--results-mode|shards" +
          "|--set|data.train_limit=2000|--set|algorithm={name: dgc, sparsity: "
          "0.99}|--set|name=it's|\n";
 }
@@ -269,6 +273,9 @@ TEST(Sbatch, ScriptRunsEveryRunWithItsOwnLog) {
   EXPECT_NE(out.find("cedar: run 1 (run-01-fp16.log) exited with status 3"), std::string::npos)
       << out;
   EXPECT_NE(out.find("cedar: 1 run(s) failed"), std::string::npos) << out;
+  EXPECT_NE(out.find("merge|" + (r.dir / "results.db").string() + "|--results-mode|shards|"),
+            std::string::npos)
+      << out;
   EXPECT_FALSE(fs::exists(r.dir / "scontrol.txt"));
 }
 
@@ -282,6 +289,10 @@ TEST(Sbatch, ArrayTaskRunsOnlyItsRun) {
   EXPECT_FALSE(fs::exists(r.dir / "job" / "run-00-dense.log"));
   EXPECT_FALSE(fs::exists(r.dir / "job" / "run-01-fp16.log"));
   EXPECT_FALSE(fs::exists(r.dir / "report.txt"));  // array tasks print no table
+  // ... but merge the shards of their run (and any other closed ones) into the database.
+  EXPECT_NE(read_file(r.dir / "job.out")
+                .find("merge|" + (r.dir / "results.db").string() + "|--results-mode|shards|"),
+            std::string::npos);
 }
 
 TEST(Sbatch, Usr1RequeuesTheJobAndStartsNoFurtherRun) {

@@ -1,0 +1,43 @@
+// `cedar merge DB`: folds the closed shards of a database into it (results/merge.h).
+#include <cstdio>
+
+#include "results/merge.h"
+#include "results/results_mode.h"
+#include "runner/cli/commands.h"
+
+namespace cedar {
+namespace {
+
+MergeOptions merge_options(const std::string& db, const std::string& results_mode) {
+  MergeOptions options;
+  options.journal = resolve_results_mode(results_mode, db).mode == ResultsMode::kWal
+                        ? Journal::kWal
+                        : Journal::kRollback;
+  return options;
+}
+
+void print_merge(const std::string& db, const MergeResult& result, std::FILE* out) {
+  for (const std::string& refused : result.refused)
+    std::fprintf(stderr, "cedar merge: refused %s\n", refused.c_str());
+  std::fprintf(out, "%s: %s\n", db.c_str(), describe_merge(result).c_str());
+  std::fflush(out);
+}
+
+}  // namespace
+
+void merge_if_sharded(const std::string& db, const std::string& results_mode, std::FILE* out) {
+  if (list_shards(db).empty()) return;
+  print_merge(db, merge_shards(db, merge_options(db, results_mode)), out);
+}
+
+int command_merge(const MergeArgs& args) {
+  MergeOptions options = merge_options(args.db, args.results_mode);
+  options.wait_seconds = args.wait_seconds;
+  options.shard_stale_seconds = args.stale_seconds;
+  const MergeResult result = merge_shards(args.db, options);
+  print_merge(args.db, result, stdout);
+  if (result.lock_timeout) return 4;
+  return result.refused.empty() ? 0 : 2;
+}
+
+}  // namespace cedar
