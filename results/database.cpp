@@ -106,6 +106,20 @@ void migrate(sqlite3* db, const std::string& path) {
 
 }  // namespace
 
+void delete_rows_from_step(sqlite3* db, const std::string& path, int64_t run_id, int64_t step) {
+  const char* replaced[] = {"DELETE FROM main.steps WHERE run_id=? AND step>=?",
+                            "DELETE FROM main.step_stats WHERE run_id=? AND step>=?",
+                            "DELETE FROM main.evals WHERE run_id=? AND step>?"};
+  for (const char* sql : replaced) {
+    Statement del(db, path, sql);
+    del.bind(1, run_id).bind(2, step);
+    del.run();
+  }
+  Statement totals(db, path, "DELETE FROM main.comm_totals WHERE run_id=?");
+  totals.bind(1, run_id);
+  totals.run();
+}
+
 int schema_version(sqlite3* db, const std::string& path, const std::string& schema) {
   Statement st(db, path, ("PRAGMA " + schema + ".user_version").c_str());
   return st.next() ? static_cast<int>(st.int_column(0)) : 0;

@@ -1,6 +1,7 @@
 #pragma once
 // Opening a results database: creating the file and schema (results/schema.sql), migrating one
 // written by an older version, and the journal it is written through.
+#include <cstdint>
 #include <string>
 
 struct sqlite3;
@@ -20,6 +21,11 @@ enum class Journal { kWal, kRollback };
 // store's busy timeout and `journal`, migrated to kSchemaVersion. Throws StoreError naming the
 // path when it cannot, or when the database is of a newer schema than this build's.
 sqlite3* open_results_database(const std::string& path, Journal journal);
+
+// The rows of run `run_id` (in the connection's main database) that an attempt resumed from the
+// checkpoint after `step` steps writes again: steps and algorithm values from `step` on,
+// evaluations after it, all communication totals. Inside the caller's transaction.
+void delete_rows_from_step(sqlite3* db, const std::string& path, int64_t run_id, int64_t step);
 
 // The schema version of the open database `schema` ("main" or an attached name).
 int schema_version(sqlite3* db, const std::string& path, const std::string& schema = "main");

@@ -94,18 +94,7 @@ int64_t merge_run_row(sqlite3* db, const std::string& path, const ShardFile& sha
     return sqlite3_last_insert_rowid(db);
   }
   // A first attempt (resumed_from_step -1) replaces everything.
-  const int64_t from = c.resumed_from_step;
-  const char* replaced[] = {"DELETE FROM main.steps WHERE run_id=? AND step>=?",
-                            "DELETE FROM main.step_stats WHERE run_id=? AND step>=?",
-                            "DELETE FROM main.evals WHERE run_id=? AND step>?"};
-  for (const char* sql : replaced) {
-    Statement del(db, path, sql);
-    del.bind(1, id).bind(2, from);
-    del.run();
-  }
-  Statement totals(db, path, "DELETE FROM main.comm_totals WHERE run_id=?");
-  totals.bind(1, id);
-  totals.run();
+  delete_rows_from_step(db, path, id, c.resumed_from_step);
   Statement up(db, path,
                "UPDATE main.runs SET (status, error, end_time, final_test_accuracy, "
                "best_test_accuracy, wall_seconds, total_payload_bytes, total_bus_bytes, host, pid, "

@@ -131,19 +131,7 @@ void ResultStore::reopen_run(int64_t run_id, int64_t step) {
   flush();
   begin();
   try {
-    const char* deletes[] = {
-        "DELETE FROM steps WHERE run_id=? AND step>=?",
-        "DELETE FROM step_stats WHERE run_id=? AND step>=?",
-        "DELETE FROM evals WHERE run_id=? AND step>?",
-    };
-    for (const char* sql : deletes) {
-      Statement st(db_, path_, sql);
-      st.bind(1, run_id).bind(2, step);
-      st.run();
-    }
-    Statement totals(db_, path_, "DELETE FROM comm_totals WHERE run_id=?");
-    totals.bind(1, run_id);
-    totals.run();
+    delete_rows_from_step(db_, path_, run_id, step);
     Statement up(db_, path_,
                  "UPDATE runs SET status='running', error=NULL, end_time=NULL, host=?, pid=?, "
                  "heartbeat=?, attempt=attempt+1 WHERE id=? AND status='failed'");
