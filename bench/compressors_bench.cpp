@@ -7,7 +7,7 @@
 //   reduce/<algorithm>     Algorithm::reduce_gradients of a one-tensor bucket on one rank
 //                          (LocalCommunicator): encode, the (identity) exchange, decode and
 //                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
-//                          fp16 have no separate codec; the others run here at 1M only)
+//                          fp16 at every size; those with a codec above at 1M only)
 //   rng/<way>              uniforms: at::rand (a fresh tensor), and the counter-based uniforms
 //                          QSGD and TernGrad draw (counter_rng.h) into a reused buffer
 //   dgc_select             DGC's sampled-threshold selection at 0.1% density
@@ -69,6 +69,8 @@ void memory_pass(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   set_throughput(state, n);
+  // bench/python_compressors.py checks that it times the same values.
+  state.counters["gradient_sum"] = src.to(at::kDouble).sum().item<double>();
 }
 
 using CompressorFactory = std::unique_ptr<Compressor> (*)();
@@ -205,6 +207,7 @@ void add(const std::string& name, Fn fn, Args... args) {
 int main(int argc, char** argv) {
   torch::set_num_threads(1);
   add("memory_pass", memory_pass);
+  add("codec/fp16", codec, cedar::make_fp16_compressor);
   add("codec/qsgd", codec, qsgd_4bit);
   add("codec/sign", codec, cedar::make_sign_compressor);
   add("codec/scaled_sign", codec, cedar::make_scaled_sign_compressor);

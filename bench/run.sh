@@ -2,6 +2,7 @@
 # One command for every benchmark: builds the bench targets, runs them with modest durations
 # (about 10 minutes on 2 cores) and prints the measured ratios against the performance targets.
 #   compressors_bench  compressor kernels vs a memory pass, DGC selection vs torch::topk (1 thread)
+#   python_compressors.py  the same compressors in PyTorch ops (the reference researchers use)
 #   comm_bench         allreduce / allgather busbw, the metered communicator vs raw MPI (2 ranks)
 #   comm_bench --fit   the alpha-beta cost model fitted on raw MPI allreduce, predicting held-out
 #                      allreduce sizes, allgather and broadcast (2 ranks; alpha_beta_fit.md)
@@ -42,6 +43,9 @@ THP_MEM_ALLOC_ENABLE=1 build/bench/compressors_bench \
   --benchmark_min_time="${CEDAR_BENCH_MIN_TIME:-0.05}" \
   --benchmark_out="$OUT/compressors_thp.json" --benchmark_out_format=json \
   > "$OUT/compressors_thp.txt"
+
+echo "[bench] the compressors' PyTorch-ops references (1 thread, same tensors)"
+"$PY" bench/python_compressors.py "$OUT/python_compressors.json" | tee "$OUT/python_compressors.txt"
 
 echo "[bench] communicator vs raw MPI (2 ranks)"
 "${MPIRUN[@]}" build/bench/comm_bench --csv "$OUT/comm.csv" | tee "$OUT/comm.txt"

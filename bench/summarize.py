@@ -110,10 +110,88 @@ def verdict(ok):
     return "met" if ok else "MISSED"
 
 
+# The least memory traffic of each compressor's benchmark, in memory passes (a pass reads and
+# writes every fp32 element once: 8 bytes per element), compress + decompress (codec/*) or the
+# whole one-rank step (reduce/*), from the bytes it must read and write per element:
+MIN_TRAFFIC = {
+    # read 4, write 2 (fp16); read 2, write 4
+    "codec/fp16": ((4 + 2 + 2 + 4) / 8, "4 read, 2 written; 2 read, 4 written"),
+    # the same, decoded into the bucket (the one-rank exchange moves no data)
+    "reduce/fp16": ((4 + 2 + 2 + 4) / 8, "encode and decode into the bucket"),
+    # read 4, write 1/8 (one bit); read 1/8, write 4
+    "codec/sign": ((4 + 2 / 8 + 4) / 8, "4 read, 1/8 written; 1/8 read, 4 written"),
+    # the same: the L1 sum is taken in the packing pass, the scale applied while decoding
+    "codec/scaled_sign": ((4 + 2 / 8 + 4) / 8, "as sign (L1 sum in the packing pass)"),
+    # 5-bit codes and one fp32 norm per 512 elements, written and read back
+    "codec/qsgd": ((4 + 2 * (5 / 8 + 4 / 512) + 4) / 8, "4 read, 5/8 + 4/512 written and read, "
+                   "4 written (the norm's bucket stays in cache)"),
+    # a statistics pass (sigma, max) before the 2-bit codes: x is read twice
+    "reduce/terngrad": ((4 + 4 + 2 * 2 / 8 + 4) / 8, "x read twice (statistics, codes), 2/8 "
+                        "written and read, 4 written"),
+    # x read once, 8 bytes per kept element written and read back, the output zero-filled
+    "codec/topk": ((4 + 2 * 8 * 0.01 + 4) / 8, "4 read, 8k/n written and read, 4 written"),
+    # k gathered cache lines (64 bytes each), 4 bytes per kept element, the output zero-filled
+    "codec/randomk": ((64 * 0.01 + 2 * 4 * 0.01 + 4) / 8, "k cache lines gathered, 4k/n written "
+                      "and read, 4 written"),
+    # g read; u and v read and written (u = m u + g, v += u); v read for the selection; out written
+    "reduce/dgc": ((4 + 8 + 8 + 4 + 4) / 8, "g read, u and v read + written, v read, out "
+                   "written"),
+    # g and the last upload read for the difference norm, the bucket written with the last upload
+    "reduce/lag": ((4 + 4 + 4) / 8, "g and last read, bucket written"),
+}
+
+
 def read_csv(path):
     import csv
     with open(path) as f:
         return list(csv.DictReader(f))
+
+
+def compressor_table(out, gb, py_path, sizes):
+    """Per compressor and size: its minimum traffic, Cedar's time against it (target <= 2x) and
+    the PyTorch-ops reference's time against Cedar's (>= 10x faster where the reference takes
+    >= 20x the minimum traffic, else faster)."""
+    with open(py_path) as f:
+        py = json.load(f)
+    out("")
+    out(f"## Compressors: minimum traffic and the PyTorch reference (1 thread, torch "
+        f"{py['torch']}, bench/python_compressors.py)")
+    out("")
+    for n in sizes:
+        mine = gb.get(f"memory_pass/{n}", {}).get("gradient_sum")
+        theirs = py["gradient_sum"].get(str(n))
+        same = mine is not None and theirs is not None and abs(mine - theirs) <= 1e-6 * max(
+            1.0, abs(mine))
+        out(f"- {n / 1e6:g}M elements: gradient sum {mine} (cedar) vs {theirs} (python): "
+            f"{'the same tensor' if same else 'DIFFERENT TENSORS'}")
+    out("")
+    out("| compressor | size | min traffic (passes) | cedar ms | cedar / min | <= 2x | "
+        "python ms | python / min | speed-up | goal | verdict |")
+    out("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, (passes, _) in MIN_TRAFFIC.items():
+        for n in sizes:
+            key = f"{name}/{n}"
+            if key not in gb or f"memory_pass/{n}" not in gb:
+                continue
+            cedar = gb[key]["real_time"]
+            floor = passes * gb[f"memory_pass/{n}"]["real_time"]
+            ratio = cedar / floor
+            pms = py["ms"].get(key)
+            if pms is None:
+                out(f"| {name} | {n / 1e6:g}M | {passes:.2f} | {cedar:.2f} | {ratio:.2f} | "
+                    f"{verdict(ratio <= 2)} | | | | | |")
+                continue
+            speedup = pms / cedar
+            need = 10.0 if pms / floor >= 20 else 1.0
+            goal = ">= 10x" if need == 10 else "> 1x"
+            ok = speedup >= need if need == 10 else speedup > 1
+            out(f"| {name} | {n / 1e6:g}M | {passes:.2f} | {cedar:.2f} | {ratio:.2f} | "
+                f"{verdict(ratio <= 2)} | {pms:.1f} | {pms / floor:.1f} | {speedup:.1f}x | {goal} | "
+                f"{verdict(ok)} |")
+    out("")
+    out("Minimum traffic, per element (a pass = 8 bytes: 4 read + 4 written):")
+    for name, (passes, why) in MIN_TRAFFIC.items():
+        out(f"- {name}: {passes:.3f} passes — {why}")
 
 
 def summary(d):
@@ -186,6 +264,10 @@ def summary(d):
     out("median of the per-repetition ratios of the two paths timed back to back (the ratio of")
     out("the medians beside it). Codec throughput counts the fp32 gradient bytes (4 per element)")
     out("of one compress + decompress.")
+
+    py_path = os.path.join(d, "python_compressors.json")
+    if os.path.exists(py_path):
+        compressor_table(out, gb, py_path, sizes)
 
     if thp:
         out("")

@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh --seconds 60 fuzz_idx fuzz_qsgd   # some targets only
 # Corpora grow in build-fuzz/corpus/<target>/ (kept between runs); seeds are regenerated in
 # build-fuzz/seeds/. A crash leaves its input in build-fuzz/artifacts/ and fails the script;
-# replay it with build-fuzz/<target> <file>.
+# replay it with build-fuzz/<target> <file>. Targets run one per core at a time (CEDAR_FUZZ_JOBS
+# overrides), each for its full time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,26 +45,39 @@ declare -A max_len=([fuzz_config]=4096 [fuzz_idx]=4096 [fuzz_cifar]=8192 [fuzz_j
 # would report, so leak checking stays on for the torch-free targets only.
 declare -A leaks=([fuzz_qsgd]=0 [fuzz_sparse]=0)
 mkdir -p "$BUILD_DIR/artifacts"
+# fuzz_one TARGET: runs one target for the set time; its log in build-fuzz/TARGET.log, its exit
+# status in build-fuzz/TARGET.status.
+fuzz_one() {
+  local t="$1" extra=() rc=0
+  mkdir -p "$BUILD_DIR/corpus/$t" "$seeds/$t"
+  [ "$t" = fuzz_config ] && extra=(-dict=fuzz/config.dict)
+  ASAN_OPTIONS="detect_leaks=${leaks[$t]:-1}:abort_on_error=1" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    "$BUILD_DIR/$t" -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=20 \
+      -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$BUILD_DIR/artifacts/$t-" \
+      "${extra[@]}" "$BUILD_DIR/corpus/$t" "$seeds/$t" >"$BUILD_DIR/$t.log" 2>&1 || rc=$?
+  echo "$rc" > "$BUILD_DIR/$t.status"
+}
+# One target per core at a time (each fuzzer is single-threaded): every target still gets its
+# full time.
+jobs_at_once="${CEDAR_FUZZ_JOBS:-$(nproc)}"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs_at_once)); do wait -n || true; done
+  echo "[fuzz] $t for ${seconds} s"
+  fuzz_one "$t" &
+done
+wait
 status=0
 summary=""
 for t in "${targets[@]}"; do
-  mkdir -p "$BUILD_DIR/corpus/$t" "$seeds/$t"
-  extra=()
-  [ "$t" = fuzz_config ] && extra=(-dict=fuzz/config.dict)
-  log="$BUILD_DIR/$t.log"
-  echo "[fuzz] $t for ${seconds} s"
-  if ASAN_OPTIONS="detect_leaks=${leaks[$t]:-1}:abort_on_error=1" \
-     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-     "$BUILD_DIR/$t" -max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=20 \
-       -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$BUILD_DIR/artifacts/$t-" \
-       "${extra[@]}" "$BUILD_DIR/corpus/$t" "$seeds/$t" >"$log" 2>&1; then
+  if [ "$(cat "$BUILD_DIR/$t.status" 2>/dev/null)" = 0 ]; then
     result=ok
   else
     result=FAILED
     status=1
-    tail -n 60 "$log"
+    tail -n 60 "$BUILD_DIR/$t.log"
   fi
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$BUILD_DIR/$t.log" | tail -1)
   corpus=$(ls "$BUILD_DIR/corpus/$t" | wc -l)
   summary+=$(printf '%-12s %-6s %10s execs  %6s corpus files' "$t" "$result" "${execs:-?}" "$corpus")$'\n'
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer (gcc, -O1 -g) into
+# Builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer (gcc, -O1 -g1) into
 # build-asan/ and runs them under ctest; any sanitizer report fails the run.
 #   scripts/sanitize.sh               # every unit test (ctest label "unit")
 #   scripts/sanitize.sh -R 'bad_|readers|config'   # extra arguments go to ctest; with -R only
@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/env.sh
 BUILD_DIR="${CEDAR_ASAN_BUILD_DIR:-build-asan}"
-configure_once . "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+# -g1: line tables only, all a sanitizer report needs for its file:line frames (full -g makes the
+# LibTorch-heavy objects several times larger, slower to compile and to link).
+configure_once . "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DCEDAR_SANITIZE=ON -DCEDAR_BUILD_BENCH=OFF >/dev/null
 # The executables the unit tests run, read from ctest's files (ctest itself omits the commands
 # of executables not built yet); targets carry their executables' names.
