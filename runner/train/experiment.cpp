@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -222,11 +223,15 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   outcome.uuid = identity.uuid;
   outcome.resumed_from_step = identity.resumed_step;
   ResultStore* store = results ? results->store.get() : nullptr;
+  // Benchmark only (bench/harness_overhead.sh): CEDAR_BENCH_NO_STEP_ROWS=1 trains without writing
+  // step and evaluation rows, the baseline the results store's cost is measured against. The
+  // run's record is still opened and finished.
+  ResultStore* row_store = std::getenv("CEDAR_BENCH_NO_STEP_ROWS") ? nullptr : store;
   const auto checkpoints =
       prepare_checkpoints(cfg, opts.db_path, identity.uuid, rank, backend.size(), results.get());
   if (rank == 0 && !opts.quiet) log_run_start(cfg, outcome, backend, threads, *results);
 
-  Trainer trainer(cfg, model, data, std::move(algorithm), *comms->metered, control, store,
+  Trainer trainer(cfg, model, data, std::move(algorithm), *comms->metered, control, row_store,
                   outcome.run_id, comms->device, opts.quiet);
   trainer.set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
   const TrainingEnd end = train(trainer, store, outcome.run_id);
