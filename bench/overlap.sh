@@ -4,6 +4,9 @@
 # median step time over the steps after the first two, and their ratio. Both runs must produce
 # identical losses (overlap changes when buckets are exchanged, not what is computed).
 # Usage: bench/overlap.sh [OUT_DIR]   (expects build/cedar; bench/run.sh builds it)
+# With CEDAR_OVERLAP_TRACE=FILE the overlapped run's ranks append, per step and bucket: step,
+# bucket, elements, when its last gradient arrived, when its exchange started and ended, when
+# backward ended and when the last exchange ended (seconds since backward started), to FILE.<pid>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-results/bench}"

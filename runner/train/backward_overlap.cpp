@@ -1,12 +1,22 @@
 #include "runner/train/backward_overlap.h"
 
 #include <torch/torch.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
 
 namespace cedar {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
 
 BackwardOverlap::BackwardOverlap(std::vector<GradBucket>& buckets,
                                  const std::vector<NamedTensor>& params)
@@ -26,6 +36,10 @@ BackwardOverlap::BackwardOverlap(std::vector<GradBucket>& buckets,
   }
   missing_.assign(buckets_.size(), 0);
   filled_.assign(slots_.size(), false);
+  if (const char* trace = std::getenv("CEDAR_OVERLAP_TRACE")) trace_path_ = trace;
+  ready_at_.assign(buckets_.size(), 0);
+  exchange_start_.assign(buckets_.size(), 0);
+  exchange_end_.assign(buckets_.size(), 0);
   worker_ = std::thread(&BackwardOverlap::worker, this, at::get_num_threads());
 }
 
@@ -50,6 +64,7 @@ void BackwardOverlap::start(Algorithm& algorithm, Communicator& comm, StepContex
     comm_ = &comm;
     ctx_ = &ctx;
     ++started_;
+    step_start_ = std::chrono::steady_clock::now();
     armed_ = true;
   }
   ready_.notify_all();
@@ -63,13 +78,14 @@ void BackwardOverlap::gradient_ready(size_t slot, const at::Tensor& grad) {
     std::lock_guard<std::mutex> lock(mu_);
     if (filled_[slot]) return;
     filled_[slot] = true;
-    --missing_[s.bucket];
+    if (--missing_[s.bucket] == 0) ready_at_[s.bucket] = seconds_since(step_start_);
   }
   ready_.notify_all();
 }
 
 void BackwardOverlap::finish() {
   std::unique_lock<std::mutex> lock(mu_);
+  backward_end_ = seconds_since(step_start_);
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (filled_[i]) continue;
     slots_[i].view.zero_();
@@ -79,7 +95,17 @@ void BackwardOverlap::finish() {
   armed_ = false;
   ready_.notify_all();
   ready_.wait(lock, [&] { return finished_ == started_; });
+  if (!trace_path_.empty()) write_trace();
   if (error_) std::rethrow_exception(error_);
+}
+
+void BackwardOverlap::write_trace() {
+  std::ofstream out(trace_path_ + "." + std::to_string(::getpid()), std::ios::app);
+  const double exchanges_end = exchange_end_.empty() ? 0 : exchange_end_.back();
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    out << started_ << " " << b << " " << buckets_[b].flat.numel() << " " << ready_at_[b] << " "
+        << exchange_start_[b] << " " << exchange_end_[b] << " " << backward_end_ << " "
+        << exchanges_end << "\n";
 }
 
 void BackwardOverlap::worker(int threads) {
@@ -92,6 +118,7 @@ void BackwardOverlap::worker(int threads) {
     for (size_t b = 0; b < buckets_.size() && !error_; ++b) {
       ready_.wait(lock, [&] { return missing_[b] == 0 || stop_; });
       if (stop_) return;
+      exchange_start_[b] = seconds_since(step_start_);
       lock.unlock();
       try {
         algorithm_->reduce_gradients(buckets_[b], *comm_, *ctx_);
@@ -99,6 +126,7 @@ void BackwardOverlap::worker(int threads) {
         error_ = std::current_exception();
       }
       lock.lock();
+      exchange_end_[b] = seconds_since(step_start_);
     }
     finished_ = started_;
     ready_.notify_all();

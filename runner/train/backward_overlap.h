@@ -5,13 +5,18 @@
 // with earlier layers. Buckets are exchanged in their fixed index order (reverse model order, the
 // order backward produces them), so every rank issues the same collectives in the same order and
 // the results equal those of exchanging after backward.
+// Benchmark only: with CEDAR_OVERLAP_TRACE=FILE each rank appends, per step and bucket, when the
+// bucket's last gradient arrived and when its exchange started and ended, in seconds since the
+// step's backward started, and when backward ended (bench/overlap.sh reads it).
 #include <ATen/core/Tensor.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -57,6 +62,12 @@ class BackwardOverlap {
   std::condition_variable ready_;
   std::thread worker_;
   std::exception_ptr error_;
+  // CEDAR_OVERLAP_TRACE: per bucket, arrival of its last gradient and its exchange's start and end.
+  std::string trace_path_;
+  std::chrono::steady_clock::time_point step_start_;
+  std::vector<double> ready_at_, exchange_start_, exchange_end_;
+  double backward_end_ = 0;
+  void write_trace();
 };
 
 }  // namespace cedar
