@@ -14,6 +14,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/exchange/error_feedback.h"
+#include "algorithms/exchange/magnitude_topk.h"
 
 namespace cedar {
 
@@ -46,18 +47,22 @@ class SparseCompressor : public Compressor {
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
 };
 
-// Top-k by magnitude (exact, torch::topk): the k = ⌈ratio·numel⌉ largest |x_i|
-// (algorithms/topk.cpp).
+// Top-k by magnitude, exact: the k = ⌈ratio·numel⌉ largest |x_i|, equal magnitudes at the k-th
+// taken lower index first (the rule in exchange/magnitude_topk.h; algorithms/topk.cpp). Works
+// on the CPU: a tensor elsewhere is copied there first.
 class TopKCompressor final : public SparseCompressor {
  public:
   explicit TopKCompressor(double ratio) : ratio_(ratio) {}
   at::Tensor select(const at::Tensor& x, at::Generator& gen) override;
+  // Writes the selection straight into the payload (no index tensor in between).
+  at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
   int64_t payload_bytes(int64_t numel) const override {
     return sparse_payload_bytes(keep_count(numel, ratio_));
   }
 
  private:
   double ratio_;
+  MagnitudeTopK topk_;
 };
 
 // Random-k: k = ⌈ratio·numel⌉ distinct coordinates drawn uniformly from `gen`
