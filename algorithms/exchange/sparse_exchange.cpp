@@ -68,12 +68,6 @@ at::Tensor SparseCompressor::decompress(const at::Tensor& payload, int64_t numel
   return out;
 }
 
-at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) {
-  last_indices_ = select(x, gen).to(x.device());
-  at::Tensor values = x.index_select(0, last_indices_);
-  return values_only_ ? as_bytes(values) : encode_sparse(last_indices_, values);
-}
-
 at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t numel) {
   if (!values_only_) return SparseCompressor::decompress(payload, numel);
   if (!last_indices_.defined())

@@ -65,10 +65,11 @@ class TopKCompressor final : public SparseCompressor {
   MagnitudeTopK topk_;
 };
 
-// Random-k: k = ⌈ratio·numel⌉ distinct coordinates drawn uniformly from `gen`
-// (algorithms/randomk.cpp). values_only: the payload holds just the k fp32 values (4·k bytes) —
-// valid when every rank draws the same index set from the same generator; decompress then uses the
-// index set of the last compress call (last_indices()).
+// Random-k: k = ⌈ratio·numel⌉ distinct coordinates drawn uniformly from `gen` (one key drawn from
+// it per tensor; the sampler of codecs/random_subset.h; algorithms/randomk.cpp). values_only: the
+// payload holds just the k fp32 values (4·k bytes) — valid when every rank draws the same index
+// set from the same generator; decompress then uses the index set of the last compress call
+// (last_indices()).
 class RandomKCompressor final : public SparseCompressor {
  public:
   RandomKCompressor(double ratio, bool values_only) : ratio_(ratio), values_only_(values_only) {}
