@@ -44,7 +44,12 @@ class SparseCompressor : public Compressor {
   // Indices (int64, ascending, distinct) of the coordinates of 1-D fp32 `x` to keep.
   virtual at::Tensor select(const at::Tensor& x, at::Generator& gen) = 0;
   at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
+  // Decoding writes zeros and the payload's values in one pass over the output. The payload may
+  // come from a peer: its indices must be strictly ascending within [0, numel), as every encoder
+  // writes them, or std::invalid_argument is thrown (decompress_into's `out` then holds part of
+  // the values).
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override;
 };
 
 // Top-k by magnitude, exact: the k = ⌈ratio·numel⌉ largest |x_i|, equal magnitudes at the k-th
@@ -76,6 +81,7 @@ class RandomKCompressor final : public SparseCompressor {
   at::Tensor select(const at::Tensor& x, at::Generator& gen) override;
   at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override;
   int64_t payload_bytes(int64_t numel) const override {
     int64_t k = keep_count(numel, ratio_);
     return values_only_ ? 4 * k : sparse_payload_bytes(k);
