@@ -35,7 +35,6 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
-#include "algorithms/codecs/random_subset.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/exchange/error_feedback.h"
 #include "algorithms/exchange/sparse_exchange.h"
@@ -48,7 +47,7 @@ at::Tensor RandomKCompressor::select(const at::Tensor& x, at::Generator& gen) {
   const int64_t k = keep_count(n, ratio_);
   if (k >= n) return at::arange(n, at::kLong);
   at::Tensor idx = at::empty({k}, at::kLong);
-  uniform_subset(draw_key(gen), n, k, idx.data_ptr<int64_t>());
+  sampler_.draw(draw_key(gen), n, k, idx.data_ptr<int64_t>());
   return idx;
 }
 

@@ -12,6 +12,7 @@
 // already in. Every k-subset comes out with probability 1 / C(n, k). The members are marked in a
 // bitmap of n bits whose scan lists them ascending: O(k + n/64) time, n/8 bytes, no permutation of
 // n.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -54,10 +55,12 @@ class CounterIntegers {
 
 // Floyd's subset of k of [0, n) (k <= n < 2^32) with below(r) an integer in [0, r), written
 // ascending to out[0, k). The definition above with another source of integers (tests use it to
-// show what a biased one does).
+// show what a biased one does). `bits` is the bitmap: all zero on entry and again on return (the
+// scan clears each word it reads), so that a caller can keep it from call to call.
 template <class Below>
-void floyd_subset(int64_t n, int64_t k, Below&& below, int64_t* out) {
-  std::vector<uint64_t> bits(static_cast<size_t>((n + 63) / 64));
+void floyd_subset(int64_t n, int64_t k, Below&& below, int64_t* out, std::vector<uint64_t>& bits) {
+  const size_t words = static_cast<size_t>((n + 63) / 64);
+  if (bits.size() < words) bits.resize(words);
   for (int64_t j = n - k; j < n; ++j) {
     const int64_t t = static_cast<int64_t>(below(static_cast<uint32_t>(j + 1)));
     uint64_t& word = bits[static_cast<size_t>(t >> 6)];
@@ -68,14 +71,43 @@ void floyd_subset(int64_t n, int64_t k, Below&& below, int64_t* out) {
       word |= bit;
     }
   }
+  // The scan: two entries written per word whatever its count (no branch on the data, which
+  // would be mispredicted about once per member) while two entries of room are left.
   int64_t c = 0;
-  for (size_t q = 0; q < bits.size(); ++q)
+  size_t q = 0;
+  for (; q < words && c + 2 <= k; ++q) {
+    uint64_t word = bits[q];
+    bits[q] = 0;
+    const int64_t base = static_cast<int64_t>(q) * 64, count = __builtin_popcountll(word);
+    const uint64_t spare = uint64_t{1} << 63;  // ctz of an empty word: an entry past the count
+    out[c] = base + __builtin_ctzll(word | spare);
+    word &= word - 1;
+    out[c + 1] = base + __builtin_ctzll(word | spare);
+    for (int64_t t = 2; t < count; ++t) {
+      word &= word - 1;
+      out[c + t] = base + __builtin_ctzll(word);
+    }
+    c += count;
+  }
+  for (; q < words; ++q) {
     for (uint64_t word = bits[q]; word; word &= word - 1)
       out[c++] = static_cast<int64_t>(q) * 64 + __builtin_ctzll(word);
+    bits[q] = 0;
+  }
 }
 
-// The subset of the definition: k of [0, n) from `key`, ascending into out[0, k). Throws
-// std::invalid_argument unless 0 <= k <= n < 2^32.
+// The subset of the definition with the bitmap kept between calls (one object per caller).
+class UniformSubset {
+ public:
+  // k of [0, n) from `key`, ascending into out[0, k). Throws std::invalid_argument unless
+  // 0 <= k <= n < 2^32.
+  void draw(uint64_t key, int64_t n, int64_t k, int64_t* out);
+
+ private:
+  std::vector<uint64_t> bits_;
+};
+
+// The same with a bitmap of its own (tests, one-off calls).
 void uniform_subset(uint64_t key, int64_t n, int64_t k, int64_t* out);
 
 }  // namespace cedar

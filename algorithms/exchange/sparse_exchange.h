@@ -13,6 +13,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/random_subset.h"
 #include "algorithms/exchange/error_feedback.h"
 #include "algorithms/exchange/magnitude_topk.h"
 
@@ -92,6 +93,7 @@ class RandomKCompressor final : public SparseCompressor {
   double ratio_;
   bool values_only_;
   at::Tensor last_indices_;
+  UniformSubset sampler_;
 };
 
 // One allgatherv of this rank's encoding; every rank's decoded pairs, in rank order.

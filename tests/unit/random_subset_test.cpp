@@ -38,8 +38,9 @@ Sampler floyd_with(std::function<uint32_t(CounterIntegers&, uint32_t)> below) {
   return [below](uint64_t key, int64_t n, int64_t k) {
     CounterIntegers words(key);
     std::vector<int64_t> out(static_cast<size_t>(k));
+    std::vector<uint64_t> bits;
     floyd_subset(
-        n, k, [&](uint32_t r) { return below(words, r); }, out.data());
+        n, k, [&](uint32_t r) { return below(words, r); }, out.data(), bits);
     return out;
   };
 }
@@ -111,6 +112,14 @@ TEST(RandomSubset, DistinctAscendingInRangeAndAFunctionOfTheKey) {
       EXPECT_EQ(s, uniform(42, n, k));
     }
   EXPECT_NE(uniform(42, 100003, 1000), uniform(43, 100003, 1000));
+  // One sampler reused across sizes draws what fresh ones draw (the scan leaves its bitmap clear).
+  UniformSubset reused;
+  for (int64_t n : {100003, 1000, 65, 100003, 64, 3})
+    for (int64_t k : {int64_t{1}, n / 7, n - 1, n}) {
+      std::vector<int64_t> s(static_cast<size_t>(k));
+      reused.draw(9, n, k, s.data());
+      EXPECT_EQ(s, uniform(9, n, k)) << n << ", k = " << k;
+    }
   std::vector<int64_t> out(3);
   EXPECT_THROW(uniform_subset(1, 2, 3, out.data()), std::invalid_argument);
   EXPECT_THROW(uniform_subset(1, int64_t{1} << 32, 3, out.data()), std::invalid_argument);
