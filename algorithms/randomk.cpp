@@ -10,7 +10,12 @@
 // rescale_memory_for_lr in sparse_exchange.h).
 //
 // Randomness: S comes from make_generator(seed, r, step, bucket index) and is drawn tensor by
-// tensor in bucket order, so a run is reproducible from (config, seed, world size).
+// tensor in bucket order, so a run is reproducible from (config, seed, world size). Each tensor
+// takes one 64-bit key from the generator (draw_key) and S is that key's uniform subset
+// (codecs/random_subset.h: Floyd's algorithm over a bitmap with Lemire's unbiased integers from
+// the counter-based words, O(k + d/64), indices ascending). This sampler replaced a permutation
+// of all d coordinates (at::randperm of the same generator): runs recorded with that one drew
+// other, equally distributed sets from the same seeds.
 //   shared_indices: true (default) — r = 0 on every rank, so all ranks draw the SAME S. Only the
 //     k values travel, and since they sit at the same coordinates they are summed with one
 //     allreduce per bucket: 4·Σ_i k_i payload bytes per bucket (the GRACE convention).
@@ -23,6 +28,9 @@
 //   shared_indices  all ranks draw the same coordinates (values-only allreduce) (default true)
 #include <ATen/ATen.h>
 
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -38,8 +46,37 @@ at::Tensor RandomKCompressor::select(const at::Tensor& x, at::Generator& gen) {
   const int64_t n = x.numel();
   const int64_t k = keep_count(n, ratio_);
   if (k >= n) return at::arange(n, at::kLong);
-  at::Tensor idx = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong)).narrow(0, 0, k);
-  return std::get<0>(at::sort(idx));
+  at::Tensor idx = at::empty({k}, at::kLong);
+  sampler_.draw(draw_key(gen), n, k, idx.data_ptr<int64_t>());
+  return idx;
+}
+
+at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) {
+  last_indices_ = select(x, gen);
+  const int64_t n = x.numel(), k = last_indices_.numel();
+  if (!values_only_ && n > std::numeric_limits<int32_t>::max())
+    throw std::invalid_argument("random-k: " + std::to_string(n) +
+                                " elements do not fit the int32 indices of the sparse encoding");
+  if (!x.is_cpu()) {  // gather where the tensor is, then bring the k values over
+    at::Tensor values = x.reshape({-1}).index_select(0, last_indices_.to(x.device()));
+    values = values.to(at::kCPU, at::kFloat);
+    return values_only_ ? as_bytes(values) : encode_sparse(last_indices_, values);
+  }
+  const at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
+  at::Tensor out = at::empty({payload_bytes(n)}, at::kByte);
+  uint8_t* p = out.data_ptr<uint8_t>();  // 64-byte aligned: both parts are 4-byte aligned
+  int32_t* index = values_only_ ? nullptr : reinterpret_cast<int32_t*>(p);
+  float* value = reinterpret_cast<float*>(values_only_ ? p : p + 4 * k);
+  const int64_t* ix = last_indices_.data_ptr<int64_t>();
+  const float* xv = v.data_ptr<float>();
+  // The values lie about 1/ratio elements apart: their loads are started a few entries ahead.
+  constexpr int64_t kAhead = 16;
+  for (int64_t j = 0; j < k; ++j) {
+    if (j + kAhead < k) __builtin_prefetch(xv + ix[j + kAhead]);
+    value[j] = xv[ix[j]];
+    if (index) index[j] = static_cast<int32_t>(ix[j]);
+  }
+  return out;
 }
 
 namespace {

@@ -3,12 +3,16 @@
 //
 // Rule, per gradient tensor of d coordinates on every worker (memory e, starts at 0):
 //   p  = g + e                      (the paper's m_t + η·g_t, kept here in gradient units)
-//   s  = top_k(p)                   (the k = ⌈ratio·d⌉ coordinates of largest |p_i|, exact)
+//   s  = top_k(p)                   (the k = ⌈ratio·d⌉ coordinates of largest |p_i|, exact;
+//                                    equal magnitudes at the k-th: the lower index first)
 //   e' = p − s                      (error feedback: what was not sent is kept)
 // then the workers' s are averaged and the optimizer applies the average. With error_feedback
 // off, s = top_k(g) and nothing is kept (plain top-k sparsification).
 // The memory is rescaled by η_old/η_new when the learning rate changes, so that it equals the
 // paper's η-scaled memory (see rescale_memory_for_lr in sparse_exchange.h).
+//
+// Selection: a sampled floor, one pass collecting the coordinates above it, then a cut to exactly
+// k (exchange/magnitude_topk.h, which states the rule with its ties and NaNs). No sort of d.
 //
 // Exchange: each rank's k (index, value) pairs of every tensor of a bucket in ONE allgather
 // (k is fixed by d, so no size exchange is needed): 8·Σ_i k_i payload bytes per bucket.
@@ -18,6 +22,9 @@
 //   error_feedback  keep the unsent remainder in a memory                     (default true)
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
 #include "algorithms/exchange/compressed_exchange.h"
@@ -26,11 +33,34 @@
 
 namespace cedar {
 
+namespace {
+
+// x as a contiguous 1-D fp32 CPU tensor (a copy only where it is not one already).
+at::Tensor cpu_floats(const at::Tensor& x) {
+  return x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
+}
+
+}  // namespace
+
 at::Tensor TopKCompressor::select(const at::Tensor& x, at::Generator&) {
-  const int64_t k = keep_count(x.numel(), ratio_);
-  if (k >= x.numel()) return at::arange(x.numel(), x.options().dtype(at::kLong));
-  at::Tensor idx = std::get<1>(at::topk(x.abs(), k, /*dim=*/0, /*largest=*/true, /*sorted=*/false));
-  return std::get<0>(at::sort(idx));
+  const at::Tensor v = cpu_floats(x);
+  const int64_t k = keep_count(v.numel(), ratio_);
+  std::vector<int32_t> index(static_cast<size_t>(k));
+  std::vector<float> value(static_cast<size_t>(k));
+  topk_.select(v.data_ptr<float>(), v.numel(), k, index.data(), value.data());
+  at::Tensor out = at::empty({k}, at::kLong);
+  std::copy(index.begin(), index.end(), out.data_ptr<int64_t>());
+  return out;
+}
+
+at::Tensor TopKCompressor::compress(const at::Tensor& x, at::Generator&) {
+  const at::Tensor v = cpu_floats(x);
+  const int64_t k = keep_count(v.numel(), ratio_);
+  at::Tensor out = at::empty({sparse_payload_bytes(k)}, at::kByte);
+  uint8_t* p = out.data_ptr<uint8_t>();  // 64-byte aligned: both halves are 4-byte aligned
+  topk_.select(v.data_ptr<float>(), v.numel(), k, reinterpret_cast<int32_t*>(p),
+               reinterpret_cast<float*>(p + 4 * k));
+  return out;
 }
 
 namespace {

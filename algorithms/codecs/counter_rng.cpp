@@ -76,38 +76,61 @@ inline float to_uniform(uint32_t word) {
   return static_cast<float>(static_cast<int32_t>(word >> 8)) * (1.0f / 16777216.0f);
 }
 
-// The four uniforms of block j, portable path.
-void block_portable(const uint8_t (*rk)[16], uint64_t j, float out[4]) {
+// How the four words of a block are stored: as the uniforms (fill) or as the words (words).
+struct AsUniforms {
+  using T = float;
+  static void store(const uint32_t w[4], float* o) {
+    for (int q = 0; q < 4; ++q) o[q] = to_uniform(w[q]);
+  }
+#if defined(CEDAR_AESNI)
+  static void store(__m128i v, float* o) {
+    _mm_storeu_ps(
+        o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32(v, 8)), _mm_set1_ps(1.0f / 16777216.0f)));
+  }
+#endif
+};
+
+struct AsWords {
+  using T = uint32_t;
+  static void store(const uint32_t w[4], uint32_t* o) { std::memcpy(o, w, 16); }
+#if defined(CEDAR_AESNI)
+  static void store(__m128i v, uint32_t* o) { _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v); }
+#endif
+};
+
+// The four words of block j, portable path.
+void block_portable(const uint8_t (*rk)[16], uint64_t j, uint32_t out[4]) {
   const auto& s = sbox();
   uint8_t st[16] = {};
   for (int b = 0; b < 8; ++b) st[b] = static_cast<uint8_t>(j >> (8 * b));
   for (int b = 0; b < 16; ++b) st[b] ^= rk[0][b];
   for (int r = 1; r <= CounterUniforms::kRounds; ++r) aes_round(st, rk[r], s);
   for (int w = 0; w < 4; ++w)
-    out[w] = to_uniform(
-        static_cast<uint32_t>(st[4 * w]) | static_cast<uint32_t>(st[4 * w + 1]) << 8 |
-        static_cast<uint32_t>(st[4 * w + 2]) << 16 | static_cast<uint32_t>(st[4 * w + 3]) << 24);
+    out[w] = static_cast<uint32_t>(st[4 * w]) | static_cast<uint32_t>(st[4 * w + 1]) << 8 |
+             static_cast<uint32_t>(st[4 * w + 2]) << 16 |
+             static_cast<uint32_t>(st[4 * w + 3]) << 24;
 }
 
-void blocks_portable(const uint8_t (*rk)[16], uint64_t first, int64_t count, float* out) {
-  for (int64_t b = 0; b < count; ++b)
-    block_portable(rk, first + static_cast<uint64_t>(b), out + 4 * b);
+template <class Out>
+void blocks_portable(const uint8_t (*rk)[16], uint64_t first, int64_t count, typename Out::T* out) {
+  uint32_t w[4];
+  for (int64_t b = 0; b < count; ++b) {
+    block_portable(rk, first + static_cast<uint64_t>(b), w);
+    Out::store(w, out + 4 * b);
+  }
 }
 
 #if defined(CEDAR_AESNI)
 // Two blocks per step: their rounds interleave and hide the AESENC latency.
+template <class Out>
 __attribute__((target("aes,sse2"))) void blocks_aesni(const uint8_t (*rk)[16], uint64_t first,
-                                                      int64_t count, float* out) {
+                                                      int64_t count, typename Out::T* out) {
   __m128i k[CounterUniforms::kRounds + 1];
   for (int r = 0; r <= CounterUniforms::kRounds; ++r)
     k[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rk[r]));
-  const __m128 scale = _mm_set1_ps(1.0f / 16777216.0f);
   const __m128i one = _mm_set_epi64x(0, 1), two = _mm_set_epi64x(0, 2);
   __m128i ca = _mm_set_epi64x(0, static_cast<long long>(first));
   __m128i cb = _mm_add_epi64(ca, one);
-  auto emit = [&](__m128i v, float* o) {
-    _mm_storeu_ps(o, _mm_mul_ps(_mm_cvtepi32_ps(_mm_srli_epi32(v, 8)), scale));
-  };
   int64_t b = 0;
   for (; b + 2 <= count; b += 2) {
     __m128i x = _mm_xor_si128(ca, k[0]), y = _mm_xor_si128(cb, k[0]);
@@ -117,13 +140,13 @@ __attribute__((target("aes,sse2"))) void blocks_aesni(const uint8_t (*rk)[16], u
       x = _mm_aesenc_si128(x, k[r]);
       y = _mm_aesenc_si128(y, k[r]);
     }
-    emit(x, out + 4 * b);
-    emit(y, out + 4 * b + 4);
+    Out::store(x, out + 4 * b);
+    Out::store(y, out + 4 * b + 4);
   }
   if (b < count) {
     __m128i x = _mm_xor_si128(ca, k[0]);
     for (int r = 1; r <= CounterUniforms::kRounds; ++r) x = _mm_aesenc_si128(x, k[r]);
-    emit(x, out + 4 * b);
+    Out::store(x, out + 4 * b);
   }
 }
 
@@ -133,18 +156,19 @@ bool cpu_has_aes() {
 }
 #endif
 
-using BlocksFn = void (*)(const uint8_t (*)[16], uint64_t, int64_t, float*);
-
-// Writes out[k] = u(first + k), k < n, with `blocks` producing whole blocks of four.
-void fill_with(BlocksFn blocks, const uint8_t (*rk)[16], uint64_t first, int64_t n, float* out) {
+// Writes out[k] = value first + k of the stream, k < n, with `blocks` producing whole blocks of
+// four.
+template <class T>
+void fill_with(void (*blocks)(const uint8_t (*)[16], uint64_t, int64_t, T*),
+               const uint8_t (*rk)[16], uint64_t first, int64_t n, T* out) {
   if (n <= 0) return;
-  float tmp[4];
+  T tmp[4];
   uint64_t j = first / 4;
   const int head = static_cast<int>(first % 4);
   if (head) {  // the tail of a partial first block
     blocks(rk, j++, 1, tmp);
     const int64_t take = std::min<int64_t>(n, 4 - head);
-    std::memcpy(out, tmp + head, static_cast<size_t>(take) * sizeof(float));
+    std::memcpy(out, tmp + head, static_cast<size_t>(take) * sizeof(T));
     out += take;
     n -= take;
   }
@@ -153,7 +177,7 @@ void fill_with(BlocksFn blocks, const uint8_t (*rk)[16], uint64_t first, int64_t
   j += static_cast<uint64_t>(full);
   if (n % 4) {
     blocks(rk, j, 1, tmp);
-    std::memcpy(out + 4 * full, tmp, static_cast<size_t>(n % 4) * sizeof(float));
+    std::memcpy(out + 4 * full, tmp, static_cast<size_t>(n % 4) * sizeof(T));
   }
 }
 
@@ -182,13 +206,24 @@ bool CounterUniforms::hardware_aes() {
 
 void CounterUniforms::fill(uint64_t first, int64_t n, float* out) const {
 #if defined(CEDAR_AESNI)
-  if (hardware_aes()) return fill_with(blocks_aesni, round_key_, first, n, out);
+  if (hardware_aes()) return fill_with(blocks_aesni<AsUniforms>, round_key_, first, n, out);
 #endif
-  fill_with(blocks_portable, round_key_, first, n, out);
+  fill_with(blocks_portable<AsUniforms>, round_key_, first, n, out);
 }
 
 void CounterUniforms::fill_portable(uint64_t first, int64_t n, float* out) const {
-  fill_with(blocks_portable, round_key_, first, n, out);
+  fill_with(blocks_portable<AsUniforms>, round_key_, first, n, out);
+}
+
+void CounterUniforms::words(uint64_t first, int64_t n, uint32_t* out) const {
+#if defined(CEDAR_AESNI)
+  if (hardware_aes()) return fill_with(blocks_aesni<AsWords>, round_key_, first, n, out);
+#endif
+  fill_with(blocks_portable<AsWords>, round_key_, first, n, out);
+}
+
+void CounterUniforms::words_portable(uint64_t first, int64_t n, uint32_t* out) const {
+  fill_with(blocks_portable<AsWords>, round_key_, first, n, out);
 }
 
 }  // namespace cedar

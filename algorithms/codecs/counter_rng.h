@@ -9,7 +9,8 @@
 // SubBytes, MixColumns, xor of round key k_r), k_r = (K_lo + r·W_lo, K_hi + r·W_hi) a Weyl
 // sequence from the 128-bit K = (splitmix64(key), splitmix64(key ^ W_hi)). Word i mod 4 of the
 // result (32 bits, little-endian) gives u = (word >> 8)·2^-24: 24 bits, every value a multiple of
-// 2^-24 in [0, 1), as at::rand's fp32 uniforms.
+// 2^-24 in [0, 1), as at::rand's fp32 uniforms. The words themselves, w(key, i), are the random
+// integers of random-k's index sampler (random_subset.h).
 //
 // Two paths give the same bits: AES-NI where the CPU has it (chosen at run time, as the build
 // assumes only SSE2) and a portable software round (an S-box computed once) elsewhere. Four
@@ -28,6 +29,10 @@ class CounterUniforms {
   void fill(uint64_t first, int64_t n, float* out) const;
   // The same values by the portable path only (tests compare the two paths).
   void fill_portable(uint64_t first, int64_t n, float* out) const;
+  // out[k] = w(key, first + k), the 32-bit word that u(key, first + k) is made of; and the same
+  // by the portable path only.
+  void words(uint64_t first, int64_t n, uint32_t* out) const;
+  void words_portable(uint64_t first, int64_t n, uint32_t* out) const;
 
   // Whether fill() uses the CPU's AES instructions.
   static bool hardware_aes();

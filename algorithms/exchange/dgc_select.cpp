@@ -7,48 +7,27 @@
 #include <cmath>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
+#include "algorithms/exchange/magnitude_scan.h"
 #include "algorithms/exchange/sparse_exchange.h"
 
 namespace cedar {
 namespace {
 
-// Ascending indices i with |v_i| >= thr: one read pass over v, no |v| or mask buffers (CPU);
-// elsewhere the equivalent tensor expression.
+// Ascending indices i with |v_i| >= thr (thr > 0; a NaN counts as the largest magnitude, as in
+// torch::topk): one read pass over v, no |v| or mask buffers (CPU); elsewhere the equivalent
+// tensor expression.
 at::Tensor indices_at_least(const at::Tensor& v, float thr) {
   if (!v.is_cpu() || !v.is_contiguous() || v.scalar_type() != at::kFloat)
-    return at::nonzero(v.abs().ge(thr)).view({-1});
+    return at::nonzero(v.abs().ge(thr).logical_or_(v.isnan())).view({-1});
   const float* p = v.data_ptr<float>();
+  const int32_t floor = magnitude_key(thr) - 1;  // key >= key(thr) <=> |v_i| >= thr
   const int64_t n = v.numel(), grain = int64_t(1) << 16, chunks = (n + grain - 1) / grain;
   std::vector<std::vector<int64_t>> parts(static_cast<size_t>(chunks));
   at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       auto& out = parts[static_cast<size_t>(c)];
-      int64_t i = c * grain;
-      const int64_t last = std::min(n, (c + 1) * grain);
-#if defined(__SSE2__)
-      // 32 comparisons per step and one test of all of them (almost every step fails it); the
-      // positions are worked out only in the rare steps that pass.
-      const __m128 magnitude = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-      const __m128 t = _mm_set1_ps(thr);
-      for (; i + 32 <= last; i += 32) {
-        __m128 hit[8];
-        for (int q = 0; q < 8; ++q)  // ordered >=: NaN fails, as in the scalar test
-          hit[q] = _mm_cmpge_ps(_mm_and_ps(_mm_loadu_ps(p + i + 4 * q), magnitude), t);
-        __m128 any = hit[0];
-        for (int q = 1; q < 8; ++q) any = _mm_or_ps(any, hit[q]);
-        if (!_mm_movemask_ps(any)) continue;
-        uint32_t mask = 0;
-        for (int q = 0; q < 8; ++q)
-          mask |= static_cast<uint32_t>(_mm_movemask_ps(hit[q])) << (4 * q);
-        for (; mask; mask &= mask - 1) out.push_back(i + __builtin_ctz(mask));
-      }
-#endif
-      for (; i < last; ++i)
-        if (std::fabs(p[i]) >= thr) out.push_back(i);
+      for_each_above(p, c * grain, std::min(n, (c + 1) * grain), floor,
+                     [&](int64_t i) { out.push_back(i); });
     }
   });
   int64_t total = 0;
@@ -59,22 +38,15 @@ at::Tensor indices_at_least(const at::Tensor& v, float thr) {
   return idx;
 }
 
-// |v[start]|, |v[start + stride]|, ... (v.slice(0, start, n, stride).abs()). The samples lie far
-// apart (a page or more for large tensors), so on the CPU the loads of later samples are started
-// early instead of waiting for each cache and TLB miss in turn.
-at::Tensor strided_magnitudes(const at::Tensor& v, int64_t start, int64_t stride) {
+// |v[start]|, |v[start + stride]|, ... (v.slice(0, start, n, stride).abs()), on the CPU by
+// strided_magnitudes (magnitude_scan.h).
+at::Tensor sample_magnitudes(const at::Tensor& v, int64_t start, int64_t stride) {
   const int64_t n = v.numel();
   if (!v.is_cpu() || !v.is_contiguous() || v.scalar_type() != at::kFloat || start >= n)
     return v.slice(0, start, n, stride).abs();
   const int64_t count = (n - start - 1) / stride + 1;
   at::Tensor out = at::empty({count}, at::kFloat);
-  const float* p = v.data_ptr<float>() + start;
-  float* o = out.data_ptr<float>();
-  constexpr int64_t kAhead = 16;
-  for (int64_t i = 0; i < count; ++i) {
-    if (i + kAhead < count) __builtin_prefetch(p + (i + kAhead) * stride);
-    o[i] = std::fabs(p[i * stride]);
-  }
+  strided_magnitudes(v.data_ptr<float>() + start, count, stride, out.data_ptr<float>());
   return out;
 }
 
@@ -95,7 +67,7 @@ at::Tensor dgc_select(const at::Tensor& v, int64_t k, double density, double sam
   if (stride % 2 == 0) --stride;  // odd: no aliasing with power-of-two tensor dimensions
   if (stride <= 1) return exact();
   const int64_t start = at::randint(stride, {1}, gen, at::kLong).item<int64_t>();
-  at::Tensor samples = strided_magnitudes(v, start, stride);
+  at::Tensor samples = sample_magnitudes(v, start, stride);
   // The sample's ⌈density·#samples⌉-th largest, moved down by two standard deviations of that
   // count (≈ Poisson) so that usually at least k survive the first pass over |v|.
   const int64_t ks = keep_count(samples.numel(), density);

@@ -3,11 +3,13 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "algorithms/algorithm_state.h"
+#include "algorithms/exchange/sparse_scatter.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -47,52 +49,68 @@ SparseView decode_sparse(const at::Tensor& payload) {
           from_bytes(c.narrow(0, 4 * n, 4 * n), at::kFloat)};
 }
 
+namespace {
+
+// The 1-D uint8 payload's bytes; throws naming `who` otherwise.
+const uint8_t* payload_bytes_of(const at::Tensor& payload, const char* who) {
+  if (payload.scalar_type() != at::kByte || payload.dim() != 1 || !payload.is_cpu())
+    throw std::invalid_argument(
+        std::string(who) + ": expected a 1-D uint8 payload, got " + std::to_string(payload.dim()) +
+        "-D " + c10::toString(payload.scalar_type()) + " on " + payload.device().str());
+  return payload.numel() ? payload.data_ptr<uint8_t>() : nullptr;
+}
+
+}  // namespace
+
 at::Tensor SparseCompressor::compress(const at::Tensor& x, at::Generator& gen) {
   at::Tensor idx = select(x, gen).to(x.device());
   return encode_sparse(idx, x.index_select(0, idx));
 }
 
 at::Tensor SparseCompressor::decompress(const at::Tensor& payload, int64_t numel) {
-  SparseView s = decode_sparse(payload);
-  at::Tensor out = at::zeros({numel}, at::kFloat);
-  const int64_t n = s.indices.numel();
-  if (n == 0) return out;
-  // The payload may come from a peer: indices must address [0, numel) (index_put_ would wrap a
-  // negative one) and be strictly ascending, as every encoder writes them (no duplicates).
-  if (s.indices[0].item<int64_t>() < 0 || s.indices[n - 1].item<int64_t>() >= numel ||
-      (n > 1 && !s.indices.slice(0, 1).gt(s.indices.slice(0, 0, n - 1)).all().item<bool>()))
-    throw std::invalid_argument("sparse decode: " + std::to_string(n) +
-                                " indices are not strictly ascending within [0, " +
-                                std::to_string(numel) + ")");
-  out.index_put_({s.indices}, s.values);
+  if (numel < 0)
+    throw std::invalid_argument("sparse decode: negative element count " + std::to_string(numel));
+  at::Tensor out = at::empty({numel}, at::kFloat);
+  decompress_into(payload, out);
   return out;
 }
 
-at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) {
-  last_indices_ = select(x, gen).to(x.device());
-  at::Tensor values = x.index_select(0, last_indices_);
-  return values_only_ ? as_bytes(values) : encode_sparse(last_indices_, values);
+void SparseCompressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
+  check_decode_target(out, "sparse decode");
+  const at::Tensor c = payload.contiguous();
+  const uint8_t* p = payload_bytes_of(c, "sparse decode");
+  if (c.numel() % kSparseBytesPerEntry != 0)
+    throw std::invalid_argument("sparse decode: payload of " + std::to_string(c.numel()) +
+                                " bytes is not a whole number of 8-byte (index, value) pairs");
+  const int64_t k = c.numel() / kSparseBytesPerEntry;
+  scatter_into_zeros<int32_t>(p, p + 4 * k, k, out.data_ptr<float>(), out.numel(), "sparse decode");
 }
 
 at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t numel) {
   if (!values_only_) return SparseCompressor::decompress(payload, numel);
+  if (numel < 0)
+    throw std::invalid_argument("random-k: negative element count " + std::to_string(numel));
+  at::Tensor out = at::empty({numel}, at::kFloat);
+  decompress_into(payload, out);
+  return out;
+}
+
+void RandomKCompressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
+  if (!values_only_) return SparseCompressor::decompress_into(payload, out);
+  check_decode_target(out, "random-k");
   if (!last_indices_.defined())
     throw std::logic_error("random-k: values-only payload decoded without its index set");
   // Exactly one fp32 value per shared index: from_bytes would drop a partial value unnoticed.
-  if (payload.scalar_type() != at::kByte || payload.dim() != 1)
-    throw std::invalid_argument("random-k: expected a 1-D uint8 payload, got " +
-                                std::to_string(payload.dim()) + "-D " +
-                                c10::toString(payload.scalar_type()));
-  const int64_t k = last_indices_.numel();
-  if (payload.numel() != 4 * k)
-    throw std::invalid_argument("random-k: a values-only payload of " +
-                                std::to_string(payload.numel()) + " bytes for " +
-                                std::to_string(k) + " shared indices (expected " +
+  const at::Tensor c = payload.contiguous();
+  const uint8_t* p = payload_bytes_of(c, "random-k");
+  const at::Tensor idx = last_indices_.to(at::kCPU, at::kLong).contiguous();
+  const int64_t k = idx.numel();
+  if (c.numel() != 4 * k)
+    throw std::invalid_argument("random-k: a values-only payload of " + std::to_string(c.numel()) +
+                                " bytes for " + std::to_string(k) + " shared indices (expected " +
                                 std::to_string(4 * k) + ": one fp32 value each)");
-  at::Tensor values = from_bytes(payload, at::kFloat);
-  at::Tensor out = at::zeros({numel}, at::kFloat);
-  out.index_put_({last_indices_.cpu()}, values);
-  return out;
+  scatter_into_zeros<int64_t>(reinterpret_cast<const uint8_t*>(idx.data_ptr<int64_t>()), p, k,
+                              out.data_ptr<float>(), out.numel(), "random-k");
 }
 
 std::vector<SparseView> allgather_sparse(const at::Tensor& payload, Communicator& comm) {

@@ -13,7 +13,9 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/random_subset.h"
 #include "algorithms/exchange/error_feedback.h"
+#include "algorithms/exchange/magnitude_topk.h"
 
 namespace cedar {
 
@@ -43,33 +45,44 @@ class SparseCompressor : public Compressor {
   // Indices (int64, ascending, distinct) of the coordinates of 1-D fp32 `x` to keep.
   virtual at::Tensor select(const at::Tensor& x, at::Generator& gen) = 0;
   at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
+  // Decoding writes zeros and the payload's values in one pass over the output. The payload may
+  // come from a peer: its indices must be strictly ascending within [0, numel), as every encoder
+  // writes them, or std::invalid_argument is thrown (decompress_into's `out` then holds part of
+  // the values).
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override;
 };
 
-// Top-k by magnitude (exact, torch::topk): the k = ⌈ratio·numel⌉ largest |x_i|
-// (algorithms/topk.cpp).
+// Top-k by magnitude, exact: the k = ⌈ratio·numel⌉ largest |x_i|, equal magnitudes at the k-th
+// taken lower index first (the rule in exchange/magnitude_topk.h; algorithms/topk.cpp). Works
+// on the CPU: a tensor elsewhere is copied there first.
 class TopKCompressor final : public SparseCompressor {
  public:
   explicit TopKCompressor(double ratio) : ratio_(ratio) {}
   at::Tensor select(const at::Tensor& x, at::Generator& gen) override;
+  // Writes the selection straight into the payload (no index tensor in between).
+  at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
   int64_t payload_bytes(int64_t numel) const override {
     return sparse_payload_bytes(keep_count(numel, ratio_));
   }
 
  private:
   double ratio_;
+  MagnitudeTopK topk_;
 };
 
-// Random-k: k = ⌈ratio·numel⌉ distinct coordinates drawn uniformly from `gen`
-// (algorithms/randomk.cpp). values_only: the payload holds just the k fp32 values (4·k bytes) —
-// valid when every rank draws the same index set from the same generator; decompress then uses the
-// index set of the last compress call (last_indices()).
+// Random-k: k = ⌈ratio·numel⌉ distinct coordinates drawn uniformly from `gen` (one key drawn from
+// it per tensor; the sampler of codecs/random_subset.h; algorithms/randomk.cpp). values_only: the
+// payload holds just the k fp32 values (4·k bytes) — valid when every rank draws the same index
+// set from the same generator; decompress then uses the index set of the last compress call
+// (last_indices()).
 class RandomKCompressor final : public SparseCompressor {
  public:
   RandomKCompressor(double ratio, bool values_only) : ratio_(ratio), values_only_(values_only) {}
   at::Tensor select(const at::Tensor& x, at::Generator& gen) override;
   at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override;
   int64_t payload_bytes(int64_t numel) const override {
     int64_t k = keep_count(numel, ratio_);
     return values_only_ ? 4 * k : sparse_payload_bytes(k);
@@ -80,6 +93,7 @@ class RandomKCompressor final : public SparseCompressor {
   double ratio_;
   bool values_only_;
   at::Tensor last_indices_;
+  UniformSubset sampler_;
 };
 
 // One allgatherv of this rank's encoding; every rank's decoded pairs, in rank order.

@@ -2,7 +2,7 @@
 // values are a pure function of (key, index), both paths (AES instructions, portable round) agree
 // bit for bit, and a million draws look uniform and independent (mean, variance, bucket and pair
 // chi-square, lag-1 correlation; the bounds are about six standard deviations wide and the draws
-// fixed, so the outcome is deterministic).
+// fixed, so the outcome is deterministic); the 32-bit words behind them are the uniforms' bits.
 #include "algorithms/codecs/counter_rng.h"
 
 #include <gtest/gtest.h>
@@ -62,6 +62,23 @@ TEST(CounterUniforms, PortablePathEqualsTheHardwarePath) {
       g.fill_portable(first, n, slow.data());
       ASSERT_EQ(fast, slow) << "key " << key << ", first " << first;
     }
+}
+
+// The words (random-k's integers) are what the uniforms are made of: u = (w >> 8)·2^-24, by either
+// path, over ranges that start and end inside blocks of four.
+TEST(CounterUniforms, WordsAreTheBitsOfTheUniforms) {
+  for (uint64_t key : {uint64_t{5}, uint64_t{0xdeadbeefcafef00d}})
+    for (uint64_t first : {uint64_t{0}, uint64_t{1}, uint64_t{6}})
+      for (int64_t n : {1, 3, 4, 1029}) {
+        const CounterUniforms g(key);
+        std::vector<uint32_t> w(static_cast<size_t>(n)), portable(static_cast<size_t>(n));
+        g.words(first, n, w.data());
+        g.words_portable(first, n, portable.data());
+        ASSERT_EQ(w, portable) << "key " << key << ", first " << first << ", " << n;
+        const std::vector<float> u = draws(key, first, n);
+        for (size_t i = 0; i < w.size(); ++i)
+          ASSERT_EQ(u[i], static_cast<float>(w[i] >> 8) / 16777216.0f) << i;
+      }
 }
 
 TEST(CounterUniforms, MillionDrawsAreUniformAndIndependent) {
