@@ -1,8 +1,13 @@
 #pragma once
-// The AVX2 kernels of simd.h's reductions (simd_avx2.cpp): a translation unit compiled for AVX2
-// with AES and VAES, called only where isa_supported() (simd.h) says the CPU runs it. Each kernel
-// gives, bit for bit, what the loops it stands in for give, and leaves the rest of its range (a
-// ragged end) to those loops: it returns the count it did.
+// The AVX2 kernels of simd.h's reductions (simd_avx2.cpp) and of the QSGD codec (qsgd_avx2.cpp):
+// translation units compiled for AVX2 with AES and VAES, called only where isa_supported()
+// (simd.h) says the CPU runs them. Each gives, bit for bit, what the loops it
+// stands in for give, and leaves the rest of its range (a ragged end, the last bytes of a stream)
+// to those loops: it returns the count it did.
+//
+// `vaes`: the uniforms' AES rounds 256 bits per instruction (VAES) rather than 128 (AES-NI).
+// `keys`: CounterUniforms::round_keys() of the uniforms (counter_rng.h), drawn in registers for
+// the elements coded instead of through a buffer.
 #include <cstdint>
 
 namespace cedar {
@@ -23,5 +28,19 @@ int64_t max_abs_avx2(const float* x, int64_t n, float mx[8]);
 // simd.h's bucket_sums_of_squares (all of it), several buckets' sums interleaved.
 void bucket_sums_of_squares_avx2(const float* x, int64_t n, int64_t bucket, int64_t first,
                                  int64_t last, double* sums);
+
+// The B-bit codes (B <= 8) of elements [lo, lo + count) of one bucket at `x` (x[0] is element lo,
+// a multiple of 8), level and sign at the bucket's scale as qsgd_encode.cpp computes them, packed
+// straight into the stream at `out` (its byte lo / 8 · B); no store passes `end`, the end of the
+// stream. Returns the count done, a multiple of 8.
+int64_t qsgd_quantize_avx2(int B, bool vaes, const float* x, int64_t lo, int64_t count, float scale,
+                           float s, const uint8_t* keys, uint8_t* out, const uint8_t* end);
+
+// The values of `count` B-bit codes (B <= 8) of one bucket at `in` (starting on a byte), level ·
+// unit with the code's sign bit, into out[0, count); no load passes `end`, the end of the stream.
+// `stream`: non-temporal stores where `out` is 16-byte aligned (the caller fences). Returns the
+// count done, a multiple of 8.
+int64_t qsgd_dequantize_avx2(int B, const uint8_t* in, const uint8_t* end, int64_t count,
+                             float unit, bool stream, float* out);
 
 }  // namespace cedar
