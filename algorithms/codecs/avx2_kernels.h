@@ -1,7 +1,7 @@
 #pragma once
-// The AVX2 kernels of simd.h's reductions (simd_avx2.cpp) and of the QSGD codec (qsgd_avx2.cpp):
-// translation units compiled for AVX2 with AES and VAES, called only where isa_supported()
-// (simd.h) says the CPU runs them. Each gives, bit for bit, what the loops it
+// The AVX2 kernels of simd.h's reductions (simd_avx2.cpp) and of the quantizers (qsgd_avx2.cpp,
+// terngrad_avx2.cpp): translation units compiled for AVX2 with AES and VAES, called only where
+// isa_supported() (simd.h) says the CPU runs them. Each gives, bit for bit, what the loops it
 // stands in for give, and leaves the rest of its range (a ragged end, the last bytes of a stream)
 // to those loops: it returns the count it did.
 //
@@ -42,5 +42,11 @@ int64_t qsgd_quantize_avx2(int B, bool vaes, const float* x, int64_t lo, int64_t
 // count done, a multiple of 8.
 int64_t qsgd_dequantize_avx2(int B, const uint8_t* in, const uint8_t* end, int64_t count,
                              float unit, bool stream, float* out);
+
+// TernGrad's 2-bit codes of x[0, n) (x[0] is element 0 of the tensor) for scaler s and clipping
+// threshold t, as terngrad_codec.cpp computes them, into out[0, done / 4). Returns the count done,
+// a multiple of 32.
+int64_t ternarize_avx2(bool vaes, const float* x, int64_t n, float s, float t, const uint8_t* keys,
+                       uint8_t* out);
 
 }  // namespace cedar

@@ -1,10 +1,10 @@
 // The quantizers' kernels on every instruction set this CPU runs (simd.h: Isa) against the
 // baseline loops, bit for bit: QSGD's norms and codes (every width, buckets that start on a byte
 // and buckets that do not, sizes with ragged ends around the vector, group, chunk and bucket
-// boundaries, zeros, signed zeros, NaNs, infinities and subnormals) and its decoding of any
-// payload (also streamed, at every output alignment). No write passes the end of a stream or an
-// output.
-// The baseline itself is checked against the documented format by qsgd_test and simd_test.
+// boundaries, zeros, signed zeros, NaNs, infinities and subnormals), its decoding of any payload
+// (also streamed, at every output alignment), and TernGrad's statistics and codes. No write
+// passes the end of a stream or an output. The baseline itself is checked against the documented
+// format by qsgd_test, terngrad_test and simd_test.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -21,6 +21,7 @@
 #include "algorithms/codecs/counter_rng.h"
 #include "algorithms/codecs/qsgd_codec.h"
 #include "algorithms/codecs/simd.h"
+#include "algorithms/codecs/terngrad_codec.h"
 
 namespace cedar {
 namespace {
@@ -172,6 +173,37 @@ TEST(SimdKernels, QsgdStreamedDecodingIsTheSameOnEveryIsaAndAlignment) {
       ASSERT_TRUE(got.same(want) && got.guard_intact()) << name(isa) << ", offset " << offset;
     }
   }
+}
+
+TEST(SimdKernels, TernGradStatisticsAndCodesAreTheSameOnEveryIsa) {
+  const auto isas = wide_isas();
+  if (isas.empty()) GTEST_SKIP() << "no AVX2 kernels on this CPU";
+  auto same = [](float a, float b) { return std::memcmp(&a, &b, 4) == 0; };
+  for (int64_t n : {1, 7, 8, 31, 32, 33, 100, 4095, 4096, 4097, 4127, 9001, 40000})
+    for (bool special : {false, true}) {
+      const std::vector<float> x = values(n, 40 + n, special);
+      for (double c : {0.0, 2.5}) {
+        const TernaryStats want = ternary_stats(x.data(), n, c, Isa::kBaseline);
+        // The scalers of the exchange, and ones that are subnormal, zero or infinite.
+        const float scalers[] = {std::min(want.max_abs, want.clip), 1e-40f, 0.0f,
+                                 std::numeric_limits<float>::infinity()};
+        for (float s : scalers) {
+          Guarded codes(packed_bytes(n, 2));
+          at::Generator g = make_generator(3, 1, n);
+          ternarize(x.data(), n, s, want.clip, g, codes.data(), Isa::kBaseline);
+          for (Isa isa : isas) {
+            const std::string where = name(isa) + ", " + std::to_string(n) + " elements, c " +
+                                      std::to_string(c) + ", s " + std::to_string(s);
+            const TernaryStats got = ternary_stats(x.data(), n, c, isa);
+            ASSERT_TRUE(same(got.clip, want.clip) && same(got.max_abs, want.max_abs)) << where;
+            Guarded mine(packed_bytes(n, 2));
+            at::Generator h = make_generator(3, 1, n);
+            ternarize(x.data(), n, s, want.clip, h, mine.data(), isa);
+            ASSERT_TRUE(mine.same(codes) && mine.guard_intact()) << where;
+          }
+        }
+      }
+    }
 }
 
 }  // namespace
