@@ -25,7 +25,7 @@ int64_t partial_sums_avx2(bool shifted, const float* x, int64_t n, double k, dou
 // skipped). Returns the count done.
 int64_t max_abs_avx2(const float* x, int64_t n, float mx[8]);
 
-// simd.h's bucket_sums_of_squares (all of it), several buckets' sums interleaved.
+// simd.h's bucket_sums_of_squares (all of it).
 void bucket_sums_of_squares_avx2(const float* x, int64_t n, int64_t bucket, int64_t first,
                                  int64_t last, double* sums);
 

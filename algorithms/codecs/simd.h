@@ -40,7 +40,7 @@ double sum_of_squares(const float* x, int64_t n, Isa isa = best_isa());
 
 // Σ x_i² of each bucket b in [first, last) of x[0, n) (buckets of `bucket` elements, the last one
 // possibly shorter) into sums[0, last − first), each as sum_of_squares computes it (QSGD's l2
-// norms, squared); the AVX2 kernel interleaves several buckets' additions.
+// norms, squared), bucket after bucket in one loop.
 void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t first, int64_t last,
                             double* sums, Isa isa = best_isa());
 

@@ -45,35 +45,27 @@ int64_t sums(const float* x, int64_t n, double k, double s1[8], double s2[8], fl
   return i;
 }
 
-// Σx² of K buckets of `len` elements, `stride` apart from x, into sums[0, K): element i of a bucket
-// into partial sum i mod 8 (two registers of four lanes), the elements after the last whole group
-// of eight into sums 0, 1, ..., then added as simd.h's add_partial_sums (not called here: it is
-// compiled for the baseline elsewhere). The K buckets' additions interleave, which hides their
-// latency; each bucket's own stay in order.
-template <int K>
-void sums_of_squares(const float* x, int64_t len, int64_t stride, double* sums) {
-  __m256d q[K][2];
-  for (int k = 0; k < K; ++k) q[k][0] = q[k][1] = _mm256_setzero_pd();
+// Σx² of x[0, len): element i into partial sum i mod 8 (two registers of four lanes), the elements
+// after the last whole group of eight into sums 0, 1, ..., then added as simd.h's
+// add_partial_sums (not called here: it is compiled for the baseline elsewhere). Consecutive
+// buckets' chains of additions overlap in the out-of-order core.
+double bucket_sum_of_squares(const float* x, int64_t len) {
+  __m256d q0 = _mm256_setzero_pd(), q1 = q0;
   int64_t i = 0;
-  for (; i + 8 <= len; i += 8)
-    for (int k = 0; k < K; ++k) {
-      const float* p = x + k * stride + i;
-      const __m256d d0 = _mm256_cvtps_pd(_mm_loadu_ps(p)),
-                    d1 = _mm256_cvtps_pd(_mm_loadu_ps(p + 4));
-      q[k][0] = _mm256_add_pd(q[k][0], _mm256_mul_pd(d0, d0));
-      q[k][1] = _mm256_add_pd(q[k][1], _mm256_mul_pd(d1, d1));
-    }
-  for (int k = 0; k < K; ++k) {
-    double s[8];
-    _mm256_storeu_pd(s, q[k][0]);
-    _mm256_storeu_pd(s + 4, q[k][1]);
-    const float* p = x + k * stride;
-    for (int64_t j = i; j < len; ++j) {
-      const double d = p[j];
-      s[j - i] += d * d;
-    }
-    sums[k] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i + 8 <= len; i += 8) {
+    const __m256d d0 = _mm256_cvtps_pd(_mm_loadu_ps(x + i));
+    const __m256d d1 = _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4));
+    q0 = _mm256_add_pd(q0, _mm256_mul_pd(d0, d0));
+    q1 = _mm256_add_pd(q1, _mm256_mul_pd(d1, d1));
   }
+  double s[8];
+  _mm256_storeu_pd(s, q0);
+  _mm256_storeu_pd(s + 4, q1);
+  for (int64_t j = i; j < len; ++j) {
+    const double d = x[j];
+    s[j - i] += d * d;
+  }
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
 }  // namespace
@@ -82,13 +74,9 @@ bool avx2_kernels_built() { return true; }
 
 void bucket_sums_of_squares_avx2(const float* x, int64_t n, int64_t bucket, int64_t first,
                                  int64_t last, double* sums) {
-  const int64_t whole = n / bucket;  // buckets of `bucket` elements
-  int64_t b = first;
-  for (; b + 4 <= last && b + 4 <= whole; b += 4)
-    sums_of_squares<4>(x + b * bucket, bucket, bucket, sums + (b - first));
-  for (; b < last; ++b) {
+  for (int64_t b = first; b < last; ++b) {
     const int64_t lo = b * bucket;
-    sums_of_squares<1>(x + lo, n - lo < bucket ? n - lo : bucket, 0, sums + (b - first));
+    sums[b - first] = bucket_sum_of_squares(x + lo, n - lo < bucket ? n - lo : bucket);
   }
 }
 

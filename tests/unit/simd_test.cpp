@@ -61,7 +61,7 @@ TEST(SimdSums, SumsAndMaximaFollowTheDocumentedOrder) {
 }
 
 // Bucket by bucket (QSGD's l2 norms, squared): each bucket's sum in the documented order, also for
-// a shorter last bucket, however many buckets one call covers (the AVX2 kernel interleaves them).
+// a shorter last bucket and from any first bucket.
 TEST(SimdSums, BucketSumsFollowTheDocumentedOrder) {
   const int64_t n = 3001;
   at::Tensor x = at::randn({n}, make_generator(n, 4, 0));
