@@ -37,6 +37,10 @@ class CounterUniforms {
   // Whether fill() uses the CPU's AES instructions.
   static bool hardware_aes();
 
+  // The round keys k_0 .. k_kRounds, 16 bytes each: the AVX2 kernels (avx2_kernels.h) run the
+  // rounds in registers beside the code that consumes the uniforms.
+  const uint8_t* round_keys() const { return &round_key_[0][0]; }
+
   static constexpr int kRounds = 4;
 
  private:

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/simd.h"
 
 namespace cedar {
 
@@ -32,12 +33,14 @@ struct QsgdFormat {
 };
 
 // The buckets(n) norms of x[0, n) into `norms` and the n codes into `codes`
-// (packed_bytes(n, bits + 1) bytes), with the uniforms of `rng`.
+// (packed_bytes(n, bits + 1) bytes), with the uniforms of `rng`, by the kernels of `isa` (one that
+// isa_supported(); each writes the same bytes).
 void qsgd_encode(const QsgdFormat& f, const float* x, int64_t n, const CounterUniforms& rng,
-                 float* norms, uint8_t* codes);
+                 float* norms, uint8_t* codes, Isa isa = best_isa());
 
-// The n values of the codes at `codes` with the bucket norms `norms` into out[0, n).
+// The n values of the codes at `codes` with the bucket norms `norms` into out[0, n), by the
+// kernels of `isa` (the same values by each).
 void qsgd_decode(const QsgdFormat& f, const uint8_t* codes, int64_t n, const float* norms,
-                 float* out);
+                 float* out, Isa isa = best_isa());
 
 }  // namespace cedar

@@ -1,6 +1,8 @@
-// The QSGD decoder (qsgd_codec.h): ±level·‖v‖/s for every code, one chunk of kChunk elements at a
-// time. Up to 5-bit codes go two at a time through a table of signed levels (SSE2 straight from
-// the stream where buckets start on a byte); wider codes through a buffer of unpacked codes.
+// The QSGD decoder (qsgd_codec.h): ±level·‖v‖/s for every code. Where buckets start on a byte,
+// the AVX2 kernel decodes up to 8-bit codes straight from the stream into the output, bucket by
+// bucket. Otherwise one chunk of kChunk elements at a time: up to 5-bit codes go two at a time
+// through a table of signed levels (SSE2 straight from the stream where buckets start on a byte);
+// wider codes through a buffer of unpacked codes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +11,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "algorithms/codecs/avx2_kernels.h"
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/qsgd_codec.h"
 #include "algorithms/codecs/simd.h"
@@ -18,11 +21,14 @@ namespace {
 
 class QsgdDecoder {
  public:
-  explicit QsgdDecoder(const QsgdFormat& f) : bucket_(f.bucket) {}
+  QsgdDecoder(const QsgdFormat& f, Isa isa) : bucket_(f.bucket), isa_(isa) {}
 
   // Values into out[0, n): chunk by chunk through an L1 buffer, streamed out when large.
   template <int B>
   void decode(const uint8_t* codes, int64_t n, const float* norms, float* out) const {
+    if constexpr (B <= 8) {
+      if (isa_ != Isa::kBaseline && bucket_ % 8 == 0) return decode_avx2<B>(codes, n, norms, out);
+    }
     if constexpr (B <= 5) {
       static const PairLevels<B> table;
       float level[kChunk];
@@ -110,6 +116,34 @@ class QsgdDecoder {
   }
 
  private:
+  // Bucket by bucket straight into `out` by the AVX2 kernel; the last few codes of the stream (its
+  // last 8 bytes at most) and a ragged end one by one.
+  template <int B>
+  void decode_avx2(const uint8_t* codes, int64_t n, const float* norms, float* out) const {
+    constexpr uint32_t levels = (1u << (B - 1)) - 1;
+    const uint8_t* end = codes + packed_bytes(n, B);
+    const bool stream = kStreamingStores && stream_output(n);
+    for (int64_t lo = 0; lo < n;) {
+      const int64_t len = std::min(bucket_, n - lo);
+      const float unit = norms[lo / bucket_] / static_cast<float>(levels);
+      const uint8_t* in = codes + lo / 8 * B;
+      const int64_t done = qsgd_dequantize_avx2(B, in, end, len, unit, stream, out + lo);
+      if (done < len) {
+        BitReader r(in + done / 8 * B, B);
+        for (int64_t i = lo + done; i < lo + len; ++i) {
+          const uint32_t c = r.get();
+          const float mag = static_cast<float>(static_cast<int32_t>(c & levels)) * unit;
+          uint32_t word;
+          std::memcpy(&word, &mag, 4);
+          word ^= (c >> (B - 1)) << 31;
+          std::memcpy(out + i, &word, 4);
+        }
+      }
+      lo += len;
+    }
+    if (stream) store_fence();
+  }
+
   // The first 8 bytes of a group of eight B-bit codes at `in`, little-endian: one 8-byte load
   // (bits above 8·B are not used), or near `end`, the end of the packed stream, its B bytes one
   // by one so that no load reads past it.
@@ -238,13 +272,14 @@ class QsgdDecoder {
 #endif
 
   int64_t bucket_;
+  Isa isa_;
 };
 
 }  // namespace
 
 void qsgd_decode(const QsgdFormat& f, const uint8_t* codes, int64_t n, const float* norms,
-                 float* out) {
-  const QsgdDecoder d(f);
+                 float* out, Isa isa) {
+  const QsgdDecoder d(f, isa);
   switch (f.bits + 1) {
     case 2: d.decode<2>(codes, n, norms, out); break;
     case 3: d.decode<3>(codes, n, norms, out); break;

@@ -1,6 +1,7 @@
 // The QSGD encoder (qsgd_codec.h): bucket norms, stochastic levels and packed codes, one chunk of
-// kChunk elements at a time. Buckets that start on a byte go through the SSE2 kernels straight
-// into the stream; the scalar loops compute the same codes for every other layout.
+// kChunk elements at a time. Buckets that start on a byte go through the AVX2 kernels (uniforms
+// drawn in registers) or the SSE2 ones straight into the stream; the scalar loops compute the
+// same codes for every other layout and for what the kernels leave.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "algorithms/codecs/avx2_kernels.h"
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/qsgd_codec.h"
 #include "algorithms/codecs/simd.h"
@@ -18,8 +20,12 @@ namespace {
 
 class QsgdEncoder {
  public:
-  explicit QsgdEncoder(const QsgdFormat& f)
-      : bits_(f.bits), levels_((1u << f.bits) - 1), bucket_(f.bucket), max_norm_(f.max_norm) {}
+  QsgdEncoder(const QsgdFormat& f, Isa isa)
+      : bits_(f.bits),
+        levels_((1u << f.bits) - 1),
+        bucket_(f.bucket),
+        max_norm_(f.max_norm),
+        isa_(isa) {}
 
   // Codes of B = bits + 1 bits: the bucket norms of x[0, n) into `norms`, the codes into `codes`.
   template <int B>
@@ -36,6 +42,28 @@ class QsgdEncoder {
       const int64_t needed = (c1 - 1) / bucket_ + 1;
       if (needed > normed) bucket_norms(x, n, normed, needed, norms);
       normed = std::max(normed, needed);
+      if constexpr (B <= 8) {
+        if (isa_ != Isa::kBaseline && bucket_ % 8 == 0) {
+          // The AVX2 kernel draws the uniforms itself; those of what it leaves (the last few
+          // codes of the stream) come from `rng` here.
+          for (int64_t lo = c0; lo < c1;) {
+            const int64_t b = lo / bucket_;
+            const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
+            const float norm = norms[b];
+            const float scale = norm > 0 ? s / norm : 0.0f;
+            const int64_t done =
+                qsgd_quantize_avx2(B, isa_ == Isa::kAvx2Vaes, x + lo, lo, hi - lo, scale, s,
+                                   rng.round_keys(), codes + lo / 8 * B, end);
+            if (done < hi - lo) {
+              rng.fill(static_cast<uint64_t>(lo + done), hi - lo - done, u);
+              quantize(x + lo + done, u, hi - lo - done, scale, s, sign_bit, code);
+              pack<B>(code, hi - lo - done, codes + (lo + done) / 8 * B);
+            }
+            lo = hi;
+          }
+          continue;
+        }
+      }
       rng.fill(static_cast<uint64_t>(c0), len, u);
 #if defined(__SSE2__)
       if constexpr (B <= 8) {
@@ -74,16 +102,22 @@ class QsgdEncoder {
   }
 
  private:
-  // Max-norm, or the l2 norm rounded to fp32 (its sum in the order of simd.h).
-  float bucket_norm(const float* x, int64_t n) const {
-    return max_norm_ ? max_abs(x, n) : static_cast<float>(std::sqrt(sum_of_squares(x, n)));
-  }
-
-  // Norms of buckets [first, last).
+  // Norms of buckets [first, last): max-norms, or l2 norms rounded to fp32 (their sums in the
+  // order of simd.h), a batch of buckets at a time.
   void bucket_norms(const float* x, int64_t n, int64_t first, int64_t last, float* norms) const {
-    for (int64_t b = first; b < last; ++b) {
-      const int64_t lo = b * bucket_;
-      norms[b] = bucket_norm(x + lo, std::min(bucket_, n - lo));
+    if (max_norm_) {
+      for (int64_t b = first; b < last; ++b) {
+        const int64_t lo = b * bucket_;
+        norms[b] = max_abs(x + lo, std::min(bucket_, n - lo), isa_);
+      }
+      return;
+    }
+    constexpr int64_t kBatch = 64;
+    double sums[kBatch];
+    for (int64_t b = first; b < last; b += kBatch) {
+      const int64_t e = std::min(last, b + kBatch);
+      bucket_sums_of_squares(x, n, bucket_, b, e, sums, isa_);
+      for (int64_t k = b; k < e; ++k) norms[k] = static_cast<float>(std::sqrt(sums[k - b]));
     }
   }
 
@@ -228,13 +262,14 @@ class QsgdEncoder {
   uint32_t levels_;
   int64_t bucket_;
   bool max_norm_;
+  Isa isa_;
 };
 
 }  // namespace
 
 void qsgd_encode(const QsgdFormat& f, const float* x, int64_t n, const CounterUniforms& rng,
-                 float* norms, uint8_t* codes) {
-  const QsgdEncoder e(f);
+                 float* norms, uint8_t* codes, Isa isa) {
+  const QsgdEncoder e(f, isa);
   switch (f.bits + 1) {
     case 2: e.encode<2>(x, n, rng, norms, codes); break;
     case 3: e.encode<3>(x, n, rng, norms, codes); break;

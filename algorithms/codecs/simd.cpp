@@ -4,18 +4,32 @@
 #include <cmath>
 #include <cstring>
 
+#include "algorithms/codecs/avx2_kernels.h"
+
 namespace cedar {
 namespace {
+
+bool cpu_has(Isa isa) {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("aes");
+  return isa == Isa::kAvx2 ? avx2 : avx2 && __builtin_cpu_supports("vaes");
+#else
+  return false;
+#endif
+}
 
 // Σd² into s2[8] (d_i = x_i, or x_i − k when Shifted, in fp64) in the eight-partial-sum order;
 // when Shifted also Σd into s1[8] and the running maxima of |x_i| into mx[8] (NaNs skipped).
 // Every array starts at zero.
 template <bool Shifted>
-void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8], float mx[8]) {
+void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8], float mx[8],
+                  Isa isa) {
   int64_t i = 0;
+  if (isa != Isa::kBaseline) i = partial_sums_avx2(Shifted, x, n, k, s1, s2, mx);
 #if defined(__SSE2__)
   // The loops below with the eight sums and maxima in registers: lanes (0,1) (2,3) (4,5) (6,7).
-  if (n >= 8) {
+  if (isa == Isa::kBaseline && n >= 8) {
     const __m128d kk = _mm_set1_pd(k);
     const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
     __m128d a[4], q[4];
@@ -62,15 +76,38 @@ void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8
 
 }  // namespace
 
-double sum_of_squares(const float* x, int64_t n) {
+bool isa_supported(Isa isa) {
+  if (isa == Isa::kBaseline) return true;
+  static const bool avx2 = avx2_kernels_built() && cpu_has(Isa::kAvx2);
+  static const bool vaes = avx2 && cpu_has(Isa::kAvx2Vaes);
+  return isa == Isa::kAvx2 ? avx2 : vaes;
+}
+
+Isa best_isa() {
+  static const Isa best = isa_supported(Isa::kAvx2Vaes) ? Isa::kAvx2Vaes
+                          : isa_supported(Isa::kAvx2)   ? Isa::kAvx2
+                                                        : Isa::kBaseline;
+  return best;
+}
+
+double sum_of_squares(const float* x, int64_t n, Isa isa) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  partial_sums<false>(x, n, 0, nullptr, s, nullptr);
+  partial_sums<false>(x, n, 0, nullptr, s, nullptr, isa);
   return add_partial_sums(s);
 }
 
-float max_abs(const float* x, int64_t n) {
+void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t first, int64_t last,
+                            double* sums, Isa isa) {
+  if (isa != Isa::kBaseline) return bucket_sums_of_squares_avx2(x, n, bucket, first, last, sums);
+  for (int64_t b = first; b < last; ++b) {
+    const int64_t lo = b * bucket;
+    sums[b - first] = sum_of_squares(x + lo, std::min(bucket, n - lo), isa);
+  }
+}
+
+float max_abs(const float* x, int64_t n, Isa isa) {
   float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
+  int64_t i = isa != Isa::kBaseline ? max_abs_avx2(x, n, mx) : 0;
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; ++j) mx[j] = std::max(mx[j], std::fabs(x[i + j]));
   for (; i < n; ++i) mx[0] = std::max(mx[0], std::fabs(x[i]));
@@ -79,10 +116,10 @@ float max_abs(const float* x, int64_t n) {
   return r;
 }
 
-ShiftedSums shifted_sums(const float* x, int64_t n, double k) {
+ShiftedSums shifted_sums(const float* x, int64_t n, double k, Isa isa) {
   float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   double s1[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s2[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  partial_sums<true>(x, n, k, s1, s2, mx);
+  partial_sums<true>(x, n, k, s1, s2, mx, isa);
   ShiftedSums r;
   r.sum = add_partial_sums(s1);
   r.sum_sq = add_partial_sums(s2);

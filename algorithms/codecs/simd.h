@@ -1,7 +1,9 @@
 #pragma once
-// What the codecs share below their own kernels: the chunk they step by, the fixed-order sums and
-// maxima their norms and statistics are made of, and the streamed output of the decoders. SSE2
-// where the build has it (every x86-64 build); the scalar loops give the same bits elsewhere.
+// What the codecs share below their own kernels: the instruction sets their kernels come in, the
+// chunk they step by, the fixed-order sums and maxima their norms and statistics are made of, and
+// the streamed output of the decoders. SSE2 where the build has it (every x86-64 build); the
+// scalar loops give the same bits elsewhere, and the AVX2 kernels (avx2_kernels.h) where the CPU
+// has AVX2.
 #include <cstdint>
 #include <cstring>
 
@@ -10,6 +12,16 @@
 #endif
 
 namespace cedar {
+
+// The kernels the quantizers (QSGD, TernGrad) and these reductions run: kBaseline, the loops of
+// their own files (SSE2 on x86-64); kAvx2, AVX2 kernels whose uniforms take AES-NI's 128-bit
+// rounds; kAvx2Vaes, the same with VAES's 256-bit rounds. Every one gives the same bits. The codecs
+// use best_isa() unless told otherwise (the tests compare them).
+enum class Isa { kBaseline, kAvx2, kAvx2Vaes };
+// Whether this build and CPU run `isa`'s kernels (AVX2 and AES; VAES for kAvx2Vaes).
+bool isa_supported(Isa isa);
+// The widest supported.
+Isa best_isa();
 
 // Elements per step of the encoders and decoders: their uniforms and codes stay in the L1/L2
 // caches between the passes over them. A multiple of 8, so that every chunk of 1-, 2- or b-bit
@@ -24,11 +36,17 @@ inline double add_partial_sums(const double s[8]) {
 }
 
 // Σ x_i² over x[0, n) in fp64, in the eight-partial-sum order (QSGD's l2 norm, squared).
-double sum_of_squares(const float* x, int64_t n);
+double sum_of_squares(const float* x, int64_t n, Isa isa = best_isa());
+
+// Σ x_i² of each bucket b in [first, last) of x[0, n) (buckets of `bucket` elements, the last one
+// possibly shorter) into sums[0, last − first), each as sum_of_squares computes it (QSGD's l2
+// norms, squared), bucket after bucket in one loop.
+void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t first, int64_t last,
+                            double* sums, Isa isa = best_isa());
 
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
 // does not depend on the order.
-float max_abs(const float* x, int64_t n);
+float max_abs(const float* x, int64_t n, Isa isa = best_isa());
 
 // One pass over x[0, n) for a standard deviation without cancellation: with d_i = x_i − k in fp64,
 // Σd and Σd² in the eight-partial-sum order, and max |x_i| (TernGrad's clipping and scaler).
@@ -37,7 +55,7 @@ struct ShiftedSums {
   double sum_sq = 0;  // Σ d_i²
   float max_abs = 0;  // max |x_i|, NaNs skipped
 };
-ShiftedSums shifted_sums(const float* x, int64_t n, double k);
+ShiftedSums shifted_sums(const float* x, int64_t n, double k, Isa isa = best_isa());
 
 // Decoders write their fp32 output through these: a plain copy, or for outputs larger than
 // kStreamingBytes non-temporal stores, which skip reading every destination line into the cache

@@ -8,19 +8,20 @@
 #include <emmintrin.h>
 #endif
 
+#include "algorithms/codecs/avx2_kernels.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/counter_rng.h"
 #include "algorithms/codecs/simd.h"
 
 namespace cedar {
 
-TernaryStats ternary_stats(const float* x, int64_t n, double c) {
+TernaryStats ternary_stats(const float* x, int64_t n, double c, Isa isa) {
   TernaryStats st;
   if (!(c > 0 && n > 0)) {
-    st.max_abs = max_abs(x, n);
+    st.max_abs = max_abs(x, n, isa);
     return st;
   }
-  const ShiftedSums s = shifted_sums(x, n, x[0]);
+  const ShiftedSums s = shifted_sums(x, n, x[0], isa);
   st.max_abs = s.max_abs;
   const double nn = static_cast<double>(n);
   const double var = std::max(0.0, (s.sum_sq - s.sum * s.sum / nn) / nn);
@@ -28,15 +29,21 @@ TernaryStats ternary_stats(const float* x, int64_t n, double c) {
   return st;
 }
 
-void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out) {
+void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out,
+               Isa isa) {
   const CounterUniforms rng(draw_key(gen));
+  // The AVX2 kernel draws its uniforms in registers and leaves the last few codes (fewer than 32)
+  // to the loops below.
+  const int64_t start = isa == Isa::kBaseline ? 0
+                                              : ternarize_avx2(isa == Isa::kAvx2Vaes, x, n, s, t,
+                                                               rng.round_keys(), out);
   float u[kChunk];
   uint8_t code[kChunk];
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+  for (int64_t c0 = start; c0 < n; c0 += kChunk) {
     const int64_t len = std::min(kChunk, n - c0);
     rng.fill(static_cast<uint64_t>(c0), len, u);
     const float* xc = x + c0;
-    uint8_t* o = out + c0 / 4;  // c0 is a multiple of 4
+    uint8_t* o = out + c0 / 4;  // c0 is a multiple of 4 (`start` is one of 32)
     int64_t done = 0;           // elements whose codes are in `o` already
 #if defined(__SSE2__)
     // The scalar loops below sixteen codes (four bytes) at a time, the same comparisons:

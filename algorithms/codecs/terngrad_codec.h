@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "algorithms/codecs/simd.h"
+
 namespace cedar {
 
 struct TernaryStats {
@@ -24,12 +26,14 @@ struct TernaryStats {
   float max_abs = 0;                                    // max |x_i|, NaNs skipped (0: none)
 };
 
-// One pass over x[0, n): max |x_i| and, when c > 0, the clipping threshold c·σ.
-TernaryStats ternary_stats(const float* x, int64_t n, double c);
+// One pass over x[0, n): max |x_i| and, when c > 0, the clipping threshold c·σ. `isa`: the
+// kernels (simd.h; one that isa_supported(), each gives the same bits), here and below.
+TernaryStats ternary_stats(const float* x, int64_t n, double c, Isa isa = best_isa());
 
 // The 2-bit codes of x[0, n) clipped at t for scaler s (packed_bytes(n, 2) bytes at out), the
 // uniforms keyed by one draw from `gen`.
-void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out);
+void ternarize(const float* x, int64_t n, float s, float t, at::Generator& gen, uint8_t* out,
+               Isa isa = best_isa());
 
 // sum[k] (+)= value[code k] for the n 2-bit codes at `in` (first: sum[k] = 0 + value[code k]).
 void add_ternary(const uint8_t* in, int64_t n, const float value[4], bool first, float* sum);
