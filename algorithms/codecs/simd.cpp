@@ -62,6 +62,19 @@ void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8
 
 }  // namespace
 
+namespace simd_impl {
+
+bool have_avx2() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+}  // namespace simd_impl
+
 double sum_of_squares(const float* x, int64_t n) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   partial_sums<false>(x, n, 0, nullptr, s, nullptr);

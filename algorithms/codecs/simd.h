@@ -1,7 +1,8 @@
 #pragma once
 // What the codecs share below their own kernels: the chunk they step by, the fixed-order sums and
 // maxima their norms and statistics are made of, and the streamed output of the decoders. SSE2
-// where the build has it (every x86-64 build); the scalar loops give the same bits elsewhere.
+// where the build has it (every x86-64 build), AVX2 forms of some kernels where the CPU has it;
+// the scalar loops give the same bits elsewhere.
 #include <cstdint>
 #include <cstring>
 
@@ -15,6 +16,12 @@ namespace cedar {
 // caches between the passes over them. A multiple of 8, so that every chunk of 1-, 2- or b-bit
 // codes starts on a byte.
 constexpr int64_t kChunk = 4096;
+
+namespace simd_impl {
+// Whether this CPU has AVX2 (checked once): kernels with an AVX2 form, compiled for it alone,
+// take that form then, with the same bits as their baseline form.
+bool have_avx2();
+}  // namespace simd_impl
 
 // The eight-partial-sum order of the codecs' fp64 sums: element i of a range goes into partial sum
 // i mod 8, and the sums are added as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)). The eight chains of
