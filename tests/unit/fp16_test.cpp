@@ -54,7 +54,7 @@ TEST_P(Fp16Ranks, AverageOfTheHalvesAndTwoBytesPerElement) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, Fp16Ranks, ::testing::Values(2, 4));
+INSTANTIATE_TEST_SUITE_P(Ranks, Fp16Ranks, ::testing::Values(2, 3, 4));  // 3: a true division
 
 TEST(Fp16, HalfPrecisionRangeAndRounding) {
   at::Tensor q = testing::reduce_once(*testing::make_algorithm("fp16"),
