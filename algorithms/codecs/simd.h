@@ -33,6 +33,20 @@ inline double add_partial_sums(const double s[8]) {
 // Σ x_i² over x[0, n) in fp64, in the eight-partial-sum order (QSGD's l2 norm, squared).
 double sum_of_squares(const float* x, int64_t n);
 
+// s + |x_0| + |x_1| + ... + |x_{n-1}| in fp64, each |x_i| widened exactly and added one at a time
+// in element order: the plain loop's result, bit for bit (EF-signSGD's ‖p‖₁). The loop's chain of
+// n dependent additions is summed in vector registers, eight elements at a time, wherever what
+// each addition adds (the value, or the value rounded to the spacing of the sums) is known in
+// advance (abs_sum.cpp); elsewhere the loop runs.
+double add_abs_in_order(double s, const float* x, int64_t n);
+// Its forms, for tests that compare them: the loop, SSE2 groups (the loop where the build has no
+// SSE2) and AVX2 groups, which only run where simd_impl::have_avx2().
+namespace simd_impl {
+double add_abs_in_order_portable(double s, const float* x, int64_t n);
+double add_abs_in_order_sse2(double s, const float* x, int64_t n);
+double add_abs_in_order_avx2(double s, const float* x, int64_t n);
+}  // namespace simd_impl
+
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
 // does not depend on the order.
 float max_abs(const float* x, int64_t n);
