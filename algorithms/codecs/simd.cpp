@@ -60,6 +60,41 @@ void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8
   for (int j = 0; i < n; ++i, ++j) add(j, x[i]);
 }
 
+// squared_distance, and with Copy squared_distance_then_copy (y is then written).
+template <bool Copy>
+double squared_distance_impl(const float* x, float* y, int64_t n) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 8) {  // the eight sums in registers: lanes (0,1) (2,3) (4,5) (6,7)
+    __m128d q[4];
+    for (int j = 0; j < 4; ++j) q[j] = _mm_setzero_pd();
+    for (; i + 8 <= n; i += 8) {
+      const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
+      const __m128 d0 = _mm_sub_ps(x0, _mm_loadu_ps(y + i));
+      const __m128 d1 = _mm_sub_ps(x1, _mm_loadu_ps(y + i + 4));
+      if constexpr (Copy) {
+        _mm_storeu_ps(y + i, x0);
+        _mm_storeu_ps(y + i + 4, x1);
+      }
+      const __m128d d[4] = {_mm_cvtps_pd(d0), _mm_cvtps_pd(_mm_movehl_ps(d0, d0)), _mm_cvtps_pd(d1),
+                            _mm_cvtps_pd(_mm_movehl_ps(d1, d1))};
+      for (int j = 0; j < 4; ++j) q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
+    }
+    for (int j = 0; j < 4; ++j) _mm_storeu_pd(s + 2 * j, q[j]);
+  }
+#endif
+  auto add = [&](int j, int64_t k) {
+    const double d = x[k] - y[k];  // the fp32 difference, widened
+    s[j] += d * d;
+    if constexpr (Copy) y[k] = x[k];
+  };
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) add(j, i + j);
+  for (int j = 0; i < n; ++i, ++j) add(j, i);
+  return add_partial_sums(s);
+}
+
 }  // namespace
 
 namespace simd_impl {
@@ -79,6 +114,14 @@ double sum_of_squares(const float* x, int64_t n) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   partial_sums<false>(x, n, 0, nullptr, s, nullptr);
   return add_partial_sums(s);
+}
+
+double squared_distance(const float* x, const float* y, int64_t n) {
+  return squared_distance_impl<false>(x, const_cast<float*>(y), n);
+}
+
+double squared_distance_then_copy(const float* x, float* y, int64_t n) {
+  return squared_distance_impl<true>(x, y, n);
 }
 
 float max_abs(const float* x, int64_t n) {

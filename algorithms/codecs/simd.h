@@ -47,6 +47,12 @@ double add_abs_in_order_sse2(double s, const float* x, int64_t n);
 double add_abs_in_order_avx2(double s, const float* x, int64_t n);
 }  // namespace simd_impl
 
+// Σ (x_i − y_i)² over x[0, n), y[0, n) in fp64, each difference rounded to fp32 (as x − y of two
+// fp32 tensors) and squared exactly, in the eight-partial-sum order (LAG's gradient changes and
+// parameter moves). The second form also copies x to y as it goes (y_i = x_i afterwards).
+double squared_distance(const float* x, const float* y, int64_t n);
+double squared_distance_then_copy(const float* x, float* y, int64_t n);
+
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
 // does not depend on the order.
 float max_abs(const float* x, int64_t n);

@@ -1,9 +1,10 @@
 // The codecs' shared reductions (algorithms/codecs/simd.h) against their documented order: sums of
-// eight fp64 partial sums added pairwise, maxima of |x| with NaNs skipped. QSGD's norms and
-// TernGrad's statistics are computed through them, so their order fixes those codecs' bits.
-// EF-signSGD's ‖p‖₁ (add_abs_in_order) is the plain element-order loop's, bit for bit, in each of
-// its forms: on Gaussian, heavy-tailed and random-bit inputs, runs of exact ties, starts in every
-// regime (zero, negative, huge, tiny, infinite, NaN) and sums that cross a power of two.
+// eight fp64 partial sums added pairwise, maxima of |x| with NaNs skipped. QSGD's norms,
+// TernGrad's statistics and LAG's squared distances are computed through them, so their order
+// fixes those results' bits. EF-signSGD's ‖p‖₁ (add_abs_in_order) is the plain element-order
+// loop's, bit for bit, in each of its forms: on Gaussian, heavy-tailed and random-bit inputs, runs
+// of exact ties, starts in every regime (zero, negative, huge, tiny, infinite, NaN) and sums that
+// cross a power of two.
 #include "algorithms/codecs/simd.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,29 @@ TEST(SimdSums, SumsAndMaximaFollowTheDocumentedOrder) {
 }
 
 bool same_double(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(SimdSums, SquaredDistancesFollowTheDocumentedOrder) {
+  for (int64_t n : {0, 1, 7, 8, 9, 17, 1001, 4099}) {
+    at::Tensor x = at::randn({n}, make_generator(n, 4, 0)) * 3.0f;
+    at::Tensor y = at::randn({n}, make_generator(n, 5, 0));
+    if (n > 9) {
+      x.data_ptr<float>()[3] = -0.0f;
+      y.data_ptr<float>()[3] = 0.0f;
+      y.data_ptr<float>()[8] = 1e30f;  // a difference beyond fp32 products
+    }
+    const float* px = x.data_ptr<float>();
+    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = px[i] - y.data_ptr<float>()[i];  // the fp32 difference, widened
+      sq[i % 8] += d * d;
+    }
+    const double want = ((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]));
+    EXPECT_TRUE(same_double(squared_distance(px, y.data_ptr<float>(), n), want)) << n;
+    at::Tensor copy = y.clone();
+    EXPECT_TRUE(same_double(squared_distance_then_copy(px, copy.data_ptr<float>(), n), want)) << n;
+    EXPECT_TRUE(torch::equal(copy, x)) << n;
+  }
+}
 
 // The loop add_abs_in_order stands for.
 double abs_loop(double s, const std::vector<float>& x) {
