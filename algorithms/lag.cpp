@@ -209,9 +209,12 @@ class Lag final : public Algorithm {
       deltas.push_back(part.to(at::kCPU, at::kFloat).contiguous());
     }
     // ∇ ← ∇ + (0 + Δ_1 + Δ_2 + ...)/P and every bucket ← ∇ in one pass, chunk by chunk: the fp32
-    // operations of the tensor expressions, in their order.
+    // operations of the tensor expressions, in their order. For P a power of two the division is a
+    // multiplication by 1/P, which rounds the same exact quotient.
     float* aggregate = aggregate_.data_ptr<float>();
-    const float ranks = static_cast<float>(comm.size());
+    const int ranks = comm.size();
+    const bool power_of_two = (ranks & (ranks - 1)) == 0;
+    const float divisor = static_cast<float>(ranks), inverse = 1.0f / divisor;
     for_each_bucket([&](float* flat, int64_t off, int64_t len) {
       float sum[kChunk];
       for (int64_t c0 = 0; c0 < len; c0 += kChunk) {
@@ -222,9 +225,11 @@ class Lag final : public Algorithm {
           for (int64_t i = 0; i < m; ++i) sum[i] += dp[i];
         }
         float* a = aggregate + off + c0;
-        for (int64_t i = 0; i < m; ++i) {
-          a[i] += sum[i] / ranks;
-          flat[c0 + i] = a[i];
+        float* f = flat + c0;
+        if (power_of_two) {
+          for (int64_t i = 0; i < m; ++i) f[i] = a[i] += sum[i] * inverse;
+        } else {
+          for (int64_t i = 0; i < m; ++i) f[i] = a[i] += sum[i] / divisor;
         }
       }
     });

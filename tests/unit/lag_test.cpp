@@ -202,15 +202,15 @@ TEST(Lag, UploadDecisionsAcrossATenfoldLearningRateDecayFollowThePapersRule) {
   EXPECT_GT(uploads_after_decay, 0);
 }
 
-// Three ranks (the average is a true division), 12 steps with a tenfold decay at step 6, two
-// buckets of odd sizes, rank gradients drifting from not at all to a lot. Replayed with the
-// LibTorch expressions of the rule (g − g^, its squared norm in fp64, zeros + the uploads in rank
-// order, / P, added to the aggregate; the moves as (θ − θ_prev) squared and summed): every
-// decision and upload count is the same and every aggregate and parameter the same bits; the
-// squared norms, summed in another order, agree to rounding.
-TEST(Lag, StepsAreTheTensorExpressionsOfTheRule) {
-  const int P = 3, steps = 12;
-  const float drift[P] = {0.0f, 0.05f, 1.0f};
+// P ranks, 12 steps with a tenfold decay at step 6, two buckets of odd sizes, rank gradients
+// drifting from not at all to a lot. Replayed with the LibTorch expressions of the rule (g − g^,
+// its squared norm in fp64, zeros + the uploads in rank order, / P, added to the aggregate; the
+// moves as (θ − θ_prev) squared and summed): every decision and upload count is the same and every
+// aggregate and parameter the same bits; the squared norms, summed in another order, agree to
+// rounding.
+void expect_the_tensor_expressions(const int P) {
+  const int steps = 12;
+  const float drift[] = {0.0f, 0.05f, 1.0f, 0.3f};
   auto lr_at = [](int k) { return k < 6 ? 0.1 : 0.01; };
   auto grad = [&](int r, int k, int64_t numel, uint64_t stream) {
     at::Tensor base = at::randn({numel}, make_generator(5, r, 0, stream));
@@ -297,6 +297,11 @@ TEST(Lag, StepsAreTheTensorExpressionsOfTheRule) {
     if (moves.size() > 3) moves.pop_back();
   }
   EXPECT_GT(skips, 0);
+}
+
+TEST(Lag, StepsAreTheTensorExpressionsOfTheRule) {
+  expect_the_tensor_expressions(3);  // the average divides
+  expect_the_tensor_expressions(4);  // the average scales by 1/4
 }
 
 }  // namespace

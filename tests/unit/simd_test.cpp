@@ -78,6 +78,15 @@ TEST(SimdSums, SquaredDistancesFollowTheDocumentedOrder) {
     at::Tensor copy = y.clone();
     EXPECT_TRUE(same_double(squared_distance_then_copy(px, copy.data_ptr<float>(), n), want)) << n;
     EXPECT_TRUE(torch::equal(copy, x)) << n;
+    for (bool avx2 : {false, true}) {
+      if (avx2 && !simd_impl::have_avx2()) continue;
+      auto form = avx2 ? simd_impl::squared_distance_avx2 : simd_impl::squared_distance_sse2;
+      at::Tensor z = y.clone();
+      EXPECT_TRUE(same_double(form(px, z.data_ptr<float>(), n, false), want)) << n << avx2;
+      EXPECT_TRUE(torch::equal(z, y)) << n << avx2;
+      EXPECT_TRUE(same_double(form(px, z.data_ptr<float>(), n, true), want)) << n << avx2;
+      EXPECT_TRUE(torch::equal(z, x)) << n << avx2;
+    }
   }
 }
 
