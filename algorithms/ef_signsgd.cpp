@@ -26,7 +26,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/algorithm_state.h"
@@ -62,9 +61,9 @@ class EfSignSgd final : public Algorithm {
     b.flat.mul_(lr);  // g → γ·g; ErrorFeedback then forms p = γ·g + e
     at::Generator gen =
         make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(b.index));
-    exchange_compressed(
-        b, comm, *compressor_, &memory_, gen,
-        [lr](const std::vector<at::Tensor>& deltas) { return combine_average(deltas).div_(lr); });
+    // mean(Δ), then / γ.
+    exchange_compressed(b, comm, *compressor_, &memory_, gen);
+    for (auto& e : b.entries) e.grad.div_(lr);
     if (!on_cpu) bucket.flat.copy_(cpu.flat);
   }
 

@@ -32,6 +32,11 @@
 // Exchange: one allgatherv per step; uploaders contribute their delta (4 bytes per element),
 // non-uploaders an empty tensor, so a skipped upload costs zero gradient bytes (the allgatherv's
 // 8-byte length per rank is still metered). ctx.stats["uploads"]: uploaders this step.
+// Squared norms are summed in fp64 over the fp32 differences (each square exact): on the CPU per
+// bucket (per parameter for the moves) in the eight-partial-sum order of codecs/simd.h, the sums
+// added in bucket (parameter) order, in one pass over the gradient (the parameters) that also
+// keeps what the next step compares with; the aggregate and the buckets are then updated in one
+// pass more. Tensors on another device take the equivalent LibTorch operations.
 //
 // Momentum: none (applies_momentum() is true, so the optimizer takes plain SGD steps, as the
 // paper's gradient-descent iteration does).
@@ -44,15 +49,21 @@
 #include <algorithm>
 #include <deque>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/catalog.h"
+#include "algorithms/codecs/simd.h"
 #include "comm/communicator.h"
 
 namespace cedar {
 namespace {
+
+bool on_cpu_fp32(const at::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
+}
 
 struct LagParams {
   int64_t history = 10;
@@ -98,9 +109,14 @@ class Lag final : public Algorithm {
                   Communicator&, StepContext& ctx) override {
     double moved = 0;
     for (size_t i = 0; i < params.size() && i < previous_.size(); ++i) {
-      moved +=
-          (params[i].tensor.detach() - previous_[i]).to(at::kDouble).square().sum().item<double>();
-      previous_[i].copy_(params[i].tensor.detach());
+      const at::Tensor p = params[i].tensor.detach();
+      if (on_cpu_fp32(p) && on_cpu_fp32(previous_[i]) && p.numel() == previous_[i].numel()) {
+        moved += squared_distance_then_copy(p.data_ptr<float>(), previous_[i].data_ptr<float>(),
+                                            p.numel());
+        continue;
+      }
+      moved += (p - previous_[i]).to(at::kDouble).square().sum().item<double>();
+      previous_[i].copy_(p);
     }
     moves_.push_front(ctx.lr > 0 ? moved / (ctx.lr * ctx.lr) : 0.0);
     if (static_cast<int64_t>(moves_.size()) > p_.history) moves_.pop_back();
@@ -137,13 +153,101 @@ class Lag final : public Algorithm {
   }
 
   void exchange(Communicator& comm, StepContext& ctx) {
+    int64_t n = 0;
+    bool cpu = true;
+    for (const auto* b : pending_) {
+      n += b->flat.numel();
+      cpu = cpu && on_cpu_fp32(b->flat);
+    }
+    if (!last_upload_.defined()) {
+      last_upload_ = at::zeros({n}, pending_[0]->flat.options());
+      aggregate_ = at::zeros_like(last_upload_);
+    }
+    if (cpu && on_cpu_fp32(last_upload_) && on_cpu_fp32(aggregate_) && last_upload_.numel() == n)
+      exchange_cpu(comm, ctx, n);
+    else
+      exchange_tensors(comm, ctx);
+  }
+
+  // The pending buckets' flats in bucket order with their offsets in last_upload_/aggregate_.
+  template <class Fn>
+  void for_each_bucket(Fn fn) {
+    int64_t off = 0;
+    for (auto* b : pending_) {
+      fn(b->flat.data_ptr<float>(), off, b->flat.numel());
+      off += b->flat.numel();
+    }
+  }
+
+  void exchange_cpu(Communicator& comm, StepContext& ctx, int64_t n) {
+    float* last = last_upload_.data_ptr<float>();
+    double change = 0;
+    for_each_bucket([&](const float* g, int64_t off, int64_t len) {
+      change += squared_distance(g, last + off, len);
+    });
+    const bool upload = first_ || change > threshold();
+    first_ = false;
+
+    at::Tensor mine = at::empty({0}, at::kFloat);
+    if (upload) {  // Δ = g − g^ (what travels) and g^ ← g, in one pass
+      if (!delta_.defined() || delta_.numel() != n) delta_ = at::empty({n}, at::kFloat);
+      float* delta = delta_.data_ptr<float>();
+      for_each_bucket([&](const float* g, int64_t off, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) {
+          delta[off + i] = g[i] - last[off + i];
+          last[off + i] = g[i];
+        }
+      });
+      mine = delta_;
+    }
+    std::vector<at::Tensor> deltas;
+    for (const at::Tensor& part : comm.allgatherv(mine)) {
+      if (part.numel() == 0) continue;
+      if (part.numel() != n)
+        throw CommError("lag: a rank sent " + std::to_string(part.numel()) + " values, expected " +
+                        std::to_string(n));
+      deltas.push_back(part.to(at::kCPU, at::kFloat).contiguous());
+    }
+    // ∇ ← ∇ + (0 + Δ_1 + Δ_2 + ...)/P and every bucket ← ∇ in one pass, chunk by chunk: the fp32
+    // operations of the tensor expressions, in their order. For P a power of two the division is a
+    // multiplication by 1/P, which rounds the same exact quotient.
+    float* aggregate = aggregate_.data_ptr<float>();
+    const int ranks = comm.size();
+    const bool power_of_two = (ranks & (ranks - 1)) == 0;
+    const float divisor = static_cast<float>(ranks), inverse = 1.0f / divisor;
+    for_each_bucket([&](float* flat, int64_t off, int64_t len) {
+      float sum[kChunk];
+      for (int64_t c0 = 0; c0 < len; c0 += kChunk) {
+        const int64_t m = std::min(kChunk, len - c0);
+        std::fill(sum, sum + m, 0.0f);
+        for (const at::Tensor& d : deltas) {
+          const float* dp = d.data_ptr<float>() + off + c0;
+          for (int64_t i = 0; i < m; ++i) sum[i] += dp[i];
+        }
+        float* a = aggregate + off + c0;
+        float* f = flat + c0;
+        if (power_of_two) {
+          for (int64_t i = 0; i < m; ++i) f[i] = a[i] += sum[i] * inverse;
+        } else {
+          for (int64_t i = 0; i < m; ++i) f[i] = a[i] += sum[i] / divisor;
+        }
+      }
+    });
+    record(ctx, static_cast<int64_t>(deltas.size()), upload, change);
+  }
+
+  void record(StepContext& ctx, int64_t uploads, bool upload, double change) const {
+    ctx.stats["uploads"] = static_cast<double>(uploads);
+    ctx.stats["lag_uploaded"] = upload ? 1.0 : 0.0;
+    ctx.stats["lag_threshold"] = threshold();
+    ctx.stats["lag_change"] = change;
+  }
+
+  // exchange_cpu with LibTorch operations, for tensors on another device.
+  void exchange_tensors(Communicator& comm, StepContext& ctx) {
     std::vector<at::Tensor> flats;
     for (const auto* b : pending_) flats.push_back(b->flat);
     at::Tensor g = at::cat(flats);
-    if (!last_upload_.defined()) {
-      last_upload_ = at::zeros_like(g);
-      aggregate_ = at::zeros_like(g);
-    }
     at::Tensor delta = g - last_upload_;
     const double change = delta.to(at::kDouble).square().sum().item<double>();
     const bool upload = first_ || change > threshold();
@@ -165,10 +269,7 @@ class Lag final : public Algorithm {
       b->flat.copy_(aggregate_.narrow(0, off, b->flat.numel()));
       off += b->flat.numel();
     }
-    ctx.stats["uploads"] = static_cast<double>(uploads);
-    ctx.stats["lag_uploaded"] = upload ? 1.0 : 0.0;
-    ctx.stats["lag_threshold"] = threshold();
-    ctx.stats["lag_change"] = change;
+    record(ctx, uploads, upload, change);
   }
 
   LagParams p_;
@@ -178,6 +279,7 @@ class Lag final : public Algorithm {
   std::vector<GradBucket*> pending_;
   at::Tensor last_upload_;            // ∇_m(θ^_m), all buckets concatenated in bucket order
   at::Tensor aggregate_;              // ∇^k (the average), same layout
+  at::Tensor delta_;                  // this rank's upload (CPU), reused from step to step
   std::vector<at::Tensor> previous_;  // θ^k, to measure the next move
   std::deque<double> moves_;  // ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}², d = 1 first
 };

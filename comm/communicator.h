@@ -48,6 +48,12 @@ class LocalCommunicator final : public Communicator {
   std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
   void broadcast(at::Tensor&, int) override {}
   void barrier() override {}
+
+ private:
+  // The result of allgather and allgatherv: a copy of t, flattened; from 1 MiB on in one kept
+  // storage, reused once every view of the previous result is gone (as MpiCommunicator's).
+  at::Tensor copy_of(const at::Tensor& t);
+  at::Tensor gather_storage_;  // uint8, the reusable output storage
 };
 
 }  // namespace cedar

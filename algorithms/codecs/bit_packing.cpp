@@ -11,6 +11,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define CEDAR_PACK_AVX2 1
+#include <immintrin.h>
+#endif
 
 #include "algorithms/codecs/simd.h"
 
@@ -129,7 +133,9 @@ at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits) {
   return out;
 }
 
-void pack_signs(const float* x, int64_t n, uint8_t* out) {
+namespace simd_impl {
+
+void pack_signs_sse2(const float* x, int64_t n, uint8_t* out) {
   const int64_t full = n / 8;
   int64_t j = 0;
 #if defined(__SSE2__)
@@ -152,6 +158,28 @@ void pack_signs(const float* x, int64_t n, uint8_t* out) {
       byte |= static_cast<uint32_t>(x[i] >= 0) << (i - full * 8);
     out[full] = static_cast<uint8_t>(byte);
   }
+}
+
+#if defined(CEDAR_PACK_AVX2)
+__attribute__((target("avx2"))) void pack_signs_avx2(const float* x, int64_t n, uint8_t* out) {
+  const int64_t full = n / 8;
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t j = 0; j < full; ++j)  // ordered x >= 0, as above
+    out[j] = static_cast<uint8_t>(
+        _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + 8 * j), zero, _CMP_GE_OQ)));
+  pack_signs_sse2(x + 8 * full, n - 8 * full, out + full);
+}
+#else
+void pack_signs_avx2(const float* x, int64_t n, uint8_t* out) { pack_signs_sse2(x, n, out); }
+#endif
+
+}  // namespace simd_impl
+
+void pack_signs(const float* x, int64_t n, uint8_t* out) {
+  if (simd_impl::have_avx2())
+    simd_impl::pack_signs_avx2(x, n, out);
+  else
+    simd_impl::pack_signs_sse2(x, n, out);
 }
 
 void unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero, float* out) {

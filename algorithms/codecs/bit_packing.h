@@ -81,6 +81,12 @@ at::Tensor unpack_bits(const at::Tensor& bytes, int64_t n, int bits);
 // pack_signs writes packed_bytes(n, 1) bytes, bit i = 1 for x_i >= 0 (0 for x_i < 0 and NaN),
 // exactly pack_bits(x.ge(0), 1) without the intermediate tensors.
 void pack_signs(const float* x, int64_t n, uint8_t* out);
+// Its two forms, for tests that compare them: SSE2 (plain C++ without it), and AVX2, which only
+// runs where simd_impl::have_avx2() (simd.h).
+namespace simd_impl {
+void pack_signs_sse2(const float* x, int64_t n, uint8_t* out);
+void pack_signs_avx2(const float* x, int64_t n, uint8_t* out);
+}  // namespace simd_impl
 // Decodes n sign bits to fp32: `one` where a bit is 1, `zero` where it is 0. Throws
 // std::invalid_argument on a size mismatch, as unpack_bits does.
 at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero);

@@ -1,5 +1,6 @@
-// The fp16 codec: one tensor of n elements as its n IEEE halves (binary16, as the conversion to
-// at::kHalf rounds them), in host byte order: 2n bytes. Decoding widens them to fp32 exactly.
+// The fp16 codec: one tensor of n elements as its n IEEE halves (binary16, rounded as the
+// conversion to at::kHalf rounds them: half.h), in host byte order: 2n bytes. Decoding widens them
+// to fp32 exactly.
 #include <ATen/ATen.h>
 
 #include <memory>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/half.h"
 
 namespace cedar {
 namespace {
@@ -14,20 +16,53 @@ namespace {
 class HalfCompressor final : public Compressor {
  public:
   int64_t payload_bytes(int64_t numel) const override { return 2 * numel; }
+
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    return as_bytes(x.detach().to(at::kCPU, at::kHalf));
+    // Other dtypes convert to half directly (one rounding, not two through fp32).
+    if (x.scalar_type() != at::kFloat) return as_bytes(x.detach().to(at::kCPU, at::kHalf));
+    at::Tensor v = x.detach().cpu().contiguous();
+    at::Tensor out = payload_buffer(2 * v.numel());
+    floats_to_halves(v.data_ptr<float>(), v.numel(), out.data_ptr<uint8_t>());
+    return out;
   }
+
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    // A peer's bytes are untrusted: exactly two per element, or from_bytes would drop a partial
-    // value (or read too few) unnoticed.
+    check_payload(payload, numel);
+    at::Tensor out = at::empty({numel}, at::kFloat);
+    halves_to_floats(payload.contiguous().cpu().data_ptr<uint8_t>(), numel, out.data_ptr<float>());
+    return out;
+  }
+
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
+    check_decode_target(out, "fp16");
+    check_payload(payload, out.numel());
+    halves_to_floats(payload.contiguous().cpu().data_ptr<uint8_t>(), out.numel(),
+                     out.data_ptr<float>());
+  }
+
+ private:
+  // A tensor of `bytes` bytes for the next payload: the previous payload's storage again once
+  // nothing but this codec holds it (a fresh allocation of a large payload costs a page fault per
+  // 4 KiB on every step), a new one otherwise.
+  at::Tensor payload_buffer(int64_t bytes) {
+    if (!buffer_.defined() || buffer_.numel() != bytes || buffer_.use_count() != 1 ||
+        buffer_.storage().use_count() != 1)
+      buffer_ = at::empty({bytes}, at::kByte);
+    return buffer_;
+  }
+
+  // A peer's bytes are untrusted: exactly two per element, or a partial value would be dropped (or
+  // too few read) unnoticed.
+  static void check_payload(const at::Tensor& payload, int64_t numel) {
     if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != 2 * numel)
       throw std::invalid_argument("fp16: a payload of " + std::to_string(payload.numel()) +
                                   " bytes (" + std::string(c10::toString(payload.scalar_type())) +
                                   ", " + std::to_string(payload.dim()) + "-D) for " +
                                   std::to_string(numel) + " elements (expected " +
                                   std::to_string(2 * numel) + " uint8 bytes)");
-    return from_bytes(payload, at::kHalf).to(at::kFloat);
   }
+
+  at::Tensor buffer_;  // the last payload
 };
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -60,9 +59,7 @@ class ScaledSignCompressor final : public Compressor {
     double l1 = 0;
     for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
       const int64_t len = std::min(kChunk, d - c0);
-      double sum = l1;  // a local: the call below would otherwise keep l1 in memory
-      for (int64_t i = c0; i < c0 + len; ++i) sum += std::fabs(pp[i]);
-      l1 = sum;
+      l1 = add_abs_in_order(l1, pp + c0, len);
       pack_signs(pp + c0, len, op + 4 + c0 / 8);
     }
     const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
@@ -71,6 +68,18 @@ class ScaledSignCompressor final : public Compressor {
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    at::Tensor out = at::empty({std::max<int64_t>(numel, 0)}, at::kFloat);
+    decode(payload, numel, out.data_ptr<float>());
+    return out;
+  }
+
+  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
+    check_decode_target(out, "ef-signsgd");
+    decode(payload, out.numel(), out.data_ptr<float>());
+  }
+
+ private:
+  void decode(const at::Tensor& payload, int64_t numel, float* out) {
     // A peer's bytes: the size is checked before the scale is read from them.
     if (numel < 0)
       throw std::invalid_argument("ef-signsgd: negative element count " + std::to_string(numel));
@@ -89,7 +98,7 @@ class ScaledSignCompressor final : public Compressor {
     // The values of bit * (2·scale) − scale in fp32, as the tensor expression computes them.
     const float twice = 2 * scale;
     const float one = 1.0f * twice - scale, zero = 0.0f * twice - scale;
-    return unpack_signs(in.narrow(0, 4, in.numel() - 4), numel, one, zero);
+    unpack_signs_into(in.data_ptr<uint8_t>() + 4, numel, one, zero, out);
   }
 };
 

@@ -5,6 +5,10 @@
 #include <cstring>
 
 #include "algorithms/codecs/avx2_kernels.h"
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define CEDAR_SIMD_AVX2 1
+#include <immintrin.h>
+#endif
 
 namespace cedar {
 namespace {
@@ -74,7 +78,88 @@ void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8
   for (int j = 0; i < n; ++i, ++j) add(j, x[i]);
 }
 
+// The steps of squared_distance from element i on, one element at a time into s[j], j = i mod 8
+// (i a multiple of 8); with Copy also y_k = x_k.
+template <bool Copy>
+double squared_distance_rest(const float* x, float* y, int64_t i, int64_t n, double s[8]) {
+  auto add = [&](int j, int64_t k) {
+    const double d = x[k] - y[k];  // the fp32 difference, widened
+    s[j] += d * d;
+    if constexpr (Copy) y[k] = x[k];
+  };
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) add(j, i + j);
+  for (int j = 0; i < n; ++i, ++j) add(j, i);
+  return add_partial_sums(s);
+}
+
+template <bool Copy>
+double distance_sse2(const float* x, float* y, int64_t n) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 8) {  // the eight sums in registers: lanes (0,1) (2,3) (4,5) (6,7)
+    __m128d q[4];
+    for (int j = 0; j < 4; ++j) q[j] = _mm_setzero_pd();
+    for (; i + 8 <= n; i += 8) {
+      const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
+      const __m128 d0 = _mm_sub_ps(x0, _mm_loadu_ps(y + i));
+      const __m128 d1 = _mm_sub_ps(x1, _mm_loadu_ps(y + i + 4));
+      if constexpr (Copy) {
+        _mm_storeu_ps(y + i, x0);
+        _mm_storeu_ps(y + i + 4, x1);
+      }
+      const __m128d d[4] = {_mm_cvtps_pd(d0), _mm_cvtps_pd(_mm_movehl_ps(d0, d0)), _mm_cvtps_pd(d1),
+                            _mm_cvtps_pd(_mm_movehl_ps(d1, d1))};
+      for (int j = 0; j < 4; ++j) q[j] = _mm_add_pd(q[j], _mm_mul_pd(d[j], d[j]));
+    }
+    for (int j = 0; j < 4; ++j) _mm_storeu_pd(s + 2 * j, q[j]);
+  }
+#endif
+  return squared_distance_rest<Copy>(x, y, i, n, s);
+}
+
+#if defined(CEDAR_SIMD_AVX2)
+// The same with the eight sums in two 256-bit registers: lanes (0..3) (4..7).
+template <bool Copy>
+__attribute__((target("avx2"))) double distance_avx2(const float* x, float* y, int64_t n) {
+  __m256d q0 = _mm256_setzero_pd(), q1 = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 d = _mm256_sub_ps(v, _mm256_loadu_ps(y + i));
+    if constexpr (Copy) _mm256_storeu_ps(y + i, v);
+    const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
+    const __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
+    q0 = _mm256_add_pd(q0, _mm256_mul_pd(d0, d0));
+    q1 = _mm256_add_pd(q1, _mm256_mul_pd(d1, d1));
+  }
+  double s[8];
+  _mm256_storeu_pd(s, q0);
+  _mm256_storeu_pd(s + 4, q1);
+  return squared_distance_rest<Copy>(x, y, i, n, s);
+}
+#else
+template <bool Copy>
+double distance_avx2(const float* x, float* y, int64_t n) {
+  return distance_sse2<Copy>(x, y, n);
+}
+#endif
+
 }  // namespace
+
+namespace simd_impl {
+
+bool have_avx2() {
+#if defined(CEDAR_SIMD_AVX2)
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+}  // namespace simd_impl
 
 bool isa_supported(Isa isa) {
   if (isa == Isa::kBaseline) return true;
@@ -103,6 +188,29 @@ void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t f
     const int64_t lo = b * bucket;
     sums[b - first] = sum_of_squares(x + lo, std::min(bucket, n - lo), isa);
   }
+}
+
+namespace simd_impl {
+
+double squared_distance_sse2(const float* x, float* y, int64_t n, bool copy) {
+  return copy ? distance_sse2<true>(x, y, n) : distance_sse2<false>(x, y, n);
+}
+
+double squared_distance_avx2(const float* x, float* y, int64_t n, bool copy) {
+  return copy ? distance_avx2<true>(x, y, n) : distance_avx2<false>(x, y, n);
+}
+
+}  // namespace simd_impl
+
+double squared_distance(const float* x, const float* y, int64_t n) {
+  float* unwritten = const_cast<float*>(y);  // read only without the copy
+  return simd_impl::have_avx2() ? simd_impl::squared_distance_avx2(x, unwritten, n, false)
+                                : simd_impl::squared_distance_sse2(x, unwritten, n, false);
+}
+
+double squared_distance_then_copy(const float* x, float* y, int64_t n) {
+  return simd_impl::have_avx2() ? simd_impl::squared_distance_avx2(x, y, n, true)
+                                : simd_impl::squared_distance_sse2(x, y, n, true);
 }
 
 float max_abs(const float* x, int64_t n, Isa isa) {

@@ -28,6 +28,12 @@ Isa best_isa();
 // codes starts on a byte.
 constexpr int64_t kChunk = 4096;
 
+namespace simd_impl {
+// Whether this CPU has AVX2 (checked once): kernels with an AVX2 form, compiled for it alone,
+// take that form then, with the same bits as their baseline form.
+bool have_avx2();
+}  // namespace simd_impl
+
 // The eight-partial-sum order of the codecs' fp64 sums: element i of a range goes into partial sum
 // i mod 8, and the sums are added as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)). The eight chains of
 // additions overlap and vectorize; the order is part of the codecs' documented results.
@@ -43,6 +49,32 @@ double sum_of_squares(const float* x, int64_t n, Isa isa = best_isa());
 // norms, squared), bucket after bucket in one loop.
 void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t first, int64_t last,
                             double* sums, Isa isa = best_isa());
+
+// s + |x_0| + |x_1| + ... + |x_{n-1}| in fp64, each |x_i| widened exactly and added one at a time
+// in element order: the plain loop's result, bit for bit (EF-signSGD's ‖p‖₁). The loop's chain of
+// n dependent additions is summed in vector registers, eight elements at a time, wherever what
+// each addition adds (the value, or the value rounded to the spacing of the sums) is known in
+// advance (abs_sum.cpp); elsewhere the loop runs.
+double add_abs_in_order(double s, const float* x, int64_t n);
+// Its forms, for tests that compare them: the loop, SSE2 groups (the loop where the build has no
+// SSE2) and AVX2 groups, which only run where simd_impl::have_avx2().
+namespace simd_impl {
+double add_abs_in_order_portable(double s, const float* x, int64_t n);
+double add_abs_in_order_sse2(double s, const float* x, int64_t n);
+double add_abs_in_order_avx2(double s, const float* x, int64_t n);
+}  // namespace simd_impl
+
+// Σ (x_i − y_i)² over x[0, n), y[0, n) in fp64, each difference rounded to fp32 (as x − y of two
+// fp32 tensors) and squared exactly, in the eight-partial-sum order (LAG's gradient changes and
+// parameter moves). The second form also copies x to y as it goes (y_i = x_i afterwards).
+double squared_distance(const float* x, const float* y, int64_t n);
+double squared_distance_then_copy(const float* x, float* y, int64_t n);
+// Their forms, for tests that compare them (`copy`: the second): SSE2 (plain C++ without it), and
+// AVX2, which only runs where simd_impl::have_avx2().
+namespace simd_impl {
+double squared_distance_sse2(const float* x, float* y, int64_t n, bool copy);
+double squared_distance_avx2(const float* x, float* y, int64_t n, bool copy);
+}  // namespace simd_impl
 
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
 // does not depend on the order.

@@ -12,6 +12,28 @@ at::Tensor combine_average(const std::vector<at::Tensor>& decoded) {
   return sum.div_(static_cast<double>(decoded.size()));
 }
 
+namespace {
+
+// combine_average of the decodings of `payloads` (one per rank) written into `grad` without a
+// tensor per rank: the same additions and division in the same order, so the same bits.
+void decode_average_into(Compressor& compressor, const std::vector<at::Tensor>& payloads,
+                         at::Tensor& grad) {
+  const bool in_place =
+      grad.device().is_cpu() && grad.scalar_type() == at::kFloat && grad.is_contiguous();
+  at::Tensor sum = in_place ? grad.view({-1}) : at::empty({grad.numel()}, at::kFloat);
+  compressor.decompress_into(payloads[0], sum);
+  at::Tensor decoded;
+  for (size_t r = 1; r < payloads.size(); ++r) {
+    if (!decoded.defined()) decoded = at::empty_like(sum);
+    compressor.decompress_into(payloads[r], decoded);
+    sum.add_(decoded);
+  }
+  sum.div_(static_cast<double>(payloads.size()));
+  if (!in_place) grad.copy_(sum.view(grad.sizes()));
+}
+
+}  // namespace
+
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
                                    ErrorFeedback* memory, at::Generator& gen,
                                    const Combine& combine) {
@@ -35,7 +57,7 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
   }
   // Encodings are built on the CPU; they travel on the communicator's device (NCCL: the GPU)
   // and are decoded on the CPU again.
-  at::Tensor mine = at::cat(parts).to(comm.device());
+  at::Tensor mine = (parts.size() == 1 ? parts[0] : at::cat(parts)).to(comm.device());
 
   // Every rank's encoding of this bucket.
   std::vector<at::Tensor> per_rank;
@@ -52,9 +74,9 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
     for (const at::Tensor& buf : comm.allgatherv(mine)) per_rank.push_back(buf.cpu());
   }
 
-  // Decode: per rank, split into per-tensor payloads.
+  // Split every rank's buffer into per-tensor payloads.
   const int64_t header_bytes = fixed ? 0 : static_cast<int64_t>(8 * n_entries);
-  std::vector<std::vector<at::Tensor>> decoded(n_entries);
+  std::vector<std::vector<at::Tensor>> payloads(n_entries);
   for (size_t r = 0; r < per_rank.size(); ++r) {
     const at::Tensor& buf = per_rank[r];
     std::vector<int64_t> len = lengths;
@@ -81,14 +103,21 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
     }
     int64_t off = header_bytes;
     for (size_t i = 0; i < n_entries; ++i) {
-      decoded[i].push_back(
-          compressor.decompress(buf.narrow(0, off, len[i]), bucket.entries[i].grad.numel()));
+      payloads[i].push_back(buf.narrow(0, off, len[i]));
       off += len[i];
     }
   }
+  // Decode and combine.
   for (size_t i = 0; i < n_entries; ++i) {
     auto& e = bucket.entries[i];
-    e.grad.copy_(combine(decoded[i]).view(e.grad.sizes()));
+    if (!combine) {
+      decode_average_into(compressor, payloads[i], e.grad);
+      continue;
+    }
+    std::vector<at::Tensor> decoded;
+    for (const at::Tensor& payload : payloads[i])
+      decoded.push_back(compressor.decompress(payload, e.grad.numel()));
+    e.grad.copy_(combine(decoded).view(e.grad.sizes()));
   }
   return {mine.numel()};
 }

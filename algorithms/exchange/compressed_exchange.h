@@ -23,8 +23,11 @@ struct ExchangeResult {
   int64_t payload_bytes = 0;  // this rank's encoded bytes (headers included)
 };
 
+// Without a combine (an empty one) entry.grad receives the average, combine_average's result bit
+// for bit, decoded in place: rank 0's decoding straight into entry.grad (when it is contiguous CPU
+// fp32), the other ranks' added to it in rank order, then divided by the rank count.
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
                                    ErrorFeedback* memory, at::Generator& gen,
-                                   const Combine& combine = combine_average);
+                                   const Combine& combine = Combine());
 
 }  // namespace cedar

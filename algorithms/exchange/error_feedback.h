@@ -1,6 +1,7 @@
 #pragma once
 // Error feedback ("memory") as a decorator around any compressor (Stich, Cordonnier, Jaggi 2018;
-// Karimireddy et al. 2019): compress p = g + e, then keep e <- p - D(C(p)).
+// Karimireddy et al. 2019): compress p = g + e, then keep e <- p - D(C(p)). A memory on the CPU is
+// updated in place (the previous memory tensor changes).
 #include <map>
 #include <string>
 
@@ -20,6 +21,7 @@ class ErrorFeedback {
 
  private:
   std::map<std::string, at::Tensor> memory_;
+  at::Tensor scratch_;  // p = g + e of the tensor being encoded
 };
 
 }  // namespace cedar

@@ -1,7 +1,7 @@
 // The bit packing shared by the quantizers (algorithms/codecs/bit_packing.h): pack_bits /
 // unpack_bits round trip every width with exact sizes in the documented little-endian layout and
-// reject bad widths, codes and sizes; the fast sign paths pack_signs / unpack_signs equal
-// pack_bits(x >= 0) and its decoding.
+// reject bad widths, codes and sizes; the fast sign paths pack_signs (each of its SSE2 and AVX2
+// forms) / unpack_signs equal pack_bits(x >= 0) and its decoding.
 #include "algorithms/codecs/bit_packing.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "algorithms/codecs/simd.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -78,9 +79,18 @@ TEST(BitPacking, PackSignsEqualsPackBitsOfGreaterOrEqualZero) {
     float* p = x.data_ptr<float>();
     const float specials[] = {0.0f, -0.0f, nan, inf, -inf, 1e-45f, -1e-45f};
     for (int64_t i = 0; i < n; i += 5) p[i] = specials[(i / 5) % 7];
+    const at::Tensor want = pack_bits(x.ge(0), 1);
     at::Tensor mine = at::empty({packed_bytes(n, 1)}, at::kByte);
     pack_signs(p, n, mine.data_ptr<uint8_t>());
-    EXPECT_TRUE(same_bits(mine, pack_bits(x.ge(0), 1))) << n << " elements";
+    EXPECT_TRUE(same_bits(mine, want)) << n << " elements";
+    mine.fill_(0x5a);
+    simd_impl::pack_signs_sse2(p, n, mine.data_ptr<uint8_t>());
+    EXPECT_TRUE(same_bits(mine, want)) << n << " elements, SSE2";
+    if (simd_impl::have_avx2()) {
+      mine.fill_(0x5a);
+      simd_impl::pack_signs_avx2(p, n, mine.data_ptr<uint8_t>());
+      EXPECT_TRUE(same_bits(mine, want)) << n << " elements, AVX2";
+    }
   }
 }
 

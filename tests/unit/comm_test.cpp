@@ -1,8 +1,10 @@
-// Collectives of the in-process backend and the metering layer's exact byte counts.
+// Collectives of the in-process backend and the metering layer's exact byte counts; the local
+// (one-process) backend's gathers are copies whose large storage is reused only once released.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "comm/bus_bytes.h"
+#include "comm/communicator.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
 #include "comm/network_model.h"
@@ -65,6 +67,27 @@ TEST_P(Collectives, ResultsAndExactByteCounts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, ::testing::Values(1, 2, 3, 4));
+
+TEST(LocalCommunicator, GathersAreCopiesAndAHeldResultIsNeverReused) {
+  LocalCommunicator comm;
+  const int64_t n = 1 << 19;  // 2 MiB of floats: outputs in the reused storage
+  const at::Tensor a = torch::arange(n, torch::kFloat);
+  at::Tensor first = comm.allgather(a.view({512, -1}));
+  EXPECT_TRUE(torch::equal(first, a));
+  EXPECT_NE(first.data_ptr(), a.data_ptr());
+  const at::Tensor view = first.narrow(0, 1, 10);  // keeps the first storage alive
+  first = at::Tensor();
+  at::Tensor second = comm.allgather(a * 2);
+  EXPECT_TRUE(torch::equal(view, torch::arange(1, 11, torch::kFloat)));
+  EXPECT_TRUE(torch::equal(second, a * 2));
+  const void* storage = second.data_ptr();
+  second = at::Tensor();  // released: the next gather takes its storage
+  const auto parts = comm.allgatherv(torch::arange(n / 2, torch::kLong));  // the same 2 MiB
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].data_ptr(), storage);
+  EXPECT_TRUE(torch::equal(parts[0], torch::arange(n / 2, torch::kLong)));
+  EXPECT_TRUE(torch::equal(comm.allgather(torch::ones({3})), torch::ones({3})));  // small: a copy
+}
 
 TEST(NetworkModel, AlphaBetaCostOfARingAllreduce) {
   const NetworkProfile& gbe = find_network_profile("1gbe");

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
@@ -35,7 +36,10 @@ TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {
   const int64_t big = kStreamingBytes / 4 + 1003;
   auto qsgd = make_qsgd_compressor(4, 512, false);
   auto sign = make_sign_compressor();
-  for (Compressor* codec : {qsgd.get(), sign.get()})
+  auto scaled_sign = make_scaled_sign_compressor();
+  auto fp16 = make_fp16_compressor();
+  const std::vector<Compressor*> codecs = {qsgd.get(), sign.get(), scaled_sign.get(), fp16.get()};
+  for (Compressor* codec : codecs)
     for (int64_t n : {int64_t{1}, int64_t{4099}, big}) {
       at::Tensor x = at::randn({n}, make_generator(n, 2, 0));
       at::Generator gen = make_generator(1, 0, 0);
@@ -50,11 +54,11 @@ TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {
     }
   at::Tensor x = at::randn({100});
   at::Generator gen = make_generator(1, 0, 0);
-  for (Compressor* codec : {qsgd.get(), sign.get()}) {
+  for (Compressor* codec : codecs) {
     at::Tensor payload = codec->compress(x, gen);
     at::Tensor wrong_type = at::empty({100}, at::kDouble);
     at::Tensor strided = at::empty({200}).slice(0, 0, 200, 2);
-    at::Tensor wrong_size = at::empty({92});  // 12 sign bytes, not 13
+    at::Tensor wrong_size = at::empty({92});  // 12 sign bytes, not 13; 184 fp16 bytes, not 200
     EXPECT_THROW(codec->decompress_into(payload, wrong_type), std::invalid_argument);
     EXPECT_THROW(codec->decompress_into(payload, strided), std::invalid_argument);
     EXPECT_THROW(codec->decompress_into(payload, wrong_size), std::invalid_argument);

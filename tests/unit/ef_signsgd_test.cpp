@@ -1,9 +1,9 @@
 // EF-signSGD (Karimireddy et al. 2019): the scale is the mean absolute value and the memory the
 // exact residual, the paper's Algorithm 1 in plain LibTorch over several steps on several ranks
 // with a decaying learning rate, rank agreement and exact metered byte counts (also for
-// ResNet-20's gradients), and the scaled-sign codec given payloads of the wrong size (a peer's
-// bytes are untrusted): rejected with a message naming the codec, the size found and the size
-// expected, before reading any of it.
+// ResNet-20's gradients), the scaled-sign codec's payload bit for bit, and the codec given
+// payloads of the wrong size (a peer's bytes are untrusted): rejected with a message naming the
+// codec, the size found and the size expected, before reading any of it.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/compressor.h"
 #include "comm/bus_bytes.h"
@@ -131,6 +132,28 @@ TEST(EfSignSgdPayload, GoodPayloadDecodesToScaledSigns) {
   for (size_t i = 0; i < kValues.size(); ++i)
     EXPECT_FLOAT_EQ(y[static_cast<int64_t>(i)].item<float>(), kValues[i] >= 0 ? scale : -scale)
         << i;
+}
+
+// The payload bit for bit: the fp32 scale of ‖p‖₁ summed in element order in fp64 over d, then
+// the sign bits of pack_bits(p >= 0), for Gaussian and heavy-tailed tensors around the sizes of
+// the encoder's groups and chunks.
+TEST(EfSignSgdPayload, ScaleOfTheElementOrderSumThenTheSignBits) {
+  auto codec = make_scaled_sign_compressor();
+  at::Generator gen = make_generator(1, 0, 0);
+  for (int64_t n : {1, 7, 8, 9, 4096, 4097, 100003}) {
+    for (bool heavy : {false, true}) {
+      at::Tensor x = at::randn({n}, make_generator(n, 3, 0));
+      if (heavy)
+        x = x * at::pow(2.0f, at::randint(-40, 10, {n}, make_generator(n, 4, 0)).to(at::kFloat));
+      x.data_ptr<float>()[0] = -0.0f;
+      double l1 = 0;
+      for (int64_t i = 0; i < n; ++i) l1 += std::fabs(x.data_ptr<float>()[i]);
+      const float scale = static_cast<float>(l1 / static_cast<double>(n));
+      const at::Tensor want = at::cat({as_bytes(at::tensor({scale})), pack_bits(x.ge(0), 1)});
+      EXPECT_TRUE(testing::same_bits(codec->compress(x, gen), want))
+          << n << (heavy ? " heavy-tailed" : " Gaussian");
+    }
+  }
 }
 
 TEST(EfSignSgdPayload, WrongSizesAreRejected) {

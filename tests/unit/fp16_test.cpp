@@ -2,10 +2,17 @@
 // ties to even, overflow to infinity, tiny values to subnormals or zero) in 2 bytes per value,
 // payloads of any other size are rejected, and on several ranks every rank holds the fp32 average
 // of the ranks' halves, with exact metered byte counts (also for ResNet-20's gradients).
+// The conversions (codecs/half.h), F16C and portable: the halves of every 4099th fp32 bit pattern
+// and of the special values are c10::Half's and LibTorch's cast's (NaNs: F16C's rule, LibTorch's
+// on AVX2 machines), every half widens as c10 and LibTorch widen it, and payloads are LibTorch's
+// cast's bytes.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -13,6 +20,8 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/half.h"
+#include "algorithms/codecs/simd.h"
 #include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 
@@ -45,7 +54,7 @@ TEST_P(Fp16Ranks, AverageOfTheHalvesAndTwoBytesPerElement) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, Fp16Ranks, ::testing::Values(2, 4));
+INSTANTIATE_TEST_SUITE_P(Ranks, Fp16Ranks, ::testing::Values(2, 3, 4));  // 3: a true division
 
 TEST(Fp16, HalfPrecisionRangeAndRounding) {
   at::Tensor q = testing::reduce_once(*testing::make_algorithm("fp16"),
@@ -129,6 +138,157 @@ TEST(Fp16, BytesPerStepForResNet20Gradients) {
   int64_t total = 0;
   for (const auto& s : testing::resnet20_shapes()) total += c10::multiply_integers(s);
   for (int64_t bytes : testing::resnet20_step_payloads("fp16", "{}")) EXPECT_EQ(bytes, 2 * total);
+}
+
+// ---------------------------------------------------------------- the conversions
+
+uint32_t bits_of(float f) {
+  uint32_t w;
+  std::memcpy(&w, &f, 4);
+  return w;
+}
+
+float float_of_bits(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+
+uint16_t half_at(const uint8_t* p, size_t i) {
+  uint16_t h;
+  std::memcpy(&h, p + 2 * i, 2);
+  return h;
+}
+
+// F16C's NaN (half.h): quiet, the sign and the top nine payload bits kept.
+uint16_t nan_half(uint32_t w) { return (w >> 16 & 0x8000) | 0x7E00 | (w >> 13 & 0x3FF); }
+
+using Encoder = std::function<void(const float*, int64_t, uint8_t*)>;
+using Decoder = std::function<void(const uint8_t*, int64_t, float*)>;
+
+std::vector<std::pair<std::string, Encoder>> encoders() {
+  std::vector<std::pair<std::string, Encoder>> out = {
+      {"dispatch", floats_to_halves}, {"portable", half_impl::floats_to_halves_portable}};
+  if (half_impl::have_f16c()) out.push_back({"f16c", half_impl::floats_to_halves_f16c});
+  return out;
+}
+
+std::vector<std::pair<std::string, Decoder>> decoders() {
+  std::vector<std::pair<std::string, Decoder>> out = {
+      {"dispatch", halves_to_floats}, {"portable", half_impl::halves_to_floats_portable}};
+  if (half_impl::have_f16c()) out.push_back({"f16c", half_impl::halves_to_floats_f16c});
+  return out;
+}
+
+TEST(Fp16Conversions, HalvesOfASweepOfFp32PatternsAreC10sAndLibTorchs) {
+  std::vector<float> in;
+  for (uint64_t w = 0; w < (uint64_t{1} << 32); w += 4099)
+    in.push_back(float_of_bits(static_cast<uint32_t>(w)));
+  // Zeros, infinities, quiet and signalling NaNs with payloads, the largest floats, the half range
+  // limit (65504) and the overflow midpoint (65520), half subnormals and the ties around them,
+  // fp32 subnormals, ties around 1; each with both signs.
+  for (uint32_t w :
+       {0x00000000u, 0x7F800000u, 0x7FC00000u, 0x7F800001u, 0x7FBFFFFFu, 0x7FE00000u, 0x7FC02000u,
+        0x7FFFFFFFu, 0x7F7FFFFFu, 0x477FE000u, 0x477FEFFFu, 0x477FF000u, 0x477FF001u, 0x33800000u,
+        0x33000000u, 0x33000001u, 0x33C00000u, 0x38800000u, 0x387FE000u, 0x387FF000u, 0x387FD000u,
+        0x00000001u, 0x007FFFFFu, 0x3F800000u, 0x3F801000u, 0x3F803000u, 0x3F801001u}) {
+    in.push_back(float_of_bits(w));
+    in.push_back(float_of_bits(w | 0x80000000u));
+  }
+  const int64_t n = static_cast<int64_t>(in.size());
+  std::vector<uint16_t> want(in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    want[i] = std::isnan(in[i]) ? nan_half(bits_of(in[i])) : c10::Half(in[i]).x;
+  // LibTorch's cast: F16C's bits for every value where it runs vectorised (AVX2 and up).
+  const at::Tensor cast = torch::from_blob(in.data(), {n}).to(at::kHalf);
+  const uint8_t* lib = static_cast<const uint8_t*>(cast.data_ptr());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!std::isnan(in[i]) || simd_impl::have_avx2()) {
+      ASSERT_EQ(half_at(lib, i), want[i]) << std::hex << bits_of(in[i]);
+    }
+  }
+  for (const auto& [name, encode] : encoders()) {
+    std::vector<uint8_t> out(2 * in.size() + 1);
+    for (int64_t offset : {0, 1}) {  // 1: halves at odd addresses
+      encode(in.data(), n, out.data() + offset);
+      for (size_t i = 0; i < in.size(); ++i)
+        ASSERT_EQ(half_at(out.data() + offset, i), want[i])
+            << name << " offset " << offset << ": " << std::hex << bits_of(in[i]);
+    }
+  }
+}
+
+TEST(Fp16Conversions, EveryHalfWidensAsC10AndLibTorchWidenIt) {
+  std::vector<uint8_t> in(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint16_t v = static_cast<uint16_t>(h);
+    std::memcpy(in.data() + 2 * h, &v, 2);
+  }
+  std::vector<uint32_t> want(65536);
+  for (uint32_t h = 0; h < 65536; ++h)
+    want[h] = bits_of(c10::detail::fp16_ieee_to_fp32_value(static_cast<uint16_t>(h)));
+  const at::Tensor widened = torch::from_blob(in.data(), {65536}, at::kHalf).to(at::kFloat);
+  for (uint32_t h = 0; h < 65536; ++h)
+    ASSERT_EQ(bits_of(widened.data_ptr<float>()[h]), want[h]) << std::hex << h;
+  // Also an output of 40 copies (beyond kStreamingBytes: non-temporal stores), misaligned.
+  const int64_t copies = 40, n = 65536 * copies;
+  std::vector<uint8_t> many;
+  for (int64_t c = 0; c < copies; ++c) many.insert(many.end(), in.begin(), in.end());
+  std::vector<float> out(static_cast<size_t>(n) + 1);
+  for (const auto& [name, decode] : decoders()) {
+    for (int64_t offset : {0, 1}) {
+      decode(many.data() + offset, 65535, out.data() + offset);  // halves at odd addresses
+      for (uint32_t h = 0; h < 65535; ++h) {
+        uint16_t v;
+        std::memcpy(&v, many.data() + offset + 2 * h, 2);
+        ASSERT_EQ(bits_of(out[offset + h]), want[v]) << name << " offset " << offset;
+      }
+      decode(many.data(), n, out.data() + offset);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(bits_of(out[static_cast<size_t>(offset + i)]), want[i % 65536])
+            << name << " offset " << offset << " half " << std::hex << i % 65536;
+    }
+  }
+}
+
+// Payloads are the bytes of LibTorch's cast to half, and decode to its cast back, for every tail
+// length of the eight-value steps and a longer tensor, with infinities, overflow, -0, half and
+// fp32 subnormals among the values.
+TEST(Fp16Payload, PayloadIsLibTorchsCastToHalf) {
+  auto codec = make_fp16_compressor();
+  at::Generator gen = make_generator(1, 0, 0);
+  for (int64_t n : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 10007}) {
+    at::Tensor e = at::randint(-9, 6, {n}, make_generator(n, 1, 0)).to(at::kFloat);
+    at::Tensor x = at::randn({n}, make_generator(n, 2, 0)) * at::pow(10.0f, e);
+    const float specials[] = {
+        std::numeric_limits<float>::infinity(), -0.0f, 7e4f, -65520.0f, 3e-6f, 1e-40f, 65504.0f};
+    for (int64_t i = 0; i < n; i += 3) x.data_ptr<float>()[i] = specials[(i / 3) % 7];
+    const at::Tensor halves = x.to(at::kHalf);
+    const at::Tensor payload = codec->compress(x, gen);
+    EXPECT_TRUE(testing::same_bits(payload, as_bytes(halves))) << n;
+    EXPECT_TRUE(testing::same_bits(codec->decompress(payload, n), halves.to(at::kFloat))) << n;
+    at::Tensor out = at::empty({n});
+    codec->decompress_into(payload, out);
+    EXPECT_TRUE(testing::same_bits(out, halves.to(at::kFloat))) << n;
+  }
+}
+
+// The codec reuses its payload storage once the caller has released every view of it, and never
+// while any is held.
+TEST(Fp16Payload, AHeldPayloadIsNeverOverwritten) {
+  auto codec = make_fp16_compressor();
+  at::Generator gen = make_generator(1, 0, 0);
+  const at::Tensor x = at::randn({4099}), y = at::randn({4099});
+  at::Tensor first = codec->compress(x, gen);
+  const at::Tensor view = first.narrow(0, 2, 100);
+  const at::Tensor copy = view.clone();
+  first = at::Tensor();
+  const at::Tensor second = codec->compress(y, gen);
+  EXPECT_TRUE(testing::same_bits(view, copy));
+  EXPECT_TRUE(testing::same_bits(second, as_bytes(y.to(at::kHalf))));
+  const at::Tensor third = codec->compress(x, gen);
+  EXPECT_TRUE(testing::same_bits(second, as_bytes(y.to(at::kHalf))));
+  EXPECT_TRUE(testing::same_bits(third, as_bytes(x.to(at::kHalf))));
 }
 
 }  // namespace

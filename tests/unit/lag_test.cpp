@@ -1,11 +1,15 @@
 // LAG-WK (Chen et al. 2018): the upload rule on a hand-computed case (skip at equality, upload
 // above), zero gradient bytes for a skipped upload, the aggregate formula and the uploads count
-// against a reference replay on 4 ranks.
+// against a reference replay on 4 ranks, and the fused CPU step against the LibTorch expressions
+// of the rule: the same decisions and bit-identical aggregates.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <deque>
 #include <functional>
 #include <mutex>
+#include <vector>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
@@ -196,6 +200,108 @@ TEST(Lag, UploadDecisionsAcrossATenfoldLearningRateDecayFollowThePapersRule) {
   const int uploads_after_decay = check_against_replay(
       10, [](int k) { return k < 4 ? 0.1 : 0.01; }, 4);
   EXPECT_GT(uploads_after_decay, 0);
+}
+
+// P ranks, 12 steps with a tenfold decay at step 6, two buckets of odd sizes, rank gradients
+// drifting from not at all to a lot. Replayed with the LibTorch expressions of the rule (g − g^,
+// its squared norm in fp64, zeros + the uploads in rank order, / P, added to the aggregate; the
+// moves as (θ − θ_prev) squared and summed): every decision and upload count is the same and every
+// aggregate and parameter the same bits; the squared norms, summed in another order, agree to
+// rounding.
+void expect_the_tensor_expressions(const int P) {
+  const int steps = 12;
+  const float drift[] = {0.0f, 0.05f, 1.0f, 0.3f};
+  auto lr_at = [](int k) { return k < 6 ? 0.1 : 0.01; };
+  auto grad = [&](int r, int k, int64_t numel, uint64_t stream) {
+    at::Tensor base = at::randn({numel}, make_generator(5, r, 0, stream));
+    return base + drift[r] * at::randn({numel}, make_generator(5, r, k + 1, stream));
+  };
+  struct Log {
+    std::vector<at::Tensor> agg, params;
+    std::vector<double> uploaded, uploads, threshold, change;
+  };
+  std::vector<Log> logs(P);
+  std::mutex mu;
+  run_ranks(P, [&](Communicator& comm) {
+    const int r = comm.rank();
+    auto alg = make_algorithm("lag", "{history: 3, xi: 1}");
+    std::vector<NamedTensor> params = {{"a", torch::ones({1003})}, {"b", torch::ones({77})}};
+    alg->setup(params, comm);
+    std::vector<GradBucket> buckets = {bucket_of_params({params[1]}, 0),
+                                       bucket_of_params({params[0]}, 1)};
+    Log log;
+    for (int k = 0; k < steps; ++k) {
+      buckets[0].flat.copy_(grad(r, k, 77, 1));
+      buckets[1].flat.copy_(grad(r, k, 1003, 0));
+      StepContext ctx;
+      ctx.step = k;
+      ctx.lr = lr_at(k);
+      for (auto& b : buckets) alg->reduce_gradients(b, comm, ctx);
+      log.agg.push_back(torch::cat({buckets[0].flat, buckets[1].flat}));
+      log.uploaded.push_back(ctx.stats.at("lag_uploaded"));
+      log.uploads.push_back(ctx.stats.at("uploads"));
+      log.threshold.push_back(ctx.stats.at("lag_threshold"));
+      log.change.push_back(ctx.stats.at("lag_change"));
+      params[0].tensor.sub_(buckets[1].flat, ctx.lr);
+      params[1].tensor.sub_(buckets[0].flat, ctx.lr);
+      log.params.push_back(torch::cat({params[1].tensor, params[0].tensor}));
+      alg->after_step(params, {}, comm, ctx);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    logs[r] = log;
+  });
+
+  std::vector<at::Tensor> last;
+  for (int r = 0; r < P; ++r) last.push_back(torch::zeros({1080}));
+  at::Tensor aggregate = torch::zeros({1080});
+  at::Tensor a = torch::ones({1003}), b = torch::ones({77});
+  at::Tensor prev_a = a.clone(), prev_b = b.clone();
+  std::deque<double> moves;
+  int skips = 0;
+  for (int k = 0; k < steps; ++k) {
+    double sum_moves = 0;
+    for (double m : moves) sum_moves += m;
+    const double threshold = 1.0 / 3 * sum_moves;
+    at::Tensor sum = torch::zeros({1080});
+    std::vector<at::Tensor> g(P);
+    int uploads = 0;
+    for (int r = 0; r < P; ++r) {
+      g[r] = torch::cat({grad(r, k, 77, 1), grad(r, k, 1003, 0)});
+      const at::Tensor delta = g[r] - last[r];
+      const double change = delta.to(at::kDouble).square().sum().item<double>();
+      const bool up = k == 0 || change > threshold;
+      EXPECT_EQ(logs[r].uploaded[k], up ? 1 : 0) << "rank " << r << " step " << k;
+      EXPECT_NEAR(logs[r].change[k], change, 1e-12 * change) << "rank " << r << " step " << k;
+      EXPECT_NEAR(logs[r].threshold[k], threshold, 1e-12 * threshold) << "step " << k;
+      if (up) {
+        sum.add_(delta);
+        ++uploads;
+      }
+      skips += !up;
+    }
+    aggregate.add_(sum.div_(static_cast<double>(P)));
+    for (int r = 0; r < P; ++r) {
+      if (logs[r].uploaded[k] == 1) last[r].copy_(g[r]);
+      EXPECT_EQ(logs[r].uploads[k], uploads) << "step " << k;
+      EXPECT_TRUE(testing::same_bits(logs[r].agg[k], aggregate)) << "rank " << r << " step " << k;
+    }
+    const double lr = lr_at(k);
+    a.sub_(aggregate.narrow(0, 77, 1003), lr);
+    b.sub_(aggregate.narrow(0, 0, 77), lr);
+    EXPECT_TRUE(testing::same_bits(logs[0].params[k], torch::cat({b, a}))) << "step " << k;
+    const double moved = (a - prev_a).to(at::kDouble).square().sum().item<double>() +
+                         (b - prev_b).to(at::kDouble).square().sum().item<double>();
+    prev_a = a.clone();
+    prev_b = b.clone();
+    moves.push_front(moved / (lr * lr));
+    if (moves.size() > 3) moves.pop_back();
+  }
+  EXPECT_GT(skips, 0);
+}
+
+TEST(Lag, StepsAreTheTensorExpressionsOfTheRule) {
+  expect_the_tensor_expressions(3);  // the average divides
+  expect_the_tensor_expressions(4);  // the average scales by 1/4
 }
 
 }  // namespace

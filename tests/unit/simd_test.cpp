@@ -1,7 +1,10 @@
-// The codecs' shared reductions (algorithms/codecs/simd.h) against their documented order, on every
-// instruction set the CPU runs: sums of eight fp64 partial sums added pairwise, maxima of |x| with
-// NaNs skipped. QSGD's norms and
-// TernGrad's statistics are computed through them, so their order fixes those codecs' bits.
+// The codecs' shared reductions (algorithms/codecs/simd.h) against their documented order, on
+// every instruction set the CPU runs: sums of eight fp64 partial sums added pairwise, maxima of |x|
+// with NaNs skipped. QSGD's norms, TernGrad's statistics and LAG's squared distances are computed
+// through them, so their order fixes those results' bits. EF-signSGD's ‖p‖₁ (add_abs_in_order) is
+// the plain element-order loop's, bit for bit, in each of its forms: on Gaussian, heavy-tailed and
+// random-bit inputs, runs of exact ties, starts in every regime (zero, negative, huge, tiny,
+// infinite, NaN) and sums that cross a power of two.
 #include "algorithms/codecs/simd.h"
 
 #include <gtest/gtest.h>
@@ -88,6 +91,122 @@ TEST(SimdSums, BucketSumsFollowTheDocumentedOrder) {
       }
     }
   }
+}
+
+bool same_double(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(SimdSums, SquaredDistancesFollowTheDocumentedOrder) {
+  for (int64_t n : {0, 1, 7, 8, 9, 17, 1001, 4099}) {
+    at::Tensor x = at::randn({n}, make_generator(n, 4, 0)) * 3.0f;
+    at::Tensor y = at::randn({n}, make_generator(n, 5, 0));
+    if (n > 9) {
+      x.data_ptr<float>()[3] = -0.0f;
+      y.data_ptr<float>()[3] = 0.0f;
+      y.data_ptr<float>()[8] = 1e30f;  // a difference beyond fp32 products
+    }
+    const float* px = x.data_ptr<float>();
+    double sq[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = px[i] - y.data_ptr<float>()[i];  // the fp32 difference, widened
+      sq[i % 8] += d * d;
+    }
+    const double want = ((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]));
+    EXPECT_TRUE(same_double(squared_distance(px, y.data_ptr<float>(), n), want)) << n;
+    at::Tensor copy = y.clone();
+    EXPECT_TRUE(same_double(squared_distance_then_copy(px, copy.data_ptr<float>(), n), want)) << n;
+    EXPECT_TRUE(torch::equal(copy, x)) << n;
+    for (bool avx2 : {false, true}) {
+      if (avx2 && !simd_impl::have_avx2()) continue;
+      auto form = avx2 ? simd_impl::squared_distance_avx2 : simd_impl::squared_distance_sse2;
+      at::Tensor z = y.clone();
+      EXPECT_TRUE(same_double(form(px, z.data_ptr<float>(), n, false), want)) << n << avx2;
+      EXPECT_TRUE(torch::equal(z, y)) << n << avx2;
+      EXPECT_TRUE(same_double(form(px, z.data_ptr<float>(), n, true), want)) << n << avx2;
+      EXPECT_TRUE(torch::equal(z, x)) << n << avx2;
+    }
+  }
+}
+
+// The loop add_abs_in_order stands for.
+double abs_loop(double s, const std::vector<float>& x) {
+  for (float v : x) s += std::fabs(v);
+  return s;
+}
+
+float float_of_bits(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+
+// Every form of add_abs_in_order from s over x against the loop.
+void expect_the_loop(double s, const std::vector<float>& x, const std::string& what) {
+  const double want = abs_loop(s, x);
+  const int64_t n = static_cast<int64_t>(x.size());
+  EXPECT_TRUE(same_double(add_abs_in_order(s, x.data(), n), want)) << what;
+  EXPECT_TRUE(same_double(simd_impl::add_abs_in_order_portable(s, x.data(), n), want)) << what;
+  EXPECT_TRUE(same_double(simd_impl::add_abs_in_order_sse2(s, x.data(), n), want)) << what;
+  if (simd_impl::have_avx2()) {
+    EXPECT_TRUE(same_double(simd_impl::add_abs_in_order_avx2(s, x.data(), n), want)) << what;
+  }
+}
+
+std::vector<float> values_of(const at::Tensor& t) {
+  at::Tensor c = t.contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+TEST(SimdSums, AddAbsInOrderIsTheElementOrderLoop) {
+  // Gaussian values over sizes around the 8-value groups and the blocks, and a few million (sums
+  // near 2^21, where values below 2^-8 round); magnitudes spread over 2^-40 .. 2^10; random fp32
+  // bit patterns (NaN, infinities and subnormals included).
+  for (int64_t n : {0, 1, 7, 8, 9, 4095, 4096, 4097, 3 * 4096 + 5, 3000000}) {
+    expect_the_loop(0, values_of(at::randn({n}, make_generator(n, 6, 0))), "gaussian");
+  }
+  const int64_t m = 300007;
+  at::Generator gen = make_generator(7, 0, 0);
+  at::Tensor exponents = at::randint(-40, 10, {m}, gen).to(at::kFloat);
+  expect_the_loop(0, values_of(at::randn({m}, gen) * at::pow(2.0f, exponents)), "heavy tails");
+  std::vector<float> bits(m);
+  std::vector<float> finite_bits(m);
+  for (int64_t i = 0; i < m; ++i) {
+    const uint32_t w = static_cast<uint32_t>(i) * 2654435761u;
+    bits[static_cast<size_t>(i)] = float_of_bits(w);
+    finite_bits[static_cast<size_t>(i)] = float_of_bits(w & 0xBFFFFFFFu);  // |x| < 2
+  }
+  expect_the_loop(0, finite_bits, "random finite bits");
+  expect_the_loop(0, bits, "random bits");
+
+  // Exact ties: from s = 1.5·2^30 (spacing 2^-22), odd multiples of 2^-23 half-way between two
+  // sums, among values that are multiples and values that round, in every mix of parities.
+  std::vector<float> ties(40000);
+  for (size_t i = 0; i < ties.size(); ++i) {
+    const uint32_t h = static_cast<uint32_t>(i) * 2246822519u;
+    const float k = static_cast<float>(h % 64);
+    ties[i] = h % 3 == 0   ? (2 * k + 1) * std::ldexp(1.0f, -23)
+              : h % 3 == 1 ? k * std::ldexp(1.0f, -22)
+                           : (k + 0.3f) * std::ldexp(1.0f, -20);
+  }
+  expect_the_loop(1.5 * std::ldexp(1.0, 30), ties, "ties from 1.5*2^30");
+  expect_the_loop(std::ldexp(1.0, 30), ties, "ties from 2^30");
+
+  // Starts in every regime, over values that cross powers of two.
+  const std::vector<float> ones(5000, 1.0f), gaussian = values_of(at::randn({5000}));
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double s : {0.0, -0.0, -5.0, 1e300, 1e-300, inf, -inf, std::nan(""), std::ldexp(1.0, 20) - 3,
+                   std::ldexp(1.0, 53) - 3, std::ldexp(1.0, 53)}) {
+    expect_the_loop(s, ones, "ones from " + std::to_string(s));
+    expect_the_loop(s, gaussian, "gaussian from " + std::to_string(s));
+  }
+  // fp32 subnormals from a tiny start; zeros from zero; infinities and the largest floats.
+  std::vector<float> tiny(5000), zeros(5000, 0.0f), big(5000, std::numeric_limits<float>::max());
+  for (size_t i = 0; i < tiny.size(); ++i) tiny[i] = float_of_bits(static_cast<uint32_t>(i * 977));
+  expect_the_loop(1e-44, tiny, "subnormals");
+  expect_the_loop(0, zeros, "zeros");
+  expect_the_loop(-0.0, zeros, "zeros from -0");
+  expect_the_loop(0, big, "largest floats");
+  big[4000] = std::numeric_limits<float>::infinity();
+  expect_the_loop(0, big, "an infinity");
 }
 
 }  // namespace
