@@ -83,7 +83,8 @@ void for_each_above(const float* p, int64_t begin, int64_t end, const int32_t& f
     int64_t count = 0;
     for (int64_t s = 0; s < kChunk; s += 32) {
       const uint32_t mask = above_mask(p + i + s, f);
-      uint64_t m = mask | uint64_t{1} << 32;  // the spare bit: entries past the count
+      // Two spare bits, so that the two unconditional entries below never take ctz of zero.
+      uint64_t m = mask | uint64_t{3} << 32;  // entries past the count are ignored
       at[count] = static_cast<uint16_t>(s + __builtin_ctzll(m));
       m &= m - 1;
       at[count + 1] = static_cast<uint16_t>(s + __builtin_ctzll(m));

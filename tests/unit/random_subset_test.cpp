@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 #include <vector>
@@ -69,8 +70,11 @@ double positions_statistic(const Sampler& sample, int64_t n, int64_t k, int64_t 
                            int64_t draws) {
   std::vector<int64_t> counts(static_cast<size_t>(bins));
   for (int64_t d = 0; d < draws; ++d)
-    for (int64_t i : sample(1000 + static_cast<uint64_t>(d), n, k))
+    for (int64_t i : sample(1000 + static_cast<uint64_t>(d), n, k)) {
+      // An index outside [0, n) (a broken sampler can give one) is as far from uniform as it gets.
+      if (i < 0 || i >= n) return std::numeric_limits<double>::infinity();
       ++counts[static_cast<size_t>(i * bins / n)];
+    }
   const double e = static_cast<double>(draws * k) / static_cast<double>(bins);
   return chi_square(counts, e) * static_cast<double>(n - 1) / static_cast<double>(n - k);
 }
