@@ -229,9 +229,7 @@ def summary(d):
         f"{topk_abs / sel:.1f}x faster | >= 5x | {verdict(topk_abs / sel >= 5)} |")
     for label, name in (("QSGD 4-bit codec", "codec/qsgd"),
                         ("TernGrad, whole step on one rank", "reduce/terngrad"),
-                        ("signSGD sign codec", "codec/sign"),
-                        ("top-k 1% codec", "codec/topk"),
-                        ("random-k 1% codec", "codec/randomk")):
+                        ("signSGD sign codec", "codec/sign")):
         for s in sizes:
             r = gbps(f"{name}/{s}") / gbps(f"memory_pass/{s}")
             out(f"| {label}, {s / 1e6:g}M, vs a memory pass | {gbps(f'{name}/{s}'):.2f} vs "
