@@ -8,6 +8,8 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define CEDAR_HALF_F16C 1
 #include <immintrin.h>
+
+#include "algorithms/codecs/cpu_features.h"
 #endif
 
 namespace cedar {
@@ -79,7 +81,7 @@ void halves_to_floats_portable(const uint8_t* in, int64_t n, float* out) {
 #if defined(CEDAR_HALF_F16C)
 
 bool have_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = __builtin_cpu_supports("avx") && cpuid_has_f16c();
   return yes;
 }
 

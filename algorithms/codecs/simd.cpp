@@ -8,6 +8,8 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define CEDAR_SIMD_AVX2 1
 #include <immintrin.h>
+
+#include "algorithms/codecs/cpu_features.h"
 #endif
 
 namespace cedar {
@@ -17,7 +19,7 @@ bool cpu_has(Isa isa) {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("aes");
-  return isa == Isa::kAvx2 ? avx2 : avx2 && __builtin_cpu_supports("vaes");
+  return isa == Isa::kAvx2 ? avx2 : avx2 && cpuid_has_vaes();
 #else
   return false;
 #endif

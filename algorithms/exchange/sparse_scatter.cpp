@@ -77,7 +77,8 @@ void scatter_into_zeros(const uint8_t* index, const uint8_t* value, int64_t k, f
     done = lines_end;
   }
 #endif
-  std::memset(out + done, 0, static_cast<size_t>(numel - done) * sizeof(float));
+  // An empty tensor may have no storage: memset is not to be given a null pointer, even for 0.
+  if (numel > done) std::memset(out + done, 0, static_cast<size_t>(numel - done) * sizeof(float));
   place(numel);
   if (j < k) throw bad();  // an index at or past numel
 }

@@ -104,6 +104,20 @@ TEST(SparseEncoding, DecodersWriteZerosAndValuesIntoCallerStorage) {
   }
 }
 
+// An empty payload into an empty tensor (which may have no storage at all) decodes to an empty
+// tensor; an index into it is rejected. Under UBSan this also checks that no library call is
+// handed the empty tensor's null pointer.
+TEST(SparseEncoding, DecodersAcceptEmptyTensors) {
+  TopKCompressor codec(0.1);
+  const at::Tensor none = encode_sparse(at::zeros({0}, at::kLong), at::zeros({0}));
+  EXPECT_EQ(codec.decompress(none, 0).numel(), 0);
+  at::Tensor out = at::empty({0});
+  codec.decompress_into(none, out);
+  EXPECT_EQ(out.numel(), 0);
+  const at::Tensor one = encode_sparse(at::tensor({int64_t{0}}, at::kLong), at::ones({1}));
+  EXPECT_THROW(codec.decompress(one, 0), std::invalid_argument);
+}
+
 // A peer's indices that repeat, descend, are negative or reach numel are rejected by both
 // decoders, for small and streamed outputs; so are payloads that are not whole pairs.
 TEST(SparseEncoding, DecodersRejectIndicesNotStrictlyAscendingWithinRange) {

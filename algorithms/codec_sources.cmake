@@ -1,0 +1,42 @@
+# The codec and exchange sources, relative to algorithms/: one list for cedar_algorithms and for
+# the fuzz targets (fuzz/CMakeLists.txt), so that a new kernel file reaches both builds.
+set(CEDAR_CODEC_SOURCES
+  codecs/compressor.cpp
+  codecs/simd.cpp
+  codecs/abs_sum.cpp
+  codecs/bit_packing.cpp
+  codecs/counter_rng.cpp
+  codecs/random_subset.cpp
+  codecs/qsgd_codec.cpp
+  codecs/qsgd_encode.cpp
+  codecs/qsgd_decode.cpp
+  codecs/terngrad_codec.cpp
+  codecs/simd_avx2.cpp
+  codecs/qsgd_avx2.cpp
+  codecs/terngrad_avx2.cpp
+  codecs/sign_codec.cpp
+  codecs/half.cpp
+  codecs/fp16_codec.cpp)
+set(CEDAR_EXCHANGE_SOURCES
+  exchange/error_feedback.cpp
+  exchange/compressed_exchange.cpp
+  exchange/sparse_exchange.cpp
+  exchange/sparse_scatter.cpp
+  exchange/magnitude_scan.cpp
+  exchange/magnitude_topk.cpp
+  exchange/dgc_select.cpp)
+
+# The AVX2 kernels (codecs/avx2_kernels.h) are compiled for AVX2 with AES and VAES and run only on
+# CPUs that have them (chosen at run time); they include no LibTorch header, so they skip the
+# precompiled one, which is built for the baseline instruction set. `root` is the folder the
+# relative paths above start from, as the calling CMakeLists.txt names its sources.
+function(cedar_avx2_source_properties root)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    set(files)
+    foreach(f codecs/simd_avx2.cpp codecs/qsgd_avx2.cpp codecs/terngrad_avx2.cpp)
+      list(APPEND files ${root}${f})
+    endforeach()
+    set_source_files_properties(${files}
+      PROPERTIES COMPILE_OPTIONS "-mavx2;-maes;-mvaes" SKIP_PRECOMPILE_HEADERS ON)
+  endif()
+endfunction()
