@@ -6,6 +6,7 @@ find_package(CLI11 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(ZLIB REQUIRED)
+find_package(OpenSSL REQUIRED)  # libcrypto: the checksums of `cedar data fetch`
 find_package(Threads REQUIRED)
 find_path(TURBOJPEG_INCLUDE_DIR turbojpeg.h REQUIRED)
 find_library(TURBOJPEG_LIBRARY NAMES turbojpeg REQUIRED)

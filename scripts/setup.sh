@@ -11,6 +11,7 @@ VENV="${CEDAR_VENV:-$CEDAR_HOME/venv}"
 APT_PACKAGES=(build-essential cmake ninja-build ccache clang-format python3 python3-venv python3-pip
   libopenmpi-dev openmpi-bin libyaml-cpp-dev libsqlite3-dev sqlite3 libgtest-dev libbenchmark-dev
   libcli11-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev libturbojpeg0-dev uuid-dev gnuplot-nox
+  libssl-dev curl  # `cedar data fetch`: checksums (OpenSSL's libcrypto), downloads
   dataset-fashion-mnist
   slurm-wlm munge  # a local one-node Slurm for `cedar sbatch` and its test (scripts/slurm/)
   clang libclang-rt-14-dev llvm-14)  # the last line: scripts/fuzz.sh (libFuzzer, llvm-symbolizer)

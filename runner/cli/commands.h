@@ -71,6 +71,13 @@ struct ProjectArgs {
   std::string format = "md";                // md or csv
 };
 
+struct DataArgs {
+  std::string name;           // data set to fetch
+  std::string root = "data";  // the data root: each data set goes into its folder under it
+  std::string from;           // archive, folder or URL already holding the files
+  std::string mirror;         // base URL replacing the catalog's (<mirror>/<name>/<file>)
+};
+
 int command_run(const RunArgs& args);
 int command_suite(const SuiteArgs& args);
 int command_sbatch(const SbatchArgs& args);
@@ -78,6 +85,8 @@ int command_report(const ReportArgs& args);
 int command_project(const ProjectArgs& args);
 int command_list();
 int command_merge(const MergeArgs& args);
+int command_data_list(const DataArgs& args);
+int command_data_fetch(const DataArgs& args);
 // When `db` has shards: merges the closed ones (waiting for another merge to finish) and prints
 // what it did to `out`.
 void merge_if_sharded(const std::string& db, const std::string& results_mode, std::FILE* out);

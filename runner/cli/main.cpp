@@ -1,5 +1,5 @@
 // cedar: the command-line entry point. Subcommands: run, suite, sbatch, report, merge, project,
-// list.
+// list, data (list, fetch).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -185,6 +185,26 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand(
       "list", "print registered models, datasets and algorithms with their parameters");
 
+  cedar::DataArgs data_args;
+  auto* data = app.add_subcommand("data", "the data sets cedar can download: list, fetch");
+  data->require_subcommand(1);
+  auto* data_list = data->add_subcommand(
+      "list", "every data set cedar can fetch: what it is, its size, where it goes, if present");
+  data_list->add_option("--root", data_args.root, "data root")->capture_default_str();
+  auto* data_fetch = data->add_subcommand(
+      "fetch",
+      "download a data set, verify its checksums and unpack it under the data root (nothing to "
+      "do when it is already there)");
+  data_fetch->add_option("name", data_args.name, "data set (cedar data list)")->required();
+  data_fetch->add_option("--root", data_args.root, "data root")->capture_default_str();
+  data_fetch->add_option("--from", data_args.from,
+                         "the archive already downloaded (a path or URL; for several files a "
+                         "folder or base URL holding them), verified the same way");
+  data_fetch
+      ->add_option("--mirror", data_args.mirror,
+                   "base URL replacing the official ones: files at <mirror>/<name>/<file>")
+      ->envname("CEDAR_DATA_MIRROR");
+
   CLI11_PARSE(app, argc, argv);
   cedar::set_command_line(argc, argv);
   try {
@@ -195,6 +215,8 @@ int main(int argc, char** argv) {
     if (*project) return cedar::command_project(project_args);
     if (*list) return cedar::command_list();
     if (*merge) return cedar::command_merge(merge_args);
+    if (*data_list) return cedar::command_data_list(data_args);
+    if (*data_fetch) return cedar::command_data_fetch(data_args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cedar: error: %s\n", e.what());
     return cedar::fail_job(2);
