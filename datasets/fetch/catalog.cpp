@@ -20,10 +20,10 @@
 // 1343715595), and no whole-file checksum of the current Imagewoof archives was found published.
 // Imagewoof is therefore checked by size and fastai's first-megabyte MD5 only, and `tar` then
 // checks the rest through gzip's CRC-32 while extracting.
+#include "datasets/fetch/catalog.h"
+
 #include <string>
 #include <vector>
-
-#include "datasets/fetch/catalog.h"
 
 namespace cedar {
 namespace {
@@ -100,19 +100,24 @@ std::vector<DataSource> make_builtin() {
   mnist.name = "mnist";
   mnist.description = "MNIST: 60,000 + 10,000 28x28 handwritten digits, gzipped IDX files";
   mnist.dir = "mnist";
-  mnist.bases = {"https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/"};
+  mnist.bases = {"https://ossci-datasets.s3.amazonaws.com/mnist/",
+                 "http://yann.lecun.com/exdb/mnist/"};
   const char* mnist_tfds = "tensorflow_datasets/url_checksums/mnist.txt";
   mnist.files = {
-      {"train-images-idx3-ubyte.gz", 9912422,
+      {"train-images-idx3-ubyte.gz",
+       9912422,
        {md5("f68b3c2dcbeaaa9fbdd348bbdeb94873", kTorchvision),
         sha256("440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609", mnist_tfds)}},
-      {"train-labels-idx1-ubyte.gz", 28881,
+      {"train-labels-idx1-ubyte.gz",
+       28881,
        {md5("d53e105ee54ea40749a09fcbcd1e9432", kTorchvision),
         sha256("3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c", mnist_tfds)}},
-      {"t10k-images-idx3-ubyte.gz", 1648877,
+      {"t10k-images-idx3-ubyte.gz",
+       1648877,
        {md5("9fb629c4189551a2d022fa330f9573f3", kTorchvision),
         sha256("8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6", mnist_tfds)}},
-      {"t10k-labels-idx1-ubyte.gz", 4542,
+      {"t10k-labels-idx1-ubyte.gz",
+       4542,
        {md5("ec29112dd5afa0611ce80d1b7f02629c", kTorchvision),
         sha256("f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6", mnist_tfds)}}};
   mnist.unpack = Unpack::kNone;
@@ -129,16 +134,20 @@ std::vector<DataSource> make_builtin() {
   fashion.bases = {"http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"};
   const char* fashion_tfds = "tensorflow_datasets/url_checksums/fashion_mnist.txt";
   fashion.files = {
-      {"train-images-idx3-ubyte.gz", 26421880,
+      {"train-images-idx3-ubyte.gz",
+       26421880,
        {md5("8d4fb7e6c68d591d4c3dfef9ec88bf0d", kTorchvision),
         sha256("3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84", fashion_tfds)}},
-      {"train-labels-idx1-ubyte.gz", 29515,
+      {"train-labels-idx1-ubyte.gz",
+       29515,
        {md5("25c81989df183df01b3e8a0aad5dffbe", kTorchvision),
         sha256("a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845", fashion_tfds)}},
-      {"t10k-images-idx3-ubyte.gz", 4422102,
+      {"t10k-images-idx3-ubyte.gz",
+       4422102,
        {md5("bef4ecab320f06d8554ea6380940ec79", kTorchvision),
         sha256("346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073", fashion_tfds)}},
-      {"t10k-labels-idx1-ubyte.gz", 5148,
+      {"t10k-labels-idx1-ubyte.gz",
+       5148,
        {md5("bb300cfdad3c16e7a12a480ee83cd310", kTorchvision),
         sha256("67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5", fashion_tfds)}}};
   fashion.unpack = Unpack::kNone;
@@ -152,32 +161,35 @@ std::vector<DataSource> make_builtin() {
   const std::string nette = "Imagenette (fast.ai): 10 easy ImageNet classes";
   out.push_back(fastai_subset(
       "imagenette", "imagenette2", nette + ", full size",
-      {"imagenette2.tgz", 1557161267,
+      {"imagenette2.tgz",
+       1557161267,
        {fastai_md5("2c774ecb40005b35d7937d50f5d42336"),
         sha256("6cbfac238434d89fe99e651496f0812ebc7a10fa62bd42d6874042bf01de4efd", nette_tfds)}}));
   out.push_back(fastai_subset(
       "imagenette-160", "imagenette2-160", nette + ", shorter side 160 px",
-      {"imagenette2-160.tgz", 99003388,
+      {"imagenette2-160.tgz",
+       99003388,
        {fastai_md5("c475f8f7617a200ba35b9facc48443c3"),
         sha256("64d0c4859f35a461889e0147755a999a48b49bf38a7e0f9bd27003f10db02fe5", nette_tfds)}}));
   out.push_back(fastai_subset(
       "imagenette-320", "imagenette2-320", nette + ", shorter side 320 px",
-      {"imagenette2-320.tgz", 341663724,
+      {"imagenette2-320.tgz",
+       341663724,
        {fastai_md5("1f1f74f133caff120e575856659b87a2"),
         sha256("569b4497c98db6dd29f335d1f109cf315fe127053cedf69010d047f0188e158c", nette_tfds)}}));
 
   // Imagewoof: sizes and first-megabyte MD5 from [fastai] checks.txt; no whole-file checksum of
   // these archives is published (see the top of this file).
   const std::string woof = "Imagewoof (fast.ai): 10 ImageNet dog breeds";
-  out.push_back(fastai_subset("imagewoof", "imagewoof2", woof + ", full size",
-                              {"imagewoof2.tgz", 1343715595,
-                               {fastai_md5("2cc1c1e36e20cb6fd24ffb978edcb487")}}));
-  out.push_back(fastai_subset("imagewoof-160", "imagewoof2-160", woof + ", shorter side 160 px",
-                              {"imagewoof2-160.tgz", 92612825,
-                               {fastai_md5("3559b194123981a540b87132dbda412f")}}));
-  out.push_back(fastai_subset("imagewoof-320", "imagewoof2-320", woof + ", shorter side 320 px",
-                              {"imagewoof2-320.tgz", 328387740,
-                               {fastai_md5("7a1fd92672a559a85de76e4810a20c21")}}));
+  out.push_back(fastai_subset(
+      "imagewoof", "imagewoof2", woof + ", full size",
+      {"imagewoof2.tgz", 1343715595, {fastai_md5("2cc1c1e36e20cb6fd24ffb978edcb487")}}));
+  out.push_back(fastai_subset(
+      "imagewoof-160", "imagewoof2-160", woof + ", shorter side 160 px",
+      {"imagewoof2-160.tgz", 92612825, {fastai_md5("3559b194123981a540b87132dbda412f")}}));
+  out.push_back(fastai_subset(
+      "imagewoof-320", "imagewoof2-320", woof + ", shorter side 320 px",
+      {"imagewoof2-320.tgz", 328387740, {fastai_md5("7a1fd92672a559a85de76e4810a20c21")}}));
   return out;
 }
 

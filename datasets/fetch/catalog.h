@@ -17,8 +17,8 @@ struct Checksum {
 };
 
 struct RemoteFile {
-  std::string name;  // file name at the base URL and in the downloads folder
-  uint64_t size = 0;  // bytes; 0: not published
+  std::string name;                 // file name at the base URL and in the downloads folder
+  uint64_t size = 0;                // bytes; 0: not published
   std::vector<Checksum> checksums;  // every one must match; at least one
 };
 
@@ -63,7 +63,6 @@ std::vector<DataSource> apply_catalog_file(std::vector<DataSource> catalog,
 std::vector<DataSource> data_catalog();
 
 // The entry called `name`; throws std::invalid_argument listing the known names otherwise.
-const DataSource& find_data_source(const std::vector<DataSource>& catalog,
-                                   const std::string& name);
+const DataSource& find_data_source(const std::vector<DataSource>& catalog, const std::string& name);
 
 }  // namespace cedar

@@ -1,11 +1,10 @@
 // A JSON catalog file applied over the built-in catalog (format in catalog.h): how a site's
 // mirror lists archives of its own, and how the tests point `cedar data fetch` at files they
 // write.
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -19,7 +18,8 @@ namespace {
 using nlohmann::json;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 class Reader {
@@ -80,7 +80,8 @@ class Reader {
       f.checksums.push_back({kind, value, "CEDAR_DATA_CATALOG " + path_});
     }
     if (f.checksums.empty())
-      fail(where, "no checksum (give md5, sha256 or md5-first-mib): a download is never unverified");
+      fail(where,
+           "no checksum (give md5, sha256 or md5-first-mib): a download is never unverified");
     return f;
   }
 
@@ -108,7 +109,8 @@ class Reader {
     if (v.contains("dataset")) s.dataset = text(v["dataset"], where + ".dataset");
     if (v.contains("unpack")) {
       const std::string u = text(v["unpack"], where + ".unpack");
-      if (u != "tar.gz" && u != "none") fail(where + ".unpack", "'" + u + "' is not tar.gz or none");
+      if (u != "tar.gz" && u != "none")
+        fail(where + ".unpack", "'" + u + "' is not tar.gz or none");
       s.unpack = u == "tar.gz" ? Unpack::kTarGz : Unpack::kNone;
     } else if (is_new) {
       const bool tarball = s.files.size() == 1 && (ends_with(s.files[0].name, ".tgz") ||

@@ -15,7 +15,9 @@ namespace {
 
 constexpr uint64_t kFirstMib = uint64_t{1} << 20;
 
-const EVP_MD* algorithm(HashKind kind) { return kind == HashKind::kSha256 ? EVP_sha256() : EVP_md5(); }
+const EVP_MD* algorithm(HashKind kind) {
+  return kind == HashKind::kSha256 ? EVP_sha256() : EVP_md5();
+}
 
 }  // namespace
 
@@ -61,7 +63,8 @@ Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 
 void Hasher::update(const void* data, size_t bytes) {
   if (state_->kind == HashKind::kMd5FirstMib)
-    bytes = static_cast<size_t>(std::min<uint64_t>(bytes, kFirstMib - std::min(state_->seen, kFirstMib)));
+    bytes = static_cast<size_t>(
+        std::min<uint64_t>(bytes, kFirstMib - std::min(state_->seen, kFirstMib)));
   state_->seen += bytes;
   if (bytes > 0 && EVP_DigestUpdate(state_->ctx.get(), data, bytes) != 1)
     throw std::runtime_error(std::string("OpenSSL ") + hash_name(state_->kind) +
@@ -72,8 +75,7 @@ std::string Hasher::hex() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_DigestFinal_ex(state_->ctx.get(), md, &len) != 1)
-    throw std::runtime_error(std::string("OpenSSL ") + hash_name(state_->kind) +
-                             " digest failed");
+    throw std::runtime_error(std::string("OpenSSL ") + hash_name(state_->kind) + " digest failed");
   static const char* digits = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < len; ++i) {

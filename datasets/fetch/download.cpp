@@ -41,9 +41,9 @@ std::vector<std::string> urls_for(const DataSource& source, const RemoteFile& fi
 }
 
 int curl(const std::string& url, const fs::path& part, const FetchOptions& o) {
-  std::vector<std::string> argv = {"curl",  "--fail",       "--location", "--retry",
-                                   "3",     "--connect-timeout", "30",   "--continue-at",
-                                   "-",     "--output",     part.string()};
+  std::vector<std::string> argv = {
+      "curl", "--fail",        "--location", "--retry",  "3",          "--connect-timeout",
+      "30",   "--continue-at", "-",          "--output", part.string()};
   if (isatty(STDERR_FILENO)) {
     argv.push_back("--progress-bar");
   } else {
@@ -62,7 +62,8 @@ uint64_t size_or_zero(const fs::path& p) {
 
 std::string kinds(const RemoteFile& file) {
   std::string out = file.size ? "size" : "";
-  for (const auto& c : file.checksums) out += (out.empty() ? "" : ", ") + std::string(hash_name(c.kind));
+  for (const auto& c : file.checksums)
+    out += (out.empty() ? "" : ", ") + std::string(hash_name(c.kind));
   return out;
 }
 
@@ -77,13 +78,15 @@ LocalFile given_file(const DataSource& source, const RemoteFile& file, const Fet
                                 " files; give a folder (or a base URL) holding them by name");
   }
   if (!fs::is_regular_file(given, ec))
-    throw std::invalid_argument("--from: no file " + given.string() +
-                                (given.string() == o.from ? "" : " (" + file.name + " expected in " + o.from + ")"));
+    throw std::invalid_argument(
+        "--from: no file " + given.string() +
+        (given.string() == o.from ? "" : " (" + file.name + " expected in " + o.from + ")"));
   say(o, source.name + ": checking " + given.string());
   const std::string mismatch = describe_mismatch(given.string(), file);
   if (!mismatch.empty())
     throw ChecksumError(given.string() + " is not the catalogued " + file.name + " of " +
-                        source.name + ": " + mismatch + "; it was given with --from and is left in place");
+                        source.name + ": " + mismatch +
+                        "; it was given with --from and is left in place");
   say(o, source.name + ": verified " + given.string() + " (" + kinds(file) + ")");
   return {given.string(), given.string(), false};
 }
@@ -100,8 +103,8 @@ std::string describe_mismatch(const std::string& path, const RemoteFile& file) {
     add("size is " + std::to_string(got.size) + " bytes, expected " + std::to_string(file.size));
   for (const auto& c : file.checksums) {
     if (got.of(c.kind) == c.value) continue;
-    add(std::string(hash_name(c.kind)) + " is " + got.of(c.kind) + ", expected " + c.value +
-        " (" + c.source + ")");
+    add(std::string(hash_name(c.kind)) + " is " + got.of(c.kind) + ", expected " + c.value + " (" +
+        c.source + ")");
   }
   return out;
 }
@@ -119,8 +122,8 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
-LocalFile obtain_file(const DataSource& source, const RemoteFile& file,
-                      const FetchOptions& o, const std::string& downloads) {
+LocalFile obtain_file(const DataSource& source, const RemoteFile& file, const FetchOptions& o,
+                      const std::string& downloads) {
   if (!o.from.empty() && !is_url(o.from)) return given_file(source, file, o);
 
   const fs::path done = fs::path(downloads) / file.name;
@@ -157,7 +160,8 @@ LocalFile obtain_file(const DataSource& source, const RemoteFile& file,
         rc = curl(url, part, o);
       }
       if (rc != 0) {
-        failures += (failures.empty() ? "" : ", ") + url + " (curl exit " + std::to_string(rc) + ")";
+        failures +=
+            (failures.empty() ? "" : ", ") + url + " (curl exit " + std::to_string(rc) + ")";
         continue;
       }
     }
@@ -172,11 +176,10 @@ LocalFile obtain_file(const DataSource& source, const RemoteFile& file,
     say(o, source.name + ": verified " + file.name + " (" + kinds(file) + ")");
     return {done.string(), url, true};
   }
-  throw std::runtime_error(
-      source.name + ": cannot download " + file.name + " from " + failures +
-      (size_or_zero(part) > 0 ? "; the partial download " + part.string() +
-                                    " is kept and the next fetch resumes it"
-                              : ""));
+  throw std::runtime_error(source.name + ": cannot download " + file.name + " from " + failures +
+                           (size_or_zero(part) > 0 ? "; the partial download " + part.string() +
+                                                         " is kept and the next fetch resumes it"
+                                                   : ""));
 }
 
 }  // namespace cedar

@@ -1,11 +1,10 @@
 #include "datasets/fetch/fetch.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -56,7 +56,8 @@ std::string utc_now() {
 void write_marker(const fs::path& dir, const DataSource& s, const std::vector<LocalFile>& files) {
   json m;
   m["name"] = s.name;
-  m["source"] = files.size() == 1 ? files[0].source : fs::path(files[0].source).parent_path().string();
+  m["source"] =
+      files.size() == 1 ? files[0].source : fs::path(files[0].source).parent_path().string();
   m["fetched_at"] = utc_now();
   json list = json::array();
   for (const auto& f : s.files) {
@@ -76,7 +77,8 @@ class FetchLock {
  public:
   FetchLock(const fs::path& file, const FetchOptions& o) {
     fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error("cannot create " + file.string() + ": " + std::strerror(errno));
+    if (fd_ < 0)
+      throw std::runtime_error("cannot create " + file.string() + ": " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
     say(o, "waiting for another fetch of this data set to finish (" + file.string() + ")");
     while (::flock(fd_, LOCK_EX) != 0)
@@ -90,19 +92,26 @@ class FetchLock {
   int fd_ = -1;
 };
 
-// A fresh folder that is removed with everything in it unless released.
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+
+// Not std::filesystem::remove_all: in executables linked with the LibTorch wheel it binds to
+// libtorch.so's copy, built against a newer libstdc++, and jumps to null (see
+// tests/unit/testdata_writers.cpp).
+void remove_tree(const fs::path& dir) {
+  ::nftw(dir.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+// A fresh folder, removed with everything in it when it goes out of scope.
 class TempDir {
  public:
   explicit TempDir(const fs::path& parent) {
     std::string pattern = (parent / "unpack.XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("cannot create a folder in " + parent.string() + ": " + std::strerror(errno));
+      throw std::runtime_error("cannot create a folder in " + parent.string() + ": " +
+                               std::strerror(errno));
     path_ = pattern;
   }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
+  ~TempDir() { remove_tree(path_); }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const fs::path& path() const { return path_; }
@@ -139,7 +148,8 @@ fs::path unpack(const DataSource& s, const std::vector<LocalFile>& files, const 
   for (const auto& e : s.expect) {
     if (fs::exists(content / e, ec)) continue;
     throw std::runtime_error(s.name + ": " + files[0].path + " does not hold " + e +
-                             " (the layout " + s.name + "'s reader expects); nothing was installed");
+                             " (the layout " + s.name +
+                             "'s reader expects); nothing was installed");
   }
   return content;
 }
@@ -161,7 +171,8 @@ DataStatus data_status(const DataSource& source, const std::string& root) {
     st.state = fs::exists(dir, ec) ? DataStatus::kUnmarked : DataStatus::kMissing;
   }
   for (const auto& f : source.files) {
-    const auto n = fs::file_size(fs::path(root) / ".downloads" / source.name / (f.name + ".part"), ec);
+    const auto n =
+        fs::file_size(fs::path(root) / ".downloads" / source.name / (f.name + ".part"), ec);
     if (!ec) st.part_bytes += n;
   }
   return st;
@@ -173,8 +184,8 @@ FetchResult fetch_data(const DataSource& s, const FetchOptions& o) {
   auto present = [&]() -> std::optional<FetchResult> {
     const auto from = marker_source(dir, s.name);
     if (!from) return std::nullopt;
-    say(o, s.name + ": already fetched into " + dir.string() + " (from " + *from +
-               "); nothing to do");
+    say(o,
+        s.name + ": already fetched into " + dir.string() + " (from " + *from + "); nothing to do");
     return FetchResult{FetchOutcome::kAlreadyPresent, dir.string(), *from};
   };
   if (auto r = present()) return *r;
@@ -184,7 +195,8 @@ FetchResult fetch_data(const DataSource& s, const FetchOptions& o) {
       throw std::runtime_error(dir.string() + " exists but holds no " + kFetchMarker +
                                " marker of " + s.name +
                                " (not fetched by cedar); move it aside to fetch, or use it as it "
-                               "is with data.root: " + dir.string());
+                               "is with data.root: " +
+                               dir.string());
   };
   refuse_existing();
 

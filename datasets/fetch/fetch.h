@@ -28,7 +28,7 @@ struct FetchOptions {
   // A mirror replacing the catalog's base URLs: each file is at <mirror>/<name>/<file>.
   std::string mirror;
   std::function<void(const std::string&)> say;  // progress lines (null: quiet)
-  std::function<bool()> should_stop;           // asked while a tool runs; true stops the fetch
+  std::function<bool()> should_stop;            // asked while a tool runs; true stops the fetch
 };
 
 // A downloaded or given file whose size or checksums differ from the catalog's.

@@ -2,6 +2,8 @@
 // need no network: a JSON catalog applied over the built-in one, files given with --from, the
 // marker, and a folder that was not fetched by cedar. Downloads through curl, resuming and
 // extraction with tar are covered end to end by tests/e2e/data_fetch_test.sh.
+#include "datasets/fetch/fetch.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -15,7 +17,6 @@
 
 #include "datasets/fetch/catalog.h"
 #include "datasets/fetch/checksum.h"
-#include "datasets/fetch/fetch.h"
 
 namespace cedar {
 namespace {
@@ -85,8 +86,9 @@ TEST(Checksum, Md5MatchesRfc1321TestSuite) {
 TEST(Checksum, Sha256MatchesFips180TestVectors) {
   EXPECT_EQ(digest_hex(HashKind::kSha256, "abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(digest_hex(HashKind::kSha256, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(
+      digest_hex(HashKind::kSha256, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(digest_hex(HashKind::kSha256, ""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   Hasher h(HashKind::kSha256);
@@ -139,7 +141,8 @@ TEST(Checksum, MismatchNamesBothSumsAndTheSource) {
   write_file(path, "abc");
   RemoteFile good{"abc", 3, {{HashKind::kMd5, "900150983cd24fb0d6963f7d28e17f72", "RFC 1321"}}};
   EXPECT_EQ(describe_mismatch(path, good), "");
-  RemoteFile bad{"abc", 4,
+  RemoteFile bad{"abc",
+                 4,
                  {{HashKind::kSha256, std::string(64, '0'), "somewhere"},
                   {HashKind::kMd5, "900150983cd24fb0d6963f7d28e17f72", "RFC 1321"}}};
   const std::string why = describe_mismatch(path, bad);
@@ -147,7 +150,8 @@ TEST(Checksum, MismatchNamesBothSumsAndTheSource) {
   EXPECT_NE(why.find("sha256 is ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
             std::string::npos)
       << why;
-  EXPECT_NE(why.find("expected " + std::string(64, '0') + " (somewhere)"), std::string::npos) << why;
+  EXPECT_NE(why.find("expected " + std::string(64, '0') + " (somewhere)"), std::string::npos)
+      << why;
   EXPECT_EQ(why.find("md5"), std::string::npos) << "the matching md5 is not a mismatch: " << why;
 }
 
@@ -200,15 +204,14 @@ TEST(Catalog, CifarAndMnistMatchThePublishedValuesAndTheReadersLayouts) {
   EXPECT_EQ(c10.expect[0], "cifar-10-batches-bin/data_batch_1.bin");
   const DataSource& c100 = find_data_source(catalog, "cifar100");
   EXPECT_EQ(c100.files[0].checksums[0].value, "03b5dce01913d631647c71ecec9e9cb8");
-  EXPECT_EQ(c100.expect, (std::vector<std::string>{"cifar-100-binary/train.bin",
-                                                   "cifar-100-binary/test.bin"}));
+  EXPECT_EQ(c100.expect,
+            (std::vector<std::string>{"cifar-100-binary/train.bin", "cifar-100-binary/test.bin"}));
   for (const char* name : {"mnist", "fashion-mnist"}) {
     const DataSource& m = find_data_source(catalog, name);
     EXPECT_EQ(m.unpack, Unpack::kNone);
-    EXPECT_EQ(m.expect, (std::vector<std::string>{"train-images-idx3-ubyte.gz",
-                                                  "train-labels-idx1-ubyte.gz",
-                                                  "t10k-images-idx3-ubyte.gz",
-                                                  "t10k-labels-idx1-ubyte.gz"}));
+    EXPECT_EQ(m.expect,
+              (std::vector<std::string>{"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}));
   }
   const DataSource& nette = find_data_source(catalog, "imagenette-160");
   EXPECT_EQ(nette.top_folder, "imagenette2-160");
@@ -244,10 +247,11 @@ TEST(CatalogFile, ReplacesWhatItGivesAndKeepsTheLayout) {
   const fs::path file = dir.path() / "catalog.json";
   write_file(file, R"({"cifar10": {"base": "file:///srv/mirror",
                                    "files": [{"name": "c.tar.gz", "size": 5,
-                                              "sha256": ")" + std::string(64, 'a') + R"("}]},
+                                              "sha256": ")" +
+                       std::string(64, 'a') + R"("}]},
                       "tiny": {"bases": ["https://example.org/t/"],
                                "files": [{"name": "tiny.tgz", "md5-first-mib": ")" +
-                           std::string(32, 'b') + R"("}], "top_folder": "tiny"}})");
+                       std::string(32, 'b') + R"("}], "top_folder": "tiny"}})");
   const auto catalog = apply_catalog_file(builtin_data_sources(), file.string());
   const DataSource& c10 = find_data_source(catalog, "cifar10");
   EXPECT_EQ(c10.bases, (std::vector<std::string>{"file:///srv/mirror/"}));
