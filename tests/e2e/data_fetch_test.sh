@@ -5,8 +5,9 @@
 # cedar through a catalog file (CEDAR_DATA_CATALOG). Cases: a fetch that `cedar run` then trains
 # on; a second fetch that does nothing (the mirror file is gone, so it cannot have downloaded);
 # resuming a half-downloaded .part; a corrupted download; a wrong catalogued checksum; an archive
-# that passes its checksum but does not extract; --from FILE; and the built-in Fashion-MNIST
-# entry against the published files (Debian's copy with its original gzip header restored).
+# that passes its checksum but does not extract; --from FILE and --from URL; a second fetch that
+# waits for the first's lock; and the built-in Fashion-MNIST entry against the published files
+# (Debian's copy with its original gzip headers restored).
 # Usage: data_fetch_test.sh CEDAR_BINARY SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 CEDAR="$1"; SRC="$2"
@@ -162,6 +163,29 @@ check "--from FILE leaves the given archive" test -f "$WORK/archives/cifar-10-bi
 out=$("$CEDAR" data fetch cifar100 --root "$WORK/offline" --from "$MIRROR/cifar10/../../archives/broken.tar.gz" 2>&1); rc=$?
 check "--from a file that does not match exits non-zero" greater "$rc" 0
 check "... naming the file and both sums" contains "$out" "sha256 is $(sha "$WORK/archives/broken.tar.gz"), expected $good_sha"
+
+# ---- --from URL: the archive at a URL of its own (here file://), downloaded and verified.
+out=$("$CEDAR" data fetch cifar10 --root "$WORK/by-url" --from "file://$WORK/archives/cifar-10-binary.tar.gz" 2>&1); rc=$?
+check "--from URL exits 0" equals "$rc" 0
+check "--from URL downloads from that URL" contains "$out" "downloading file://$WORK/archives/cifar-10-binary.tar.gz"
+check "--from URL installs the data set" test -f "$WORK/by-url/cifar10/cifar-10-batches-bin/data_batch_5.bin"
+
+# ---- Two fetches of one data set (e.g. one per node on a shared filesystem): the second waits
+# for the first's lock before touching the download. Here the test holds the lock; the mirror
+# comes from CEDAR_DATA_MIRROR this time.
+mkdir -p "$WORK/locked/.downloads/cifar100"
+exec 9> "$WORK/locked/.downloads/cifar100/.lock"
+flock 9
+CEDAR_DATA_MIRROR="file://$MIRROR" "$CEDAR" data fetch cifar100 --root "$WORK/locked" > "$WORK/locked.log" 2>&1 &
+pid=$!
+while kill -0 "$pid" 2> /dev/null && ! grep -q "waiting for another fetch" "$WORK/locked.log"; do sleep 0.05; done
+check "a fetch that finds the lock held says it waits" contains "$(cat "$WORK/locked.log")" "waiting for another fetch of this data set"
+check "... and has downloaded nothing meanwhile" equals "$(ls "$WORK/locked/.downloads/cifar100")" ""
+flock -u 9; exec 9>&-
+wait "$pid"; rc=$?
+check "once the lock is free it fetches (mirror from CEDAR_DATA_MIRROR)" equals "$rc" 0
+check "... from the mirror" contains "$(cat "$WORK/locked.log")" "downloading file://$MIRROR/cifar100/cifar-100-binary.tar.gz"
+check "... into place" test -f "$WORK/locked/cifar100/cifar-100-binary/train.bin"
 
 # ---- The built-in Fashion-MNIST entry against the published files: Debian's copy is the same
 # deflate streams recompressed without the file name and with another time stamp; restoring the
