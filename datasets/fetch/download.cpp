@@ -51,7 +51,17 @@ int curl(const std::string& url, const fs::path& part, const FetchOptions& o) {
     argv.push_back("--show-error");
   }
   argv.push_back(url);
-  return run_program(argv, o.should_stop);
+  int rc = 1;
+  try {
+    rc = run_program(argv, o.should_stop);
+  } catch (const std::exception&) {
+    if (!o.should_stop || !o.should_stop()) throw;
+  }
+  // Stopped by a signal (a Ctrl-C reaches curl too): no reason to try the next URL.
+  if (rc != 0 && o.should_stop && o.should_stop())
+    throw std::runtime_error("interrupted; the partial download " + part.string() +
+                             " is kept and the next fetch resumes it");
+  return rc;
 }
 
 uint64_t size_or_zero(const fs::path& p) {

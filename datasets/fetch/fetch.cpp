@@ -205,6 +205,9 @@ FetchResult fetch_data(const DataSource& s, const FetchOptions& o) {
   FetchLock lock(downloads / ".lock", o);
   if (auto r = present()) return *r;  // another fetch finished it while this one waited
   refuse_existing();
+  // Extractions a killed fetch left behind; none can be running while this one holds the lock.
+  for (const auto& entry : fs::directory_iterator(downloads))
+    if (entry.path().filename().string().rfind("unpack.", 0) == 0) remove_tree(entry.path());
 
   std::vector<LocalFile> files;
   for (const auto& f : s.files) files.push_back(obtain_file(s, f, o, downloads.string()));

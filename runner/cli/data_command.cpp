@@ -44,8 +44,9 @@ std::string how_to_read(const DataSource& s, const std::string& dir) {
 
 int command_data_list(const DataArgs& args) {
   const auto catalog = data_catalog();
-  std::printf("data sets `cedar data fetch NAME` downloads into %s/ (name, size, status, folder):\n",
-              args.root.c_str());
+  std::printf(
+      "data sets `cedar data fetch NAME` downloads into %s/ (name, size, status, folder):\n",
+      args.root.c_str());
   for (const auto& s : catalog) {
     const std::string dir = data_dir(s, args.root);
     std::printf("\n  %-15s %9s  %-9s %s\n", s.name.c_str(), format_bytes(s.total_size()).c_str(),

@@ -129,9 +129,11 @@ check "the bad download was removed" test ! -e "$ROOT/.downloads/cifar100/cifar-
 check "nothing extracted: no data-set folder" test ! -e "$ROOT/cifar100"
 check "no extraction folder left" equals "$(leftovers)" 0
 cp "$WORK/archives/cifar-100-binary.tar.gz" "$MIRROR/cifar100/"
+mkdir -p "$ROOT/.downloads/cifar100/unpack.killed/cifar-100-binary" && touch "$ROOT/.downloads/cifar100/unpack.killed/cifar-100-binary/train.bin"
 out=$(fetch cifar100); rc=$?
 check "the next fetch starts afresh and succeeds" equals "$rc,$(grep -c resuming <<< "$out")" "0,0"
 check "CIFAR-100 in place" cmp -s "$ROOT/cifar100/cifar-100-binary/test.bin" "$BUILD/c100/cifar-100-binary/test.bin"
+check "an extraction a killed fetch left behind is cleaned up" equals "$(leftovers)" 0
 
 # ---- A wrong catalogued checksum (MNIST's labels file): named with both sums, nothing installed.
 zeros=$(printf '0%.0s' {1..64})
