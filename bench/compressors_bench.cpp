@@ -10,6 +10,9 @@
 //                          fp16 at every size; those with a codec above at 1M only)
 //   rng/<way>              uniforms: at::rand (a fresh tensor), and the counter-based uniforms
 //                          QSGD and TernGrad draw (counter_rng.h) into a reused buffer
+//   blas/powersgd_matmuls  the two products of PowerSGD's step on the same gradient matrix M
+//                          (P = M Q, then Q = M^T P, rank 2) as plain at::mm_out calls into
+//                          reused outputs: the BLAS floor reduce/powersgd is judged against
 //   dgc_select             DGC's sampled-threshold selection at 0.1% density
 //   torch_topk, torch_topk_abs   torch::topk(v, k) and torch::topk(|v|, k) on the same tensor
 // Gradients are standard normal (seeded), shaped {n/1000, 1000} so that matrix algorithms
@@ -135,6 +138,25 @@ void reduce(benchmark::State& state, const std::string& name) {
   set_throughput(state, n);
 }
 
+// P = M Q and Q = M^T P for the gradient's matrix M and rank 2 (PowerSGD's default), into
+// outputs allocated once: what the same products cost as two plain BLAS calls.
+void powersgd_matmuls(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const at::Tensor& m = gradient(n);
+  constexpr int64_t kRank = 2;
+  at::Generator gen = cedar::make_generator(3, 0, n);
+  at::Tensor q = at::randn({m.size(1), kRank}, gen), p = at::empty({m.size(0), kRank});
+  auto run = [&] {
+    at::mm_out(p, m, q);
+    at::mm_out(q, m.t(), p);
+    q.div_(q.norm());  // keeps the values bounded from iteration to iteration (2 x 1000 floats)
+    benchmark::DoNotOptimize(q.data_ptr());
+  };
+  run();
+  for (auto _ : state) run();
+  set_throughput(state, n);
+}
+
 // One fp32 uniform per element. at_rand: the tensor call; counter: the counter-based uniforms of
 // the stochastic quantizers (QSGD, TernGrad), keyed from the generator, into a reused buffer.
 void rng(benchmark::State& state, bool tensor) {
@@ -227,6 +249,7 @@ int main(int argc, char** argv) {
   }
   add("rng/at_rand", rng, true);
   add("rng/counter", rng, false);
+  add("blas/powersgd_matmuls", powersgd_matmuls);
   add("dgc_select", dgc_select);
   add("torch_topk", torch_topk, false);
   add("torch_topk_abs", torch_topk, true);

@@ -147,6 +147,31 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
+# PowerSGD's step besides its two products: M += e (M and e read, M written), then the tail
+# (M read, P Q^T written into M, e written; its squared norm taken on the way): 24 bytes.
+POWERSGD_REST_PASSES = 3.0
+
+
+def powersgd_table(out, gb, sizes):
+    """reduce/powersgd against the same two products as plain BLAS calls plus the minimum traffic
+    of the rest of its step (target: <= 1.5x)."""
+    rows = [n for n in sizes if f"reduce/powersgd/{n}" in gb and f"blas/powersgd_matmuls/{n}" in gb]
+    if not rows:
+        return
+    out("")
+    out(f"PowerSGD (rank 2) against plain BLAS: floor = the two products as at::mm_out calls + "
+        f"{POWERSGD_REST_PASSES:g} memory passes (M += e; the tail writing P Q^T and e)")
+    out("")
+    out("| size | cedar ms | BLAS products ms | floor ms | cedar / floor | <= 1.5x |")
+    out("|---|---|---|---|---|---|")
+    for n in rows:
+        cedar = gb[f"reduce/powersgd/{n}"]["real_time"]
+        blas = gb[f"blas/powersgd_matmuls/{n}"]["real_time"]
+        floor = blas + POWERSGD_REST_PASSES * gb[f"memory_pass/{n}"]["real_time"]
+        out(f"| {n / 1e6:g}M | {cedar:.2f} | {blas:.2f} | {floor:.2f} | {cedar / floor:.2f} | "
+            f"{verdict(cedar / floor <= 1.5)} |")
+
+
 def compressor_table(out, gb, py_path, sizes):
     """Per compressor and size: its minimum traffic, Cedar's time against it (target <= 2x) and
     the PyTorch-ops reference's time against Cedar's (>= 10x faster where the reference takes
@@ -188,6 +213,7 @@ def compressor_table(out, gb, py_path, sizes):
             out(f"| {name} | {n / 1e6:g}M | {passes:.2f} | {cedar:.2f} | {ratio:.2f} | "
                 f"{verdict(ratio <= 2)} | {pms:.1f} | {pms / floor:.1f} | {speedup:.1f}x | {goal} | "
                 f"{verdict(ok)} |")
+    powersgd_table(out, gb, sizes)
     out("")
     out("Minimum traffic, per element (a pass = 8 bytes: 4 read + 4 written):")
     for name, (passes, why) in MIN_TRAFFIC.items():
