@@ -38,20 +38,6 @@ std::unique_ptr<Algorithm> make_run_algorithm(const ExperimentConfig& cfg, int r
   return algorithm;
 }
 
-DatasetSpec dataset_spec(const ExperimentConfig& cfg) {
-  DatasetSpec ds;
-  ds.name = cfg.data.name;
-  ds.root = cfg.data.root;
-  ds.train_limit = cfg.data.train_limit;
-  ds.test_limit = cfg.data.test_limit;
-  ds.augment = cfg.data.augment;
-  ds.num_classes = cfg.data.num_classes;
-  ds.per_class = cfg.data.per_class;
-  if (cfg.data.image_size > 0) ds.image_size = cfg.data.image_size;
-  ds.seed = cfg.train.seed;
-  return ds;
-}
-
 // The model of cfg shaped for the loaded data, on `device`.
 std::shared_ptr<Model> make_run_model(const ExperimentConfig& cfg, const LoadedDataset& data,
                                       torch::Device device) {
