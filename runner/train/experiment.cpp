@@ -12,11 +12,12 @@
 #include "algorithms/algorithm.h"
 #include "datasets/loader.h"
 #include "models/model.h"
+#include "results/disk_space.h"
+#include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/train/checkpoint.h"
 #include "runner/train/comm_totals.h"
 #include "runner/train/communicators.h"
-#include "runner/train/disk_space.h"
 #include "runner/train/log.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/run_guard.h"
@@ -52,17 +53,16 @@ std::shared_ptr<Model> make_run_model(const ExperimentConfig& cfg, const LoadedD
   return model;
 }
 
-// A full disk is an error now, not in the middle of training: the database grows by about half a
-// kilobyte per step; a checkpoint holds the parameters, buffers, momentum and algorithm state
-// (about four times the parameters), twice while a new one replaces the old.
+// A full disk is an error now, not in the middle of training (results/disk_space.h estimates what
+// the rows and a checkpoint take).
 void require_disk_space(const ExperimentConfig& cfg, const std::string& db_path,
                         const LoadedDataset& data, const Model& model, int world_size, int rank) {
   const int64_t per_step =
       data.train.count / std::max<int64_t>(1, cfg.train.batch_size * world_size);
   const int64_t steps = cfg.train.max_steps > 0 ? cfg.train.max_steps : cfg.train.epochs * per_step;
-  if (rank == 0) require_free_space(db_path, (1 << 20) + 512 * steps, "the results database");
+  if (rank == 0) require_free_space(db_path, database_bytes_for(steps), "the results database");
   if (cfg.train.checkpoint)
-    require_free_space(checkpoint_root(cfg, db_path), (1 << 20) + 8 * 4 * count_parameters(model),
+    require_free_space(checkpoint_root(cfg, db_path), checkpoint_bytes_for(count_parameters(model)),
                        "checkpoints");
 }
 
@@ -161,7 +161,7 @@ void finish_record(ResultStore& store, int64_t run_id, const TrainingEnd& end,
 }  // namespace
 
 std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path) {
-  return cfg.train.checkpoint_dir.empty() ? db_path + ".checkpoints" : cfg.train.checkpoint_dir;
+  return cfg.train.checkpoint_dir.empty() ? checkpoints_dir(db_path) : cfg.train.checkpoint_dir;
 }
 
 std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path,
