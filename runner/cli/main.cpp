@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
                    "auto, wal or shards: how the runs write the database (default: the "
                    "experiment's results.mode, auto); shards are merged at the end")
       ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  suite->add_flag("--skip-preflight", suite_args.skip_preflight,
+                  "launch without first checking every run's data files, model, batch against "
+                  "the data, and output folders (configurations are always checked)");
 
   cedar::SbatchArgs sbatch_args;
   auto* sbatch = app.add_subcommand("sbatch",
@@ -89,6 +92,9 @@ int main(int argc, char** argv) {
                    "auto, wal or shards for every run of the job (default: the experiment's "
                    "results.mode, auto: shards on a shared filesystem)")
       ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  sbatch->add_flag("--skip-preflight", sbatch_args.skip_preflight,
+                   "submit without first checking every run's data files, model, batch against "
+                   "the data, and output folders here, and run the job's suites without it");
 
   cedar::ReportArgs report_args;
   auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");

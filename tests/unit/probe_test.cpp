@@ -27,8 +27,7 @@ void write_cifar10(const fs::path& dir, const std::vector<int>& records_per_trai
   for (size_t f = 0; f < records_per_train_file.size(); ++f) {
     const auto n = static_cast<size_t>(records_per_train_file[f]);
     testdata::write_cifar10_batch(dir / ("data_batch_" + std::to_string(f + 1) + ".bin"),
-                                  bytes(n * 3072, static_cast<int>(f)),
-                                  std::vector<uint8_t>(n, 7));
+                                  bytes(n * 3072, static_cast<int>(f)), std::vector<uint8_t>(n, 7));
   }
   testdata::write_cifar10_batch(dir / "test_batch.bin", bytes(3 * 3072), {1, 2, 3});
 }
@@ -89,8 +88,8 @@ TEST(Probe, TellsTheShapeTheReaderLoads) {
                                {{"n01", {{{255, 0, 0}}, {{0, 255, 0}}}}, {"n02", {{{0, 0, 255}}}}},
                                40, 30);
   for (int64_t per_class : {0, 1}) {
-    const ProbeResult probe = probe_image_folder((tmp.path() / "folder").string(), "train", 0,
-                                                 per_class, 16);
+    const ProbeResult probe =
+        probe_image_folder((tmp.path() / "folder").string(), "train", 0, per_class, 16);
     const ImageSet set =
         read_image_folder((tmp.path() / "folder").string(), "train", 0, per_class, 16);
     expect_same_shape(probe, set);
@@ -173,8 +172,8 @@ TEST(Probe, ChecksEveryJpegHeaderOfAnImageFolder) {
   testdata::write_bytes(tmp.path() / "train" / "n02" / "x_empty.jpg", {});
   const ProbeResult probe = probe_image_folder(tmp.str(), "train", 0, 0, 16);
   EXPECT_EQ(probe.problems.size(), 2u) << all_problems(probe);
-  EXPECT_TRUE(reported(probe, {(tmp.path() / "train" / "n01" / "png.JPEG").string(),
-                               "not a readable JPEG"}))
+  EXPECT_TRUE(reported(
+      probe, {(tmp.path() / "train" / "n01" / "png.JPEG").string(), "not a readable JPEG"}))
       << all_problems(probe);
   EXPECT_TRUE(reported(probe, {(tmp.path() / "train" / "n02" / "x_empty.jpg").string()}))
       << all_problems(probe);
