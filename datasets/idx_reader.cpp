@@ -63,6 +63,18 @@ class ContentReader {
       n -= static_cast<uint64_t>(got);
     }
   }
+  // Reads and drops up to `n` more bytes; returns how many there were.
+  uint64_t skip(uint64_t n) {
+    std::vector<uint8_t> chunk;
+    uint64_t skipped = 0;
+    while (skipped < n) {
+      chunk.clear();
+      read(chunk, std::min<uint64_t>(n - skipped, 1 << 20));
+      if (chunk.empty()) break;
+      skipped += chunk.size();
+    }
+    return skipped;
+  }
   // Whether the file is read as it is (not gzipped); valid after the first read.
   bool raw() const { return gzdirect(gz_) == 1; }
 
@@ -162,8 +174,10 @@ std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int d
 
 // The header of an IDX file and its length, without reading the payload: a raw file's length is
 // its size; a gzip stream states its inflated length (modulo 2^32) in its last four bytes
-// (ISIZE, RFC 1952), which a truncated or padded file gets wrong. Appends a problem naming the
-// file when there is one; returns whether the file is fit to read.
+// (ISIZE, RFC 1952), which a truncated or padded file gets wrong. Only when that disagrees is the
+// stream inflated (and dropped) to tell, as the reader does, whether it is short or too long (a
+// stream of several gzip members states the last one's length alone). Appends a problem naming
+// the file when there is one; returns whether the file is fit to read.
 bool probe_file(const std::string& path, uint32_t magic, int dims, const char* what,
                 std::vector<int64_t>& sizes, std::vector<std::string>& problems) {
   try {
@@ -193,12 +207,10 @@ bool probe_file(const std::string& path, uint32_t magic, int dims, const char* w
     const uint32_t isize = uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) |
                            (uint32_t{tail[2]} << 16) | (uint32_t{tail[3]} << 24);
     const auto expected = static_cast<uint32_t>(h.bytes + h.payload);  // modulo 2^32, as ISIZE
-    if (isize != expected)
-      throw DataError("IDX: " + path +
-                      " is truncated or has trailing data: its gzip trailer says " +
-                      std::to_string(isize) + " bytes inflated (modulo 2^32), the " + what +
-                      " header's sizes " + join_sizes(h.sizes) + " make " +
-                      std::to_string(h.bytes + h.payload));
+    if (isize == expected) return true;
+    const uint64_t have = in.skip(h.payload + 1);
+    if (have < h.payload) throw DataError(payload_short(path, h, what, have));
+    if (have > h.payload) throw DataError(payload_mismatch(path, h, what, "more"));
     return true;
   } catch (const DataError& e) {
     problems.push_back(e.what());

@@ -39,10 +39,11 @@ ImageSet read_image_folder(const std::string& root, const std::string& split, in
 
 // What a reader would produce, told from listings, headers and file sizes only (no image is
 // decoded), for checking a run's data before it starts. Each probe applies the same checks as its
-// reader up to the pixels (missing files, record sizes, IDX magic and sizes, the gzip trailer's
-// length, class folders, JPEG frame headers) and collects every problem it finds, each naming its
-// file, where the reader throws at the first. Defects only the pixels show (a label out of range,
-// corrupt compressed data) are found by the reader alone.
+// reader up to the pixels (missing files, record sizes, IDX magic and sizes, a gzipped file's
+// length from its trailer, inflated only when that disagrees, class folders, JPEG frame headers)
+// and collects every problem it finds, each naming its file, where the reader throws at the
+// first. Defects only the pixels show (a label out of range, corrupt compressed data) are found by
+// the reader alone.
 struct ImageSetShape {
   int64_t count = 0;  // images after the limit
   int64_t channels = 0;

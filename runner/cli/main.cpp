@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
       ->required();
   suite->add_option("--set", suite_args.overrides, "override a key in every run (repeatable)");
   suite->add_option("--db", suite_args.db, "results database")->capture_default_str();
-  suite->add_flag("--dry-run", suite_args.dry_run, "list the runs and their launch commands only");
+  suite->add_flag("--dry-run", suite_args.dry_run,
+                  "list the runs and their launch commands, then what the preflight would stop a "
+                  "launch on; launch nothing");
   suite->add_flag("--quiet", suite_args.quiet, "no per-epoch progress lines from the runs");
   suite
       ->add_option("--only", suite_args.only,
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sbatch->add_option("--set", sbatch_args.overrides, "override a key in every run (repeatable)");
   sbatch->add_flag("--dry-run", sbatch_args.dry_run,
-                   "print the job script; write and submit nothing");
+                   "print the job script (and on stderr what the preflight would stop a "
+                   "submission on); write and submit nothing");
   sbatch->add_flag("--wait", sbatch_args.wait,
                    "wait for the job to end, then print the comparison table");
   sbatch

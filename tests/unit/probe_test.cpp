@@ -125,7 +125,7 @@ TEST(Probe, ReportsEveryBadCifarFile) {
   }
 }
 
-TEST(Probe, ChecksIdxHeadersAndLengthsWithoutInflating) {
+TEST(Probe, ChecksIdxHeadersAndLengths) {
   TempDir tmp("probe_idx");
   write_mnist(tmp.path() / "magic", 4, 2, true);
   testdata::write_idx_images(tmp.path() / "magic" / "train-images-idx3-ubyte.gz",
@@ -136,7 +136,7 @@ TEST(Probe, ChecksIdxHeadersAndLengthsWithoutInflating) {
       << all_problems(magic);
 
   // A raw file one byte short, and a gzip stream cut short: the header is intact in both, the
-  // length gives them away (the raw file's size, the gzip trailer's ISIZE).
+  // length gives them away (the raw file's size; the gzip trailer's ISIZE, which disagrees).
   write_mnist(tmp.path() / "short", 4, 2, false);
   const fs::path raw = tmp.path() / "short" / "train-images-idx3-ubyte";
   fs::resize_file(raw, fs::file_size(raw) - 1);
@@ -147,7 +147,25 @@ TEST(Probe, ChecksIdxHeadersAndLengthsWithoutInflating) {
   const fs::path gz = tmp.path() / "cut" / "train-images-idx3-ubyte.gz";
   fs::resize_file(gz, fs::file_size(gz) * 2 / 3);
   const ProbeResult cut = probe_mnist_dir((tmp.path() / "cut").string(), true);
-  EXPECT_TRUE(reported(cut, {gz.string(), "gzip trailer"})) << all_problems(cut);
+  EXPECT_TRUE(reported(cut, {gz.string(), "is truncated: expected 31360 image bytes"}))
+      << all_problems(cut);
+  // Two gzip members inflate as one stream (the reader reads them as one); the trailer states
+  // the last member's length alone, so the probe inflates to count before it judges.
+  const fs::path two = tmp.path() / "members";
+  write_mnist(two, 2, 2, true);
+  auto two_members = [&](std::vector<uint8_t> idx) {
+    std::vector<uint8_t> out = testdata::gzip_bytes({idx.begin(), idx.begin() + 10});
+    const std::vector<uint8_t> rest = testdata::gzip_bytes({idx.begin() + 10, idx.end()});
+    out.insert(out.end(), rest.begin(), rest.end());
+    testdata::write_bytes(two / "train-images-idx3-ubyte.gz", out);
+  };
+  std::vector<uint8_t> idx = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2,
+                              0, 0, 0, 2, 1, 2, 3, 4, 5, 6, 7, 8};
+  two_members(idx);
+  expect_same_shape(probe_mnist_dir(two.string(), true), read_mnist_dir(two.string(), true));
+  idx.push_back(9);
+  two_members(idx);
+  EXPECT_TRUE(reported(probe_mnist_dir(two.string(), true), {"has trailing data"}));
 
   // Counts that disagree, and the test split's missing label file, are reported too.
   write_mnist(tmp.path() / "counts", 4, 2, false);
