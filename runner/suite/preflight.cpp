@@ -265,12 +265,23 @@ std::string PreflightReport::render() const {
   return out;
 }
 
+namespace {
+
+// The last line of a failed preflight: what was checked, and what --skip-preflight would change.
+std::string error_trailer(const PreflightReport& report) {
+  bool skippable = false;
+  for (const auto& p : report.problems) skippable = skippable || p.group != "configuration";
+  return "  (" + report.checked() +
+         (skippable ? "; --skip-preflight launches without the data, model, size and folder checks)"
+                    : "; configurations are checked with --skip-preflight too)");
+}
+
+}  // namespace
+
 PreflightError::PreflightError(const PreflightReport& report)
     : std::runtime_error("preflight: " + report.summary() +
-                         "; nothing was launched and nothing written\n" + report.render() + "  (" +
-                         report.checked() +
-                         "; --skip-preflight launches without the data, model, size and folder "
-                         "checks)") {}
+                         "; nothing was launched and nothing written\n" + report.render() +
+                         error_trailer(report)) {}
 
 std::string PreflightReport::checked() const {
   char buf[160];

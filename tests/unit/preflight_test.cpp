@@ -170,6 +170,9 @@ TEST(Preflight, ReportsEveryProblemWithItsRuns) {
   const PreflightReport skipped = preflight(suite, {db, {}, false});
   EXPECT_EQ(skipped.problems.size(), 2u);
   EXPECT_FALSE(skipped.configurations_ok());
+  EXPECT_NE(std::string(PreflightError(skipped).what()).find("checked with --skip-preflight too"),
+            std::string::npos);
+  EXPECT_NE(text.find("--skip-preflight launches without"), std::string::npos);
 }
 
 TEST(Preflight, AValidSuitePassesAndWritesNothing) {
