@@ -74,9 +74,9 @@ std::vector<std::string> read_names(const fs::path& file, int64_t num_classes) {
   return names;
 }
 
-// Appends up to `max_records` records of `file` to `out` (max_records < 0: all of them).
-void read_batch_file(const fs::path& file, const CifarLayout& layout, int64_t max_records,
-                     ImageSet& out) {
+// The number of whole records in batch file `file`; a DataError when its size is not a positive
+// multiple of the record (the reader and the probe share this check).
+int64_t record_count(const fs::path& file, const CifarLayout& layout) {
   const int64_t record = layout.label_bytes + kPixelBytes;
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
@@ -88,7 +88,34 @@ void read_batch_file(const fs::path& file, const CifarLayout& layout, int64_t ma
                     " bytes is not a positive multiple of the " + std::to_string(record) +
                     "-byte record");
   }
-  int64_t records = bytes / record;
+  return bytes / record;
+}
+
+// Every batch file of a split must be there before minutes of reading: the message names the
+// missing folder, or each missing file (empty when none is).
+std::string missing_files(const std::string& root, int classes, const CifarLayout& layout,
+                          const fs::path& dir, const std::vector<std::string>& files) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    return "CIFAR-" + std::to_string(classes) + ": missing folder " + root + " (expected " +
+           layout.subdir + "/ in it, holding " + join(layout.train_files) + " and " +
+           join(layout.test_files) + ")";
+  std::vector<std::string> missing;
+  for (const auto& name : files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / name, ec)) missing.push_back((dir / name).string());
+  }
+  if (missing.empty()) return "";
+  return "CIFAR-" + std::to_string(classes) + ": missing file" + (missing.size() > 1 ? "s " : " ") +
+         join(missing) + " (expected " + join(files) + " in " + root + " or " +
+         (fs::path(root) / layout.subdir).string() + ")";
+}
+
+// Appends up to `max_records` records of `file` to `out` (max_records < 0: all of them).
+void read_batch_file(const fs::path& file, const CifarLayout& layout, int64_t max_records,
+                     ImageSet& out) {
+  const int64_t record = layout.label_bytes + kPixelBytes;
+  int64_t records = record_count(file, layout);
   if (max_records >= 0 && max_records < records) records = max_records;
 
   std::ifstream in(file, std::ios::binary);
@@ -130,16 +157,8 @@ ImageSet read_cifar(const std::string& root, int classes, bool train, int64_t li
   const fs::path dir = resolve_dir(root, layout);
   const auto& files = train ? layout.train_files : layout.test_files;
 
-  // Check every file up front so a missing batch is reported before minutes of reading.
-  for (const auto& name : files) {
-    const fs::path file = dir / name;
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) {
-      throw DataError("CIFAR-" + std::to_string(classes) + ": missing file " + file.string() +
-                      " (expected " + join(files) + " in " + root + " or " +
-                      (fs::path(root) / layout.subdir).string() + ")");
-    }
-  }
+  const std::string missing = missing_files(root, classes, layout, dir, files);
+  if (!missing.empty()) throw DataError(missing);
 
   ImageSet set;
   set.name = "cifar" + std::to_string(classes) + (train ? "/train" : "/test");
@@ -154,6 +173,33 @@ ImageSet read_cifar(const std::string& root, int classes, bool train, int64_t li
   }
   set.class_names = read_names(dir / layout.names_file, layout.num_classes);
   return set;
+}
+
+ProbeResult probe_cifar(const std::string& root, int classes, bool train, int64_t limit) {
+  const CifarLayout layout = layout_for(classes);
+  if (limit < 0) throw std::invalid_argument("probe_cifar: limit must be >= 0");
+  const fs::path dir = resolve_dir(root, layout);
+  const auto& files = train ? layout.train_files : layout.test_files;
+  ProbeResult probe;
+  probe.shape = {0, 3, kSide, kSide, layout.num_classes, {}};
+  const std::string missing = missing_files(root, classes, layout, dir, files);
+  if (!missing.empty()) {
+    probe.problems.push_back(missing);
+    return probe;
+  }
+  // The files read_cifar reads, in its order: it stops once `limit` records are in.
+  for (const auto& name : files) {
+    if (limit > 0 && probe.shape.count >= limit) break;
+    try {
+      probe.shape.count += record_count(dir / name, layout);
+      if (!std::ifstream(dir / name, std::ios::binary))
+        throw DataError("CIFAR: cannot open " + (dir / name).string());
+    } catch (const DataError& e) {
+      probe.problems.push_back(e.what());
+    }
+  }
+  if (limit > 0 && probe.shape.count > limit) probe.shape.count = limit;
+  return probe;
 }
 
 }  // namespace cedar

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,6 +63,18 @@ class ContentReader {
       n -= static_cast<uint64_t>(got);
     }
   }
+  // Reads and drops up to `n` more bytes; returns how many there were.
+  uint64_t skip(uint64_t n) {
+    std::vector<uint8_t> chunk;
+    uint64_t skipped = 0;
+    while (skipped < n) {
+      chunk.clear();
+      read(chunk, std::min<uint64_t>(n - skipped, 1 << 20));
+      if (chunk.empty()) break;
+      skipped += chunk.size();
+    }
+    return skipped;
+  }
   // Whether the file is read as it is (not gzipped); valid after the first read.
   bool raw() const { return gzdirect(gz_) == 1; }
 
@@ -81,6 +94,61 @@ std::string join_sizes(const std::vector<int64_t>& sizes) {
   return out;
 }
 
+// An IDX file's header, read and checked: the magic, then `dims` sizes, none of them zero, whose
+// product (the payload length) fits in 64 bits. The reader and the probe share it.
+struct IdxHeader {
+  std::vector<int64_t> sizes;
+  uint64_t payload = 0;  // bytes after the header
+  size_t bytes = 0;      // the header's own length
+};
+
+IdxHeader read_header(ContentReader& in, std::vector<uint8_t>& d, const std::string& path,
+                      uint32_t magic, int dims, const char* what) {
+  IdxHeader h;
+  h.bytes = 4 * static_cast<size_t>(1 + dims);
+  in.read(d, h.bytes);
+  if (d.size() < h.bytes) {
+    throw DataError("IDX: " + path + " is truncated: " + std::to_string(d.size()) +
+                    " bytes, shorter than the " + std::to_string(h.bytes) + "-byte " + what +
+                    " header");
+  }
+  if (be32(d, 0) != magic) {
+    throw DataError("IDX: " + path + " has magic " + hex32(be32(d, 0)) + ", expected " +
+                    hex32(magic) + " (IDX " + what + " file)");
+  }
+  h.payload = 1;
+  bool overflow = false;
+  for (int i = 0; i < dims; ++i) {
+    h.sizes.push_back(be32(d, 4 * static_cast<size_t>(1 + i)));
+    // Three 32-bit sizes can multiply past 2^64 and wrap to the real payload length.
+    overflow = overflow ||
+               __builtin_mul_overflow(h.payload, static_cast<uint64_t>(h.sizes.back()), &h.payload);
+  }
+  if (overflow) {
+    throw DataError("IDX: " + path + " has an impossible header: the " + what + " sizes " +
+                    join_sizes(h.sizes) + " multiply to more than 2^64 bytes");
+  }
+  for (int i = 0; i < dims; ++i) {
+    if (h.sizes[static_cast<size_t>(i)] == 0) {
+      throw DataError("IDX: " + path + ": the " + what + " header sizes " + join_sizes(h.sizes) +
+                      " include a zero, so the file holds no " + what + " data");
+    }
+  }
+  return h;
+}
+
+std::string payload_mismatch(const std::string& path, const IdxHeader& h, const char* what,
+                             const std::string& found) {
+  return "IDX: " + path + " has trailing data: expected " + std::to_string(h.payload) + " " + what +
+         " bytes after the header, found " + found;
+}
+
+std::string payload_short(const std::string& path, const IdxHeader& h, const char* what,
+                          uint64_t have) {
+  return "IDX: " + path + " is truncated: expected " + std::to_string(h.payload) + " " + what +
+         " bytes after the header, found " + std::to_string(have);
+}
+
 // An IDX file read and checked: the header (magic, then `dims` sizes) first, then the payload,
 // which must be exactly the product of the sizes. Reading stops one byte past that product, so
 // a file longer than its header says (a gzip stream inflating to gigabytes) is rejected without
@@ -89,51 +157,76 @@ std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int d
                                   const char* what, std::vector<int64_t>& sizes) {
   ContentReader in(path);
   std::vector<uint8_t> d;
-  const size_t header = 4 * static_cast<size_t>(1 + dims);
-  in.read(d, header);
-  if (d.size() < header) {
-    throw DataError("IDX: " + path + " is truncated: " + std::to_string(d.size()) +
-                    " bytes, shorter than the " + std::to_string(header) + "-byte " + what +
-                    " header");
-  }
-  if (be32(d, 0) != magic) {
-    throw DataError("IDX: " + path + " has magic " + hex32(be32(d, 0)) + ", expected " +
-                    hex32(magic) + " (IDX " + what + " file)");
-  }
-  sizes.clear();
-  uint64_t payload = 1;
-  bool overflow = false;
-  for (int i = 0; i < dims; ++i) {
-    sizes.push_back(be32(d, 4 * static_cast<size_t>(1 + i)));
-    // Three 32-bit sizes can multiply past 2^64 and wrap to the real payload length.
-    overflow =
-        overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(sizes.back()), &payload);
-  }
-  if (overflow) {
-    throw DataError("IDX: " + path + " has an impossible header: the " + what + " sizes " +
-                    join_sizes(sizes) + " multiply to more than 2^64 bytes");
-  }
-  for (int i = 0; i < dims; ++i) {
-    if (sizes[static_cast<size_t>(i)] == 0) {
-      throw DataError("IDX: " + path + ": the " + what + " header sizes " + join_sizes(sizes) +
-                      " include a zero, so the file holds no " + what + " data");
-    }
-  }
-  in.read(d, payload + 1);
-  const uint64_t have = d.size() - header;
-  if (have < payload) {
-    throw DataError("IDX: " + path + " is truncated: expected " + std::to_string(payload) + " " +
-                    what + " bytes after the header, found " + std::to_string(have));
-  }
-  if (have > payload) {
+  const IdxHeader h = read_header(in, d, path, magic, dims, what);
+  sizes = h.sizes;
+  in.read(d, h.payload + 1);
+  const uint64_t have = d.size() - h.bytes;
+  if (have < h.payload) throw DataError(payload_short(path, h, what, have));
+  if (have > h.payload) {
     // A raw file's length is known without reading it; an inflated stream's is not.
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
-    const std::string found = in.raw() && !ec ? std::to_string(size - header) : "more";
-    throw DataError("IDX: " + path + " has trailing data: expected " + std::to_string(payload) +
-                    " " + what + " bytes after the header, found " + found);
+    throw DataError(
+        payload_mismatch(path, h, what, in.raw() && !ec ? std::to_string(size - h.bytes) : "more"));
   }
   return d;
+}
+
+// The header of an IDX file and its length, without reading the payload: a raw file's length is
+// its size; a gzip stream states its inflated length (modulo 2^32) in its last four bytes
+// (ISIZE, RFC 1952), which a truncated or padded file gets wrong. Only when that disagrees is the
+// stream inflated (and dropped) to tell, as the reader does, whether it is short or too long (a
+// stream of several gzip members states the last one's length alone). Appends a problem naming
+// the file when there is one; returns whether the file is fit to read.
+bool probe_file(const std::string& path, uint32_t magic, int dims, const char* what,
+                std::vector<int64_t>& sizes, std::vector<std::string>& problems) {
+  try {
+    ContentReader in(path);
+    std::vector<uint8_t> d;
+    const IdxHeader h = read_header(in, d, path, magic, dims, what);
+    sizes = h.sizes;
+    std::error_code ec;
+    const uint64_t size = fs::file_size(path, ec);
+    if (ec) throw DataError("IDX: cannot read " + path + ": " + ec.message());
+    if (in.raw()) {
+      const uint64_t have = size - h.bytes;
+      if (have < h.payload) throw DataError(payload_short(path, h, what, have));
+      if (have > h.payload) throw DataError(payload_mismatch(path, h, what, std::to_string(have)));
+      return true;
+    }
+    constexpr uint64_t kGzipFraming = 18;  // 10-byte header, 8-byte trailer
+    uint8_t tail[4] = {0, 0, 0, 0};
+    std::ifstream file(path, std::ios::binary);
+    if (size >= kGzipFraming) {
+      file.seekg(static_cast<std::streamoff>(size - 4));
+      file.read(reinterpret_cast<char*>(tail), 4);
+    }
+    if (size < kGzipFraming || file.gcount() != 4)
+      throw DataError("IDX: " + path + " is truncated: " + std::to_string(size) +
+                      " bytes cannot hold a gzip stream and its trailer");
+    const uint32_t isize = uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) |
+                           (uint32_t{tail[2]} << 16) | (uint32_t{tail[3]} << 24);
+    const auto expected = static_cast<uint32_t>(h.bytes + h.payload);  // modulo 2^32, as ISIZE
+    if (isize == expected) return true;
+    const uint64_t have = in.skip(h.payload + 1);
+    if (have < h.payload) throw DataError(payload_short(path, h, what, have));
+    if (have > h.payload) throw DataError(payload_mismatch(path, h, what, "more"));
+    return true;
+  } catch (const DataError& e) {
+    problems.push_back(e.what());
+    return false;
+  }
+}
+
+// root/<prefix>-<kind>-ubyte, else the gzipped form.
+std::string idx_file(const std::string& root, const std::string& prefix, const std::string& kind) {
+  std::error_code ec;
+  const fs::path raw = fs::path(root) / (prefix + "-" + kind + "-ubyte");
+  fs::path gz = raw;
+  gz += ".gz";
+  if (fs::is_regular_file(raw, ec)) return raw.string();
+  if (fs::is_regular_file(gz, ec)) return gz.string();
+  throw DataError("IDX: missing file " + raw.string() + "[.gz]");
 }
 
 }  // namespace
@@ -176,22 +269,53 @@ ImageSet read_mnist_dir(const std::string& root, bool train, int64_t limit) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) throw DataError("IDX: missing dataset folder " + root);
   const std::string prefix = train ? "train" : "t10k";
-  // root/<prefix>-<kind>-ubyte, else the gzipped form.
-  auto find = [&](const std::string& kind) {
-    const fs::path raw = fs::path(root) / (prefix + "-" + kind + "-ubyte");
-    fs::path gz = raw;
-    gz += ".gz";
-    if (fs::is_regular_file(raw, ec)) return raw.string();
-    if (fs::is_regular_file(gz, ec)) return gz.string();
-    throw DataError("IDX: missing file " + raw.string() + "[.gz]");
-  };
-  const std::string images = find("images-idx3");
-  const std::string labels = find("labels-idx1");
+  const std::string images = idx_file(root, prefix, "images-idx3");
+  const std::string labels = idx_file(root, prefix, "labels-idx1");
   ImageSet set = read_idx(images, labels, limit);
   fs::path dir(root);
   if (!dir.has_filename()) dir = dir.parent_path();  // "root/" names the same folder
   set.name = dir.filename().string() + (train ? "/train" : "/test");
   return set;
+}
+
+ProbeResult probe_idx(const std::string& images_path, const std::string& labels_path,
+                      int64_t limit) {
+  if (limit < 0) throw std::invalid_argument("probe_idx: limit must be >= 0");
+  ProbeResult probe;
+  std::vector<int64_t> dims, label_dims;
+  const bool images = probe_file(images_path, kImagesMagic, 3, "image", dims, probe.problems);
+  const bool labels = probe_file(labels_path, kLabelsMagic, 1, "label", label_dims, probe.problems);
+  if (!images || !labels) return probe;
+  if (label_dims[0] != dims[0]) {
+    probe.problems.push_back("IDX: count mismatch: " + images_path + " holds " +
+                             std::to_string(dims[0]) + " images but " + labels_path + " holds " +
+                             std::to_string(label_dims[0]) + " labels");
+    return probe;
+  }
+  probe.shape = {
+      limit > 0 && limit < dims[0] ? limit : dims[0], 1, dims[1], dims[2], kMnistClasses, {}};
+  return probe;
+}
+
+ProbeResult probe_mnist_dir(const std::string& root, bool train, int64_t limit) {
+  ProbeResult probe;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    probe.problems.push_back("IDX: missing dataset folder " + root);
+    return probe;
+  }
+  const std::string prefix = train ? "train" : "t10k";
+  std::string files[2];
+  const char* kinds[2] = {"images-idx3", "labels-idx1"};
+  for (int i = 0; i < 2; ++i) {
+    try {
+      files[i] = idx_file(root, prefix, kinds[i]);
+    } catch (const DataError& e) {
+      probe.problems.push_back(e.what());
+    }
+  }
+  if (!probe.problems.empty()) return probe;
+  return probe_idx(files[0], files[1], limit);
 }
 
 }  // namespace cedar

@@ -81,12 +81,17 @@ class JpegDecoder {
   JpegDecoder(const JpegDecoder&) = delete;
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
-  // Decodes to RGB at the smallest DCT scale whose shorter side is still >= min_side.
-  Rgb decode(const fs::path& file, int min_side) {
-    std::vector<uint8_t> jpeg = read_bytes(file);
-    const auto size = static_cast<unsigned long>(jpeg.size());
+  // What decoding `jpeg` would give, from its header alone: the frame, checked, and the smallest
+  // DCT scale whose shorter side is still >= min_side. The reader and the probe share it.
+  struct Frame {
+    int width = 0;  // at the chosen scale
+    int height = 0;
+    bool cmyk = false;
+  };
+  Frame frame(const std::vector<uint8_t>& jpeg, const fs::path& file, int min_side) {
     int w = 0, h = 0, subsamp = 0, colorspace = 0;
-    if (tjDecompressHeader3(handle_, jpeg.data(), size, &w, &h, &subsamp, &colorspace) != 0)
+    if (tjDecompressHeader3(handle_, jpeg.data(), static_cast<unsigned long>(jpeg.size()), &w, &h,
+                            &subsamp, &colorspace) != 0)
       fail(file, "not a readable JPEG");
     // A stream with no frame (e.g. start and end markers only) passes the header call as 0 x 0.
     if (w <= 0 || h <= 0) fail(file, "not a readable JPEG: no image frame");
@@ -99,16 +104,26 @@ class JpegDecoder {
       if (std::min(TJSCALED(w, f), TJSCALED(h, f)) < min_side) continue;
       if (TJSCALED(w, f) < TJSCALED(w, best)) best = f;
     }
-    const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
-    Rgb out;
-    out.width = TJSCALED(w, best);
-    out.height = TJSCALED(h, best);
+    Frame out{TJSCALED(w, best), TJSCALED(h, best),
+              colorspace == TJCS_CMYK || colorspace == TJCS_YCCK};
     const int64_t pixels = int64_t{out.width} * out.height;
     if (pixels > kMaxDecodedPixels)
       throw DataError("ImageFolder: " + file.string() + ": " + std::to_string(w) + " x " +
                       std::to_string(h) + " pixels decode to " + std::to_string(pixels) +
                       " pixels for a shorter side of at least " + std::to_string(min_side) +
                       ", more than the " + std::to_string(kMaxDecodedPixels) + " pixels allowed");
+    return out;
+  }
+
+  // Decodes to RGB at the smallest DCT scale whose shorter side is still >= min_side.
+  Rgb decode(const fs::path& file, int min_side) {
+    std::vector<uint8_t> jpeg = read_bytes(file);
+    const auto size = static_cast<unsigned long>(jpeg.size());
+    const Frame f = frame(jpeg, file, min_side);
+    const bool cmyk = f.cmyk;
+    Rgb out;
+    out.width = f.width;
+    out.height = f.height;
     const int channels = cmyk ? 4 : 3;
     std::vector<uint8_t> buffer(static_cast<size_t>(out.width) * out.height * channels);
     if (tjDecompress2(handle_, jpeg.data(), size, buffer.data(), out.width, 0, out.height,
@@ -228,10 +243,16 @@ void resize_crop(const Rgb& src, int size, uint8_t* dst) {
   }
 }
 
-}  // namespace
+// The class folders and files a split contributes, in sorted order, checked before any decoding
+// (shared by the reader and the probe).
+struct Listing {
+  std::vector<fs::path> classes;
+  std::vector<std::vector<fs::path>> files;
+  int64_t total = 0;
+};
 
-ImageSet read_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
-                           int64_t per_class, int64_t image_size) {
+Listing list_split(const std::string& root, const std::string& split, int64_t num_classes,
+                   int64_t per_class, int64_t image_size) {
   if (image_size <= 0 || image_size > 4096)
     throw std::invalid_argument("read_image_folder: image_size must be in [1, 4096], got " +
                                 std::to_string(image_size));
@@ -262,6 +283,21 @@ ImageSet read_image_folder(const std::string& root, const std::string& split, in
     files.push_back(std::move(list));
   }
 
+  return {std::move(classes), std::move(files), total};
+}
+
+// A probe lists this many unreadable files of a split by name, then counts the rest.
+constexpr size_t kListedBadFiles = 5;
+
+}  // namespace
+
+ImageSet read_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
+                           int64_t per_class, int64_t image_size) {
+  const Listing listing = list_split(root, split, num_classes, per_class, image_size);
+  const std::vector<fs::path>& classes = listing.classes;
+  const std::vector<std::vector<fs::path>>& files = listing.files;
+  const int64_t total = listing.total;
+
   ImageSet set;
   set.name = "image_folder/" + split;
   set.count = total;
@@ -283,6 +319,39 @@ ImageSet read_image_folder(const std::string& root, const std::string& split, in
     }
   }
   return set;
+}
+
+ProbeResult probe_image_folder(const std::string& root, const std::string& split,
+                               int64_t num_classes, int64_t per_class, int64_t image_size) {
+  ProbeResult probe;
+  Listing listing;
+  try {
+    listing = list_split(root, split, num_classes, per_class, image_size);
+  } catch (const DataError& e) {
+    probe.problems.push_back(e.what());
+    return probe;
+  }
+  // Every file the reader would decode: read, and its frame header checked (no pixel decoded).
+  JpegDecoder decoder;
+  size_t bad = 0;
+  for (const auto& class_files : listing.files) {
+    for (const auto& file : class_files) {
+      try {
+        decoder.frame(read_bytes(file), file, static_cast<int>(image_size));
+      } catch (const DataError& e) {
+        if (++bad <= kListedBadFiles) probe.problems.push_back(e.what());
+      }
+    }
+  }
+  if (bad > kListedBadFiles)
+    probe.problems.push_back("ImageFolder: " + std::to_string(bad - kListedBadFiles) +
+                             " more unreadable JPEG files under " +
+                             (fs::path(root) / split).string());
+  probe.shape = {
+      listing.total, 3, image_size, image_size, static_cast<int64_t>(listing.classes.size()), {}};
+  for (const auto& cls : listing.classes)
+    probe.shape.class_names.push_back(cls.filename().string());
+  return probe;
 }
 
 }  // namespace cedar

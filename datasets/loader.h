@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datasets/image_set.h"
+#include "datasets/readers.h"
 
 namespace cedar {
 
@@ -87,6 +88,22 @@ struct LoadedDataset {
 };
 
 LoadedDataset load_dataset(const DatasetSpec& spec);
+
+// The spec a run's configuration asks for (its data section; the synthetic set's seed is the
+// run's train.seed).
+struct ExperimentConfig;
+DatasetSpec dataset_spec(const ExperimentConfig& cfg);
+
+// What load_dataset(spec) would load, told from listings, headers and sizes (datasets/readers.h:
+// the probes): the train and test shapes, or every problem the probes found, each naming its
+// file. Cheap: no image is decoded.
+struct DatasetProbe {
+  ImageSetShape train;
+  ImageSetShape test;
+  std::vector<std::string> problems;
+  bool ok() const { return problems.empty(); }
+};
+DatasetProbe probe_dataset(const DatasetSpec& spec);
 
 struct DatasetInfo {
   std::string name;

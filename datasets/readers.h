@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "datasets/image_set.h"
 
@@ -35,6 +36,33 @@ ImageSet read_mnist_dir(const std::string& root, bool train, int64_t limit = 0);
 // `image_size` and centre-cropped to image_size x image_size.
 ImageSet read_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
                            int64_t per_class, int64_t image_size);
+
+// What a reader would produce, told from listings, headers and file sizes only (no image is
+// decoded), for checking a run's data before it starts. Each probe applies the same checks as its
+// reader up to the pixels (missing files, record sizes, IDX magic and sizes, a gzipped file's
+// length from its trailer, inflated only when that disagrees, class folders, JPEG frame headers)
+// and collects every problem it finds, each naming its file, where the reader throws at the
+// first. Defects only the pixels show (a label out of range, corrupt compressed data) are found by
+// the reader alone.
+struct ImageSetShape {
+  int64_t count = 0;  // images after the limit
+  int64_t channels = 0;
+  int64_t height = 0;
+  int64_t width = 0;
+  int64_t num_classes = 0;
+  std::vector<std::string> class_names;  // ImageFolder: the wnids taken
+};
+struct ProbeResult {
+  ImageSetShape shape;                // meaningful when problems is empty
+  std::vector<std::string> problems;  // each a reader's DataError message
+  bool ok() const { return problems.empty(); }
+};
+ProbeResult probe_cifar(const std::string& root, int classes, bool train, int64_t limit = 0);
+ProbeResult probe_idx(const std::string& images_path, const std::string& labels_path,
+                      int64_t limit = 0);
+ProbeResult probe_mnist_dir(const std::string& root, bool train, int64_t limit = 0);
+ProbeResult probe_image_folder(const std::string& root, const std::string& split,
+                               int64_t num_classes, int64_t per_class, int64_t image_size);
 
 // Deterministic synthetic set: class-dependent patterns plus seeded noise, learnable.
 ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t num_classes,

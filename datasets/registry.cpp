@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "datasets/readers.h"
 
@@ -51,9 +52,13 @@ std::string root_or(const DatasetSpec& spec, const char* fallback) {
   return spec.root.empty() ? std::string(fallback) : spec.root;
 }
 
+std::string cifar_root(const DatasetSpec& spec, int classes) {
+  return root_or(spec, classes == 10 ? "data/cifar10" : "data/cifar100");
+}
+
 LoadedDataset load_cifar(const DatasetSpec& spec, int classes) {
   LoadedDataset d;
-  const std::string root = root_or(spec, classes == 10 ? "data/cifar10" : "data/cifar100");
+  const std::string root = cifar_root(spec, classes);
   d.train = read_cifar(root, classes, true, spec.train_limit);
   d.test = read_cifar(root, classes, false, spec.test_limit);
   if (classes == 10)
@@ -64,6 +69,9 @@ LoadedDataset load_cifar(const DatasetSpec& spec, int classes) {
   return d;
 }
 
+constexpr const char* kMnistRoot = "/usr/share/datasets/mnist";
+constexpr const char* kFashionMnistRoot = "/usr/share/datasets/fashion-mnist";
+
 LoadedDataset load_mnist_like(const DatasetSpec& spec, const char* root, Normalization norm) {
   LoadedDataset d;
   d.train = read_mnist_dir(root_or(spec, root), true, spec.train_limit);
@@ -73,20 +81,31 @@ LoadedDataset load_mnist_like(const DatasetSpec& spec, const char* root, Normali
   return d;
 }
 
+const char* const kNeedsRoot =
+    "dataset 'imagenet-folder' needs a root (a folder holding train/<wnid>/*.JPEG and "
+    "val/<wnid>/*.JPEG)";
+
+int64_t folder_image_size(const DatasetSpec& spec) {
+  return spec.image_size > 0 ? spec.image_size : 64;
+}
+
+// Labels are class folder positions: train and val must take the same folders.
+std::string class_mismatch(const DatasetSpec& spec, const std::vector<std::string>& train,
+                           const std::vector<std::string>& test) {
+  if (train == test) return "";
+  return "ImageFolder: the class folders of " + spec.root + "/train and " + spec.root +
+         "/val differ (" + std::to_string(train.size()) + " vs " + std::to_string(test.size()) +
+         " classes taken); labels would not match";
+}
+
 LoadedDataset load_imagenet_folder(const DatasetSpec& spec) {
-  if (spec.root.empty())
-    throw std::invalid_argument(
-        "dataset 'imagenet-folder' needs a root (a folder holding train/<wnid>/*.JPEG and "
-        "val/<wnid>/*.JPEG)");
-  const int64_t size = spec.image_size > 0 ? spec.image_size : 64;
+  if (spec.root.empty()) throw std::invalid_argument(kNeedsRoot);
+  const int64_t size = folder_image_size(spec);
   LoadedDataset d;
   d.train = read_image_folder(spec.root, "train", spec.num_classes, spec.per_class, size);
   d.test = read_image_folder(spec.root, "val", spec.num_classes, spec.per_class, size);
-  if (d.train.class_names != d.test.class_names)
-    throw DataError("ImageFolder: the class folders of " + spec.root + "/train and " + spec.root +
-                    "/val differ (" + std::to_string(d.train.class_names.size()) + " vs " +
-                    std::to_string(d.test.class_names.size()) +
-                    " classes taken); labels would not match");
+  const std::string mismatch = class_mismatch(spec, d.train.class_names, d.test.class_names);
+  if (!mismatch.empty()) throw DataError(mismatch);
   keep_first(d.train, spec.train_limit);
   keep_first(d.test, spec.test_limit);
   d.norm = {{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
@@ -112,39 +131,108 @@ LoadedDataset load_synthetic(const DatasetSpec& spec) {
   return d;
 }
 
+// The probes: what each loader above would load, from the readers' probes.
+int64_t limited(int64_t count, int64_t limit) { return limit > 0 && limit < count ? limit : count; }
+
+DatasetProbe probe_pair(ProbeResult train, ProbeResult test) {
+  DatasetProbe p;
+  p.train = std::move(train.shape);
+  p.test = std::move(test.shape);
+  p.problems = std::move(train.problems);
+  p.problems.insert(p.problems.end(), test.problems.begin(), test.problems.end());
+  return p;
+}
+
+DatasetProbe probe_imagenet_folder(const DatasetSpec& spec) {
+  if (spec.root.empty()) return {{}, {}, {kNeedsRoot}};
+  const int64_t size = folder_image_size(spec);
+  DatasetProbe p =
+      probe_pair(probe_image_folder(spec.root, "train", spec.num_classes, spec.per_class, size),
+                 probe_image_folder(spec.root, "val", spec.num_classes, spec.per_class, size));
+  if (!p.ok()) return p;
+  const std::string mismatch = class_mismatch(spec, p.train.class_names, p.test.class_names);
+  if (!mismatch.empty()) p.problems.push_back(mismatch);
+  p.train.count = limited(p.train.count, spec.train_limit);
+  p.test.count = limited(p.test.count, spec.test_limit);
+  return p;
+}
+
+DatasetProbe probe_mnist_like(const DatasetSpec& spec, const char* root) {
+  return probe_pair(probe_mnist_dir(root_or(spec, root), true, spec.train_limit),
+                    probe_mnist_dir(root_or(spec, root), false, spec.test_limit));
+}
+
+DatasetProbe probe_synthetic(const DatasetSpec& spec) {
+  if (spec.synthetic_train < 0 || spec.synthetic_test < 0)
+    return {{}, {}, {"dataset 'synthetic': synthetic_train/test must be >= 0"}};
+  const int64_t size = spec.image_size > 0 ? spec.image_size : 32;
+  const int64_t classes = spec.num_classes > 0 ? spec.num_classes : 10;
+  DatasetProbe p;
+  p.train = {limited(spec.synthetic_train, spec.train_limit), 3, size, size, classes, {}};
+  p.test = {limited(spec.synthetic_test, spec.test_limit), 3, size, size, classes, {}};
+  return p;
+}
+
 struct Entry {
   DatasetInfo info;
   std::function<LoadedDataset(const DatasetSpec&)> load;
+  std::function<DatasetProbe(const DatasetSpec&)> probe;
 };
 
 // The explicit, ordered list of datasets.
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"cifar10", "CIFAR-10 binary batches (32x32 RGB, 10 classes); root default data/cifar10"},
-       [](const DatasetSpec& s) { return load_cifar(s, 10); }},
+       [](const DatasetSpec& s) { return load_cifar(s, 10); },
+       [](const DatasetSpec& s) {
+         return probe_pair(probe_cifar(cifar_root(s, 10), 10, true, s.train_limit),
+                           probe_cifar(cifar_root(s, 10), 10, false, s.test_limit));
+       }},
       {{"cifar100", "CIFAR-100 binary (32x32 RGB, 100 fine classes); root default data/cifar100"},
-       [](const DatasetSpec& s) { return load_cifar(s, 100); }},
+       [](const DatasetSpec& s) { return load_cifar(s, 100); },
+       [](const DatasetSpec& s) {
+         return probe_pair(probe_cifar(cifar_root(s, 100), 100, true, s.train_limit),
+                           probe_cifar(cifar_root(s, 100), 100, false, s.test_limit));
+       }},
       {{"mnist",
         "MNIST IDX files (28x28 grey, 10 classes); root default /usr/share/datasets/mnist"},
        [](const DatasetSpec& s) {
-         return load_mnist_like(s, "/usr/share/datasets/mnist", {{0.1307f}, {0.3081f}});
-       }},
+         return load_mnist_like(s, kMnistRoot, {{0.1307f}, {0.3081f}});
+       },
+       [](const DatasetSpec& s) { return probe_mnist_like(s, kMnistRoot); }},
       {{"fashion-mnist",
         "Fashion-MNIST IDX files (28x28 grey, 10 classes); root default "
         "/usr/share/datasets/fashion-mnist"},
        [](const DatasetSpec& s) {
-         return load_mnist_like(s, "/usr/share/datasets/fashion-mnist", {{0.2860f}, {0.3530f}});
-       }},
+         return load_mnist_like(s, kFashionMnistRoot, {{0.2860f}, {0.3530f}});
+       },
+       [](const DatasetSpec& s) { return probe_mnist_like(s, kFashionMnistRoot); }},
       {{"imagenet-folder",
         "ImageNet subset in ImageFolder layout (root/train, root/val; JPEG), resized to "
         "image_size (default 64); num_classes / per_class select a subset"},
-       load_imagenet_folder},
+       load_imagenet_folder,
+       probe_imagenet_folder},
       {{"synthetic",
         "deterministic learnable class patterns plus noise (3 x image_size^2, "
         "default 32, num_classes default 10)"},
-       load_synthetic},
+       load_synthetic,
+       probe_synthetic},
   };
   return kEntries;
+}
+
+// The entry of spec.name, after checking the spec's sizes; throws std::invalid_argument.
+const Entry& find_entry(const DatasetSpec& spec) {
+  if (spec.train_limit < 0 || spec.test_limit < 0 || spec.num_classes < 0 || spec.per_class < 0 ||
+      spec.image_size < 0)
+    throw std::invalid_argument("dataset '" + spec.name +
+                                "': train_limit, test_limit, num_classes, per_class and "
+                                "image_size must be >= 0");
+  for (const auto& e : entries())
+    if (e.info.name == spec.name) return e;
+  std::string known;
+  for (const auto& e : entries()) known += (known.empty() ? "" : ", ") + e.info.name;
+  throw std::invalid_argument("unknown dataset '" + spec.name + "'; known: " + known);
 }
 
 }  // namespace
@@ -159,22 +247,34 @@ const std::vector<DatasetInfo>& dataset_catalog() {
 }
 
 LoadedDataset load_dataset(const DatasetSpec& spec) {
-  if (spec.train_limit < 0 || spec.test_limit < 0 || spec.num_classes < 0 || spec.per_class < 0 ||
-      spec.image_size < 0)
-    throw std::invalid_argument("dataset '" + spec.name +
-                                "': train_limit, test_limit, num_classes, per_class and "
-                                "image_size must be >= 0");
-  for (const auto& e : entries()) {
-    if (e.info.name != spec.name) continue;
-    LoadedDataset d = e.load(spec);
-    d.train.name = spec.name + "/train";
-    d.test.name = spec.name + "/test";
-    if (!spec.augment) d.train_aug = {};
-    return d;
+  const Entry& e = find_entry(spec);
+  LoadedDataset d = e.load(spec);
+  d.train.name = spec.name + "/train";
+  d.test.name = spec.name + "/test";
+  if (!spec.augment) d.train_aug = {};
+  return d;
+}
+
+DatasetSpec dataset_spec(const ExperimentConfig& cfg) {
+  DatasetSpec ds;
+  ds.name = cfg.data.name;
+  ds.root = cfg.data.root;
+  ds.train_limit = cfg.data.train_limit;
+  ds.test_limit = cfg.data.test_limit;
+  ds.augment = cfg.data.augment;
+  ds.num_classes = cfg.data.num_classes;
+  ds.per_class = cfg.data.per_class;
+  if (cfg.data.image_size > 0) ds.image_size = cfg.data.image_size;
+  ds.seed = cfg.train.seed;
+  return ds;
+}
+
+DatasetProbe probe_dataset(const DatasetSpec& spec) {
+  try {
+    return find_entry(spec).probe(spec);
+  } catch (const std::exception& e) {  // a bad spec, or a reader's argument check
+    return {{}, {}, {e.what()}};
   }
-  std::string known;
-  for (const auto& e : entries()) known += (known.empty() ? "" : ", ") + e.info.name;
-  throw std::invalid_argument("unknown dataset '" + spec.name + "'; known: " + known);
 }
 
 }  // namespace cedar

@@ -1,6 +1,7 @@
 // IDX images + labels files (raw or gzipped, told apart by magic as the reader does).
 // Input: <u8 limit><u32 little-endian length of the images file><images file><labels file>.
-// Every input must read or throw DataError; what reads must be self-consistent.
+// Every input must read or throw DataError; what reads must be self-consistent, and the probe
+// (the preflight's check) must accept it with the same shape.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,8 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto labels = cedar::fuzz::scratch_dir() / "labels-idx1-ubyte";
   cedar::fuzz::write_file(images, data, images_len);
   cedar::fuzz::write_file(labels, data + images_len, size - images_len);
+  const cedar::ProbeResult probe = cedar::probe_idx(images.string(), labels.string(), limit);
   try {
     const cedar::ImageSet set = cedar::read_idx(images.string(), labels.string(), limit);
+    if (!probe.ok() || probe.shape.count != set.count || probe.shape.height != set.height ||
+        probe.shape.width != set.width)
+      std::abort();
     const bool ok = set.count > 0 && (limit == 0 || set.count <= limit) && set.channels == 1 &&
                     set.pixels.size() == static_cast<size_t>(set.count * set.image_bytes()) &&
                     set.labels.size() == static_cast<size_t>(set.count);

@@ -23,4 +23,6 @@ ResolvedResultsMode resolve_results_mode(const std::string& setting, const std::
 
 std::string shards_dir(const std::string& db_path) { return db_path + ".shards"; }
 
+std::string checkpoints_dir(const std::string& db_path) { return db_path + ".checkpoints"; }
+
 }  // namespace cedar

@@ -27,5 +27,7 @@ ResolvedResultsMode resolve_results_mode(const std::string& setting, const std::
 
 // The folder of a database's shards, claim files and merge lock: "<db>.shards".
 std::string shards_dir(const std::string& db_path);
+// The folder of a database's checkpoints when train.checkpoint_dir is empty: "<db>.checkpoints".
+std::string checkpoints_dir(const std::string& db_path);
 
 }  // namespace cedar

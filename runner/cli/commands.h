@@ -25,7 +25,8 @@ struct SuiteArgs {
   bool dry_run = false;
   bool quiet = false;
   int only = -1;  // run only the run with this index (a Slurm array task's); -1: every run
-  std::string results_mode;  // auto, wal or shards; empty: the experiment's results.mode
+  std::string results_mode;     // auto, wal or shards; empty: the experiment's results.mode
+  bool skip_preflight = false;  // launch without checking data, models, sizes and folders
 };
 
 struct SbatchArgs {
@@ -33,9 +34,10 @@ struct SbatchArgs {
   std::vector<std::string> overrides;
   std::string db = "results/cedar.db";
   SbatchOptions job;
-  bool dry_run = false;      // print the job script only
-  bool wait = false;         // wait for the job to end, then print the comparison table
-  std::string results_mode;  // given to every `cedar suite` of the job (empty: the file's)
+  bool dry_run = false;         // print the job script only
+  bool wait = false;            // wait for the job to end, then print the comparison table
+  std::string results_mode;     // given to every `cedar suite` of the job (empty: the file's)
+  bool skip_preflight = false;  // submit (and run) without checking data, models, sizes, folders
 };
 
 struct ReportArgs {

@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
       ->required();
   suite->add_option("--set", suite_args.overrides, "override a key in every run (repeatable)");
   suite->add_option("--db", suite_args.db, "results database")->capture_default_str();
-  suite->add_flag("--dry-run", suite_args.dry_run, "list the runs and their launch commands only");
+  suite->add_flag("--dry-run", suite_args.dry_run,
+                  "list the runs and their launch commands, then what the preflight would stop a "
+                  "launch on; launch nothing");
   suite->add_flag("--quiet", suite_args.quiet, "no per-epoch progress lines from the runs");
   suite
       ->add_option("--only", suite_args.only,
@@ -50,6 +52,9 @@ int main(int argc, char** argv) {
                    "auto, wal or shards: how the runs write the database (default: the "
                    "experiment's results.mode, auto); shards are merged at the end")
       ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  suite->add_flag("--skip-preflight", suite_args.skip_preflight,
+                  "launch without first checking every run's data files, model, batch against "
+                  "the data, and output folders (configurations are always checked)");
 
   cedar::SbatchArgs sbatch_args;
   auto* sbatch = app.add_subcommand("sbatch",
@@ -81,7 +86,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sbatch->add_option("--set", sbatch_args.overrides, "override a key in every run (repeatable)");
   sbatch->add_flag("--dry-run", sbatch_args.dry_run,
-                   "print the job script; write and submit nothing");
+                   "print the job script (and on stderr what the preflight would stop a "
+                   "submission on); write and submit nothing");
   sbatch->add_flag("--wait", sbatch_args.wait,
                    "wait for the job to end, then print the comparison table");
   sbatch
@@ -89,6 +95,9 @@ int main(int argc, char** argv) {
                    "auto, wal or shards for every run of the job (default: the experiment's "
                    "results.mode, auto: shards on a shared filesystem)")
       ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  sbatch->add_flag("--skip-preflight", sbatch_args.skip_preflight,
+                   "submit without first checking every run's data files, model, batch against "
+                   "the data, and output folders here, and run the job's suites without it");
 
   cedar::ReportArgs report_args;
   auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");

@@ -12,11 +12,11 @@
 #include <functional>
 #include <stdexcept>
 
-#include "algorithms/algorithm.h"
 #include "config/experiment_config.h"
 #include "reports/comparison.h"
 #include "runner/cli/commands.h"
 #include "runner/suite/launcher.h"
+#include "runner/suite/preflight.h"
 #include "runner/suite/sbatch.h"
 
 namespace cedar {
@@ -74,11 +74,11 @@ int run_reading_lines(const std::vector<std::string>& argv,
 int command_sbatch(const SbatchArgs& args) {
   Suite suite = load_job_suite(args.experiment, args.overrides);
   check_sbatch_options(args.job, suite);
-  // Every run's algorithm parameters are checked here, not minutes later on a compute node.
-  for (const auto& r : suite.runs) {
-    ExperimentConfig cfg = load_experiment(suite.file, r.overrides);
-    find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, nullptr);
-  }
+  // Every run's configuration, data, model and output folders are checked here, not minutes later
+  // on a compute node (runner/suite/preflight.h; the job's `cedar suite` checks its run again
+  // there). A dry run prints the script and what a submission would stop on.
+  const PreflightReport check = preflight(suite, {args.db, {}, !args.skip_preflight});
+  if (!check.configurations_ok() || (!check.ok() && !args.dry_run)) throw PreflightError(check);
 
   JobCommand cmd;
   cmd.cedar = self_executable();
@@ -90,8 +90,12 @@ int command_sbatch(const SbatchArgs& args) {
                          ? load_experiment(suite.file, args.overrides).results.mode
                          : args.results_mode;
   cmd.job_dir = job_dir_for(cmd.db, suite.name, static_cast<long>(std::time(nullptr)));
+  cmd.skip_preflight = args.skip_preflight;
   if (args.dry_run) {
     std::fputs(job_script(args.job, cmd, suite).c_str(), stdout);
+    if (!check.ok())
+      std::fprintf(stderr, "preflight: %s; a submission would stop here:\n%s",
+                   check.summary().c_str(), check.render().c_str());
     return 0;
   }
 

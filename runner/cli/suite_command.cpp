@@ -6,7 +6,6 @@
 #include <memory>
 #include <thread>
 
-#include "algorithms/algorithm.h"
 #include "config/experiment_config.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
@@ -16,18 +15,12 @@
 #include "results/store.h"
 #include "runner/cli/commands.h"
 #include "runner/suite/launcher.h"
+#include "runner/suite/preflight.h"
 #include "runner/suite/suite.h"
 #include "runner/train/run_guard.h"
 
 namespace cedar {
 namespace {
-
-std::string fingerprint(const std::string& file, const SuiteRun& run) {
-  ExperimentConfig cfg = load_experiment(file, run.overrides);
-  std::string algorithm_yaml;
-  find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
-  return run_fingerprint(resolved_yaml(cfg, algorithm_yaml), run.world_size);
-}
 
 // Where the suite's runs are recorded and claimed: the database itself (WAL mode), or shards and
 // claim files beside it (shard mode).
@@ -66,10 +59,7 @@ class SuiteResults {
 }  // namespace
 
 int command_suite(const SuiteArgs& args) {
-  Suite suite = expand_suite(args.experiment, args.overrides);
-  // Validate every run's algorithm parameters before anything starts.
-  std::vector<std::string> prints;
-  for (const auto& r : suite.runs) prints.push_back(fingerprint(suite.file, r));
+  const Suite suite = expand_suite(args.experiment, args.overrides, /*keep_invalid_runs=*/true);
   // --only picks one run by its index in the (deterministic) grid order, e.g. a Slurm array task's.
   std::vector<size_t> selected;
   for (size_t i = 0; i < suite.runs.size(); ++i)
@@ -78,6 +68,11 @@ int command_suite(const SuiteArgs& args) {
     throw ConfigError(suite.file + ": --only " + std::to_string(args.only) + ": the suite '" +
                       suite.name + "' has " + std::to_string(suite.runs.size()) +
                       " run(s), indices 0 to " + std::to_string(suite.runs.size() - 1));
+  // Every run's configuration, and (unless skipped) what the selected runs would load and write,
+  // before anything starts or is written (runner/suite/preflight.h).
+  const PreflightReport check = preflight(suite, {args.db, selected, !args.skip_preflight});
+  if (!check.configurations_ok() || (!check.ok() && !args.dry_run)) throw PreflightError(check);
+  const std::vector<std::string>& prints = check.fingerprints;
 
   if (args.dry_run) {
     std::printf("suite '%s': %zu run(s)\n", suite.name.c_str(), suite.runs.size());
@@ -90,6 +85,12 @@ int command_suite(const SuiteArgs& args) {
       std::printf("  %2zu %-28s ranks %d seed %llu\n    %s\n", i, r.name.c_str(), r.world_size,
                   static_cast<unsigned long long>(r.seed), cmd.c_str());
     }
+    // A dry run lists the runs whatever the data: what a launch would stop on is a note.
+    if (!check.ok())
+      std::printf("\npreflight: %s; a launch would stop here:\n%s  (%s)\n", check.summary().c_str(),
+                  check.render().c_str(), check.checked().c_str());
+    else if (!args.skip_preflight)
+      std::printf("\npreflight: %s, no problem\n", check.checked().c_str());
     return 0;
   }
 
@@ -97,6 +98,7 @@ int command_suite(const SuiteArgs& args) {
       args.results_mode.empty() ? load_experiment(suite.file, args.overrides).results.mode
                                 : args.results_mode,
       args.db);
+  if (!args.skip_preflight) std::printf("preflight: %s\n", check.checked().c_str());
   std::printf("results: %s, %s\n", args.db.c_str(), mode.explain().c_str());
   SuiteResults results(args.db, mode);
   int failed = 0;

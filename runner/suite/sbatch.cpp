@@ -90,7 +90,8 @@ void check_sbatch_options(const SbatchOptions& opts, const Suite& suite) {
 }
 
 Suite load_job_suite(const std::string& experiment, const std::vector<std::string>& overrides) {
-  Suite suite = expand_suite(experiment, overrides);  // also reports a missing or invalid file
+  // Also reports a missing or invalid file.
+  Suite suite = expand_suite(experiment, overrides, /*keep_invalid_runs=*/true);
   YAML::Node grid = YAML::LoadFile(experiment)["grid"];
   if (!grid.IsDefined() || grid.IsNull() || grid.size() == 0)
     throw ConfigError(experiment +
@@ -148,6 +149,7 @@ std::string job_script(const SbatchOptions& opts, const JobCommand& cmd, const S
   s += "DB=" + shell_word(cmd.db) + "\n";
   s += "JOB_DIR=" + shell_word(cmd.job_dir) + "\n";
   s += "MODE=(--results-mode " + shell_word(cmd.results_mode) + ")\n";
+  s += std::string("PREFLIGHT=(") + (cmd.skip_preflight ? "--skip-preflight" : "") + ")\n";
   s += "SETS=(";
   for (size_t i = 0; i < cmd.overrides.size(); ++i)
     s += (i ? " " : "") + std::string("--set ") + shell_word(cmd.overrides[i]);
@@ -170,7 +172,7 @@ trap requeue USR1
 # run INDEX: run INDEX of the suite (`cedar suite` launches it with srun), output appended to its
 # log. The trap interrupts `wait`; the run's own end is then awaited.
 run() {
-  "$CEDAR" suite "$EXPERIMENT" --db "$DB" --only "$1" "${MODE[@]}" ${SETS[@]+"${SETS[@]}"} >> "$JOB_DIR/${LOGS[$1]}" 2>&1 &
+  "$CEDAR" suite "$EXPERIMENT" --db "$DB" --only "$1" "${MODE[@]}" ${PREFLIGHT[@]+"${PREFLIGHT[@]}"} ${SETS[@]+"${SETS[@]}"} >> "$JOB_DIR/${LOGS[$1]}" 2>&1 &
   local pid=$!
   wait "$pid"
   local rc=$?

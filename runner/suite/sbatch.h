@@ -35,6 +35,7 @@ struct JobCommand {
   std::string job_dir;     // job.sh, the job's output and one log per run
   std::vector<std::string> overrides;  // --set assignments given to every `cedar suite`
   std::string results_mode = "auto";   // --results-mode of every `cedar suite` and the merge
+  bool skip_preflight = false;         // every `cedar suite` with --skip-preflight
 };
 
 // Seconds in a Slurm time limit written [D-]HH:MM:SS; throws std::invalid_argument naming the
@@ -46,7 +47,8 @@ long parse_time_limit(const std::string& text);
 void check_sbatch_options(const SbatchOptions& opts, const Suite& suite);
 
 // Expands the suite of `experiment` for a job; throws ConfigError when the file has no grid:
-// section (a single experiment runs with `cedar run` under srun instead).
+// section (a single experiment runs with `cedar run` under srun instead). Runs whose own
+// configuration does not load are kept with their error, for the preflight to report them all.
 Suite load_job_suite(const std::string& experiment, const std::vector<std::string>& overrides);
 
 // The log file of run `index` inside the job folder, e.g. "run-03-dgc-99.9_np4.log".

@@ -197,7 +197,8 @@ std::string blame(const std::string& message, const std::vector<Assignment>& set
 
 }  // namespace
 
-Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides) {
+Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides,
+                   bool keep_invalid_runs) {
   // Validates the base experiment first (unknown keys etc.).
   ExperimentConfig base = load_experiment(path, extra_overrides);
   YAML::Node root = YAML::LoadFile(path);
@@ -317,7 +318,8 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
                 load_experiment(path,
                                 r.overrides);  // every run's config is valid before any starts
               } catch (const ConfigError& e) {
-                throw ConfigError(blame(e.what(), sets));
+                if (!keep_invalid_runs) throw ConfigError(blame(e.what(), sets));
+                r.error = blame(e.what(), sets);
               }
               suite.runs.push_back(std::move(r));
             }

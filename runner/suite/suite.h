@@ -23,6 +23,7 @@ struct SuiteRun {
   int world_size = 1;
   uint64_t seed = 1;
   std::vector<std::string> overrides;  // --set assignments that make this run from the file
+  std::string error;  // why its configuration does not load (expand_suite's keep_invalid_runs)
 };
 
 struct Suite {
@@ -32,6 +33,10 @@ struct Suite {
 };
 
 // Expands the grid of `path` (after `extra_overrides`). Throws ConfigError naming file:line:col.
-Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides = {});
+// A run whose own configuration does not load (a value a grid entry sets out of range, an
+// unknown name) throws too, unless `keep_invalid_runs`: then it is listed with its `error`, so
+// that a preflight reports every such run at once (runner/suite/preflight.h).
+Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides = {},
+                   bool keep_invalid_runs = false);
 
 }  // namespace cedar

@@ -12,11 +12,12 @@
 #include "algorithms/algorithm.h"
 #include "datasets/loader.h"
 #include "models/model.h"
+#include "results/disk_space.h"
+#include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/train/checkpoint.h"
 #include "runner/train/comm_totals.h"
 #include "runner/train/communicators.h"
-#include "runner/train/disk_space.h"
 #include "runner/train/log.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/run_guard.h"
@@ -38,20 +39,6 @@ std::unique_ptr<Algorithm> make_run_algorithm(const ExperimentConfig& cfg, int r
   return algorithm;
 }
 
-DatasetSpec dataset_spec(const ExperimentConfig& cfg) {
-  DatasetSpec ds;
-  ds.name = cfg.data.name;
-  ds.root = cfg.data.root;
-  ds.train_limit = cfg.data.train_limit;
-  ds.test_limit = cfg.data.test_limit;
-  ds.augment = cfg.data.augment;
-  ds.num_classes = cfg.data.num_classes;
-  ds.per_class = cfg.data.per_class;
-  if (cfg.data.image_size > 0) ds.image_size = cfg.data.image_size;
-  ds.seed = cfg.train.seed;
-  return ds;
-}
-
 // The model of cfg shaped for the loaded data, on `device`.
 std::shared_ptr<Model> make_run_model(const ExperimentConfig& cfg, const LoadedDataset& data,
                                       torch::Device device) {
@@ -66,17 +53,16 @@ std::shared_ptr<Model> make_run_model(const ExperimentConfig& cfg, const LoadedD
   return model;
 }
 
-// A full disk is an error now, not in the middle of training: the database grows by about half a
-// kilobyte per step; a checkpoint holds the parameters, buffers, momentum and algorithm state
-// (about four times the parameters), twice while a new one replaces the old.
+// A full disk is an error now, not in the middle of training (results/disk_space.h estimates what
+// the rows and a checkpoint take).
 void require_disk_space(const ExperimentConfig& cfg, const std::string& db_path,
                         const LoadedDataset& data, const Model& model, int world_size, int rank) {
   const int64_t per_step =
       data.train.count / std::max<int64_t>(1, cfg.train.batch_size * world_size);
   const int64_t steps = cfg.train.max_steps > 0 ? cfg.train.max_steps : cfg.train.epochs * per_step;
-  if (rank == 0) require_free_space(db_path, (1 << 20) + 512 * steps, "the results database");
+  if (rank == 0) require_free_space(db_path, database_bytes_for(steps), "the results database");
   if (cfg.train.checkpoint)
-    require_free_space(checkpoint_root(cfg, db_path), (1 << 20) + 8 * 4 * count_parameters(model),
+    require_free_space(checkpoint_root(cfg, db_path), checkpoint_bytes_for(count_parameters(model)),
                        "checkpoints");
 }
 
@@ -175,7 +161,7 @@ void finish_record(ResultStore& store, int64_t run_id, const TrainingEnd& end,
 }  // namespace
 
 std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path) {
-  return cfg.train.checkpoint_dir.empty() ? db_path + ".checkpoints" : cfg.train.checkpoint_dir;
+  return cfg.train.checkpoint_dir.empty() ? checkpoints_dir(db_path) : cfg.train.checkpoint_dir;
 }
 
 std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path,

@@ -119,6 +119,29 @@ TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
   }
 }
 
+// The ImageNet subset: the papers' ImageNet models with their ImageNet stems at Imagenette's 160
+// px, each with dense SGD and the core compressors, on 4 ranks.
+TEST(Experiments, ImagenetteTrainsTheImageNetModels) {
+  std::set<std::string> runs;
+  for (const auto& [name, c] : suite_configs("imagenette.yaml")) {
+    runs.insert(c.algorithm + "/" + c.model.name);
+    EXPECT_EQ(name, c.algorithm + "/" + c.model.name);
+    EXPECT_EQ(c.data.name, "imagenet-folder") << name;
+    EXPECT_EQ(c.data.image_size, 160) << name;
+    EXPECT_FALSE(c.model.small_input) << name;
+  }
+  std::set<std::string> expected;
+  for (const char* a : {"dense", "dgc", "qsgd", "powersgd", "topk"})
+    for (const char* m : {"resnet18", "resnet50", "vgg16"})
+      expected.insert(std::string(a) + "/" + m);
+  EXPECT_EQ(runs, expected);
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const auto claims = load_claims(std::string(src) + "/experiments/imagenette.yaml");
+  EXPECT_GE(claims.size(), 5u);
+  for (const auto& c : claims) EXPECT_FALSE(c.source.empty()) << c.text;
+}
+
 // Seeds vary slowest: a suite stopped part-way holds every run of its first seed, a complete
 // comparison, rather than all seeds of its first algorithms.
 TEST(Experiments, SuitesRunEveryAlgorithmOfOneSeedBeforeTheNext) {

@@ -223,7 +223,8 @@ struct ScriptRun {
   fs::path dir;
 };
 
-ScriptRun run_script(const std::string& name, bool array, const std::string& env) {
+ScriptRun run_script(const std::string& name, bool array, const std::string& env,
+                     bool skip_preflight = false) {
   auto tmp = std::make_unique<TempDir>(name);
   const fs::path dir = tmp->path;
   Suite suite = tiny_suite(dir);
@@ -238,6 +239,7 @@ ScriptRun run_script(const std::string& name, bool array, const std::string& env
       "exit 0\n");
   cmd.overrides = {"data.train_limit=2000", "algorithm={name: dgc, sparsity: 0.99}", "name=it's"};
   cmd.results_mode = "shards";
+  cmd.skip_preflight = skip_preflight;
   fs::create_directories(dir / "bin");
   fs::create_directories(cmd.job_dir);
   write_file(dir / "bin" / "scontrol",
@@ -277,6 +279,16 @@ TEST(Sbatch, ScriptRunsEveryRunWithItsOwnLog) {
             std::string::npos)
       << out;
   EXPECT_FALSE(fs::exists(r.dir / "scontrol.txt"));
+}
+
+// `cedar sbatch --skip-preflight`: the job's suites launch without their preflight too.
+TEST(Sbatch, SkippedPreflightReachesEverySuite) {
+  ScriptRun r = run_script("skip_preflight", true, "SLURM_ARRAY_JOB_ID=70 SLURM_ARRAY_TASK_ID=1",
+                           /*skip_preflight=*/true);
+  EXPECT_EQ(r.status, 0) << read_file(r.dir / "job.out");
+  std::string want = expected_argv(r.dir, 1);
+  want.insert(want.find("|--set|"), "|--skip-preflight");
+  EXPECT_EQ(read_file(r.dir / "job" / "run-01-fp16.log"), want);
 }
 
 TEST(Sbatch, ArrayTaskRunsOnlyItsRun) {
