@@ -14,6 +14,9 @@ BUILD_DIR="${CEDAR_ASAN_BUILD_DIR:-build-asan}"
 # LibTorch-heavy objects several times larger, slower to compile and to link).
 configure_once . "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DCEDAR_SANITIZE=ON -DCEDAR_BUILD_BENCH=OFF >/dev/null
+# Regenerate the build files first if a CMakeLists.txt changed, so that tests added since the last
+# run are listed below.
+ninja -C "$BUILD_DIR" build.ninja >/dev/null
 # The executables the unit tests run, read from ctest's files (ctest itself omits the commands
 # of executables not built yet); targets carry their executables' names.
 regex=""
