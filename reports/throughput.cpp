@@ -44,8 +44,8 @@ double training_images_per_second(ResultsReader& db, int64_t run_id, int64_t bat
       db.prepare("SELECT step, epoch, wall_seconds FROM steps WHERE run_id = ?1 ORDER BY step");
   sqlite3_bind_int64(st, 1, run_id);
   while (sqlite3_step(st) == SQLITE_ROW)
-    steps.push_back({sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                     sqlite3_column_double(st, 2)});
+    steps.push_back(
+        {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2)});
   sqlite3_finalize(st);
   std::vector<EvalTime> evals;
   st = db.prepare("SELECT step, wall_seconds FROM evals WHERE run_id = ?1");

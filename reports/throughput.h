@@ -20,7 +20,7 @@ struct StepTime {
   double wall_seconds = 0;
 };
 struct EvalTime {
-  int64_t step = 0;  // steps completed when the evaluation ran
+  int64_t step = 0;         // steps completed when the evaluation ran
   double wall_seconds = 0;  // when it ended
 };
 

@@ -16,9 +16,8 @@ namespace {
 // 32 and 64 images per second. A 3 s evaluation after step 2 and one at each epoch's end lie
 // between step rows.
 std::vector<StepTime> three_epochs() {
-  return {{0, 0, 0.5},  {1, 0, 1.0},  {2, 0, 4.5},    {3, 0, 5.0},
-          {4, 1, 7.25}, {5, 1, 7.5},  {6, 1, 7.75},   {7, 1, 8.0},
-          {8, 2, 9.125}, {9, 2, 9.25}, {10, 2, 9.375}, {11, 2, 9.5}};
+  return {{0, 0, 0.5},  {1, 0, 1.0}, {2, 0, 4.5},   {3, 0, 5.0},  {4, 1, 7.25},   {5, 1, 7.5},
+          {6, 1, 7.75}, {7, 1, 8.0}, {8, 2, 9.125}, {9, 2, 9.25}, {10, 2, 9.375}, {11, 2, 9.5}};
 }
 const std::vector<EvalTime> kEvals = {{2, 4.0}, {4, 7.0}, {8, 9.0}, {12, 10.0}};
 
