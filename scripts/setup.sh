@@ -130,11 +130,12 @@ cedar_check_without_apt() {
   echo "[setup] every required package found"
 }
 
-cedar_dpkg_missing() {  # the Debian packages dpkg does not list as installed
-  local p
-  for p in $(cedar_rows | cut -d'|' -f1); do
-    dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || echo "$p"
-  done
+cedar_dpkg_missing() {  # the Debian packages dpkg does not list as installed (one dpkg-query)
+  local -a all
+  mapfile -t all < <(cedar_rows | cut -d'|' -f1)
+  dpkg-query -W -f='${Package} ${Status}\n' "${all[@]}" 2> /dev/null |
+    awk -v all="${all[*]}" '$2 " " $3 " " $4 == "install ok installed" { ok[$1] = 1 }
+      END { n = split(all, p, " "); for (i = 1; i <= n; i++) if (!(p[i] in ok)) print p[i] }'
 }
 
 if ! command -v dpkg-query > /dev/null || ! command -v apt-get > /dev/null; then
@@ -162,9 +163,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   mkdir -p "$(dirname "$VENV")"
   "$PY" -m venv "$VENV"
 fi
-have=$("$VENV/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)
+# The installed version from the package's metadata: importing torch takes seconds.
+cedar_torch_version() { "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null; }
+have=$(cedar_torch_version || true)
 if [ "${have%%+*}" != "$TORCH_VERSION" ]; then
   echo "[setup] installing torch==$TORCH_VERSION into $VENV (large download, once per machine)"
   "$VENV/bin/pip" install -q --disable-pip-version-check "torch==$TORCH_VERSION" numpy
+  have=$(cedar_torch_version)
 fi
-echo "[setup] ready: torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)') in $VENV"
+echo "[setup] ready: torch $have in $VENV"
