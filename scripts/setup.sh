@@ -66,8 +66,10 @@ cedar_probe_cmake() {
   local dir generator=()
   dir=$(mktemp -d "${TMPDIR:-/tmp}/cedar-probe.XXXXXX")
   command -v ninja > /dev/null && generator=(-G Ninja)
-  # shellcheck disable=SC2086  # CEDAR_CMAKE_ARGS is a list of arguments, as in build.sh
-  cmake -S "$CEDAR_SETUP_DIR/../cmake/probe" -B "$dir" "${generator[@]}" ${CEDAR_CMAKE_ARGS:-} 2>&1 |
+  # shellcheck disable=SC2086  # CEDAR_CMAKE_ARGS is a list of arguments, as in build.sh;
+  # an empty array expands this way under set -u in bash before 4.4 too
+  cmake -S "$CEDAR_SETUP_DIR/../cmake/probe" -B "$dir" ${generator[@]+"${generator[@]}"} \
+    ${CEDAR_CMAKE_ARGS:-} 2>&1 |
     sed -n 's/^-- cedar-probe //p' || true
   rm -rf "$dir"
 }
