@@ -5,7 +5,7 @@
 # wants a password (sudo -n fails), dpkg lists nothing as installed, and apt-get records any call;
 # yaml-cpp is hidden from CMake (CMAKE_DISABLE_FIND_PACKAGE, through CEDAR_CMAKE_ARGS as the build
 # passes it) and gnuplot from PATH. Then, without apt-get and dpkg at all and nothing hidden, it
-# finds everything and exits 0.
+# finds everything and exits 0. Last, CMake's lookups search $CONDA_PREFIX.
 # Usage: setup_noroot_test.sh SOURCE_DIR
 source "$(dirname "$0")/../e2e/lib.sh"
 SRC="$1"
@@ -71,4 +71,12 @@ check "... says so" contains "$out" "[setup] no apt-get: not installing Debian p
 check "... every required package found" contains "$out" "[setup] every required package found"
 check "... no required row" equals "$(echo "$out" | grep -cE ' required +(cmd|cmake|python|file):')" 0
 check "... and goes on to the LibTorch environment" contains "$out" "[setup] ready: torch 2.11.0 in $WORK/venv"
+
+# The build's lookups (cmake/CedarDependencies.cmake, configured here as setup.sh does) search an
+# active conda environment first: a yaml-cpp package in $CONDA_PREFIX is the one found.
+mkdir -p "$WORK/conda/lib/cmake/yaml-cpp"
+echo 'set(yaml-cpp_FOUND TRUE)' > "$WORK/conda/lib/cmake/yaml-cpp/yaml-cpp-config.cmake"
+CONDA_PREFIX="$WORK/conda" cmake -S "$SRC/cmake/probe" -B "$WORK/probe" > "$WORK/probe.log" 2>&1
+check "CMake takes yaml-cpp from \$CONDA_PREFIX" equals \
+  "$(sed -n 's/^yaml-cpp_DIR:PATH=//p' "$WORK/probe/CMakeCache.txt")" "$WORK/conda/lib/cmake/yaml-cpp"
 finish
