@@ -52,6 +52,7 @@ struct TrainConfig {
   int64_t batch_size = 128;
   int64_t max_steps = 0;
   int64_t eval_every_steps = 0;
+  int64_t evals_per_epoch = 1;
   int64_t threads = 0;
   uint64_t seed = 1;
   double target_accuracy = 0;
@@ -68,6 +69,10 @@ struct TrainConfig {
     v("max_steps", max_steps, "stop after this many steps (0: no limit)", at_least(0));
     v("eval_every_steps", eval_every_steps, "also evaluate every N steps (0: once per epoch)",
       at_least(0));
+    v("evals_per_epoch", evals_per_epoch,
+      "test-set evaluations per epoch, evenly spaced by steps, the last at the epoch's end (at "
+      "most one per step; each is a row of the results' evals table, a point of the plots)",
+      at_least(1));
     v("threads", threads, "intra-op threads per rank (0: cores / ranks on this node)", at_least(0));
     v("seed", seed, "seed for initialisation, data order and stochastic compressors");
     v("target_accuracy", target_accuracy, "stop once test accuracy reaches this (0: off)",

@@ -8,6 +8,7 @@
 #include "comm/network_model.h"
 #include "reports/byte_ratios.h"
 #include "reports/results_reader.h"
+#include "reports/throughput.h"
 
 namespace cedar {
 namespace {
@@ -22,7 +23,8 @@ const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
        (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(MIN(e.wall_seconds), -1) FROM evals e
-        WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2)
+        WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2),
+       r.config
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1)
   AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
@@ -35,11 +37,19 @@ const char* const kBytesLegend =
     "papers' definition); wire ratio = dense SGD's bus bytes at the same ranks (ring allreduce) ÷ "
     "the run's bus bytes (what the network carries). Evaluation of the averaged model is "
     "bookkeeping, not counted.";
+const char* const kThroughputLegend =
+    "img/s/rank: training throughput of one rank, the images it trained on ÷ the wall-clock of "
+    "those steps (evaluations left out), median over epochs, mean over seeds.";
 
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+// Training images per second on one rank; "–" when unknown.
+std::string rate(const ComparisonRow& r) {
+  return r.images_per_second > 0 ? fmt("%.0f", r.images_per_second) : "–";
 }
 
 std::string pct(double mean, double sd, int n) {
@@ -57,6 +67,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
   sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(st, 2, target);
   std::vector<RunResult> out;
+  std::vector<int64_t> batch_sizes;
   while (sqlite3_step(st) == SQLITE_ROW) {
     RunResult r;
     read_run_columns(st, r);
@@ -71,8 +82,11 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.latency_steps = sqlite3_column_int64(st, 17);
     r.time_to_target = sqlite3_column_double(st, 18);
     out.push_back(r);
+    batch_sizes.push_back(batch_size_of(column_text(st, 19)));
   }
   sqlite3_finalize(st);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i].images_per_second = training_images_per_second(db, out[i].id, batch_sizes[i]);
   return out;
 }
 
@@ -105,7 +119,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     row.target = target;
     double ttt = 0;
     std::map<std::string, int> status_count;
-    double sum = 0, sum2 = 0, best = 0, wall = 0, payload = 0, bus = 0, dense = 0;
+    double sum = 0, sum2 = 0, best = 0, wall = 0, payload = 0, bus = 0, dense = 0, rate = 0;
+    int rated = 0;
     const auto& profiles = network_profiles();
     row.modeled_seconds.assign(profiles.size(), 0.0);
     for (const auto* r : g) {
@@ -119,6 +134,10 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
       payload += double(r->payload_bytes_per_rank);
       bus += double(r->bus_bytes);
       dense += double(r->dense_bytes_per_rank);
+      if (r->images_per_second > 0) {
+        rate += r->images_per_second;
+        ++rated;
+      }
       if (r->time_to_target >= 0) {
         ++row.reached_target;
         ttt += r->time_to_target;
@@ -136,6 +155,7 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
                         : 0;
     row.best_mean = best / n;
     row.wall_mean = wall / n;
+    row.images_per_second = rated > 0 ? rate / rated : 0;
     row.payload_mb = payload / n / 1e6;
     row.bus_mb = bus / n / 1e6;
     row.payload_compression = payload_compression(dense, payload);
@@ -173,11 +193,11 @@ const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows,
 std::string render_markdown(const std::vector<ComparisonRow>& rows) {
   std::ostringstream s;
   s << "| run | algorithm | model | dataset | ranks | final acc % | best acc % | Δ vs dense | "
-       "wall s | payload MB/rank | bus MB/rank | payload compression | wire ratio | "
+       "wall s | img/s/rank | payload MB/rank | bus MB/rank | payload compression | wire ratio | "
        "modeled s 1/10/100 GbE | ";
   const bool target = !rows.empty() && rows[0].target > 0;
   if (target) s << "time to " << fmt("%g", 100 * rows[0].target) << "% s (speed-up) | ";
-  s << "runs |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+  s << "runs |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   if (target) s << "---:|";
   s << "---|\n";
   for (const auto& r : rows) {
@@ -185,7 +205,7 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
       << r.world_size << " | " << pct(r.final_mean, r.final_std, r.completed) << " | "
       << fmt("%.2f", 100 * r.best_mean) << " | "
       << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "–") << " | "
-      << fmt("%.1f", r.wall_mean) << " | " << fmt("%.3f", r.payload_mb) << " | "
+      << fmt("%.1f", r.wall_mean) << " | " << rate(r) << " | " << fmt("%.3f", r.payload_mb) << " | "
       << fmt("%.3f", r.bus_mb) << " | "
       << (r.payload_compression > 0 ? fmt("%.1f×", r.payload_compression) : "–") << " | "
       << (r.wire_ratio > 0 ? fmt("%.2f×", r.wire_ratio) : "–") << " | "
@@ -201,7 +221,7 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
     }
     s << r.statuses << " |\n";
   }
-  s << "\n" << kBytesLegend << "\n";
+  s << "\n" << kBytesLegend << " " << kThroughputLegend << "\n";
   return s.str();
 }
 
@@ -211,7 +231,7 @@ std::string render_csv(const std::vector<ComparisonRow>& rows) {
        "wall_seconds,payload_mb_per_rank,bus_mb_per_rank,payload_compression,wire_ratio,"
        "completed,runs";
   for (const auto& p : network_profiles()) s << ",modeled_seconds_" << p.name;
-  s << ",time_to_target_s,target_speedup\n";
+  s << ",time_to_target_s,target_speedup,train_img_per_s_per_rank\n";
   for (const auto& r : rows) {
     s << r.name << "," << r.algorithm << "," << r.model << "," << r.dataset << "," << r.world_size
       << "," << fmt("%.6f", r.final_mean) << "," << fmt("%.6f", r.final_std) << ","
@@ -221,7 +241,8 @@ std::string render_csv(const std::vector<ComparisonRow>& rows) {
       << fmt("%.3f", r.wire_ratio) << "," << r.completed << "," << r.runs;
     for (double m : r.modeled_seconds) s << "," << fmt("%.3f", m);
     s << "," << (r.time_to_target >= 0 ? fmt("%.3f", r.time_to_target) : "") << ","
-      << (r.target_speedup > 0 ? fmt("%.3f", r.target_speedup) : "") << "\n";
+      << (r.target_speedup > 0 ? fmt("%.3f", r.target_speedup) : "") << ","
+      << (r.images_per_second > 0 ? fmt("%.1f", r.images_per_second) : "") << "\n";
   }
   return s.str();
 }
@@ -236,15 +257,18 @@ std::string render_latex(const std::vector<ComparisonRow>& rows) {
     return o;
   };
   std::ostringstream s;
-  s << "\\begin{tabular}{lllrrrrrrr}\n\\hline\n"
+  s << "\\begin{tabular}{lllrrrrrrrr}\n\\hline\n"
        "Run & Model & Dataset & Ranks & Final acc.\\ (\\%) & $\\Delta$ vs dense & Wall (s) & "
+       "Img/s/rank & "
        "Payload (MB/rank) & Payload compr. & Wire ratio \\\\\n\\hline\n";
   for (const auto& r : rows) {
     std::string acc = fmt("%.2f", 100 * r.final_mean);
     if (r.completed > 1) acc += " $\\pm$ " + fmt("%.2f", 100 * r.final_std);
     s << esc(r.name) << " & " << esc(r.model) << " & " << esc(r.dataset) << " & " << r.world_size
       << " & " << acc << " & " << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "--") << " & "
-      << fmt("%.1f", r.wall_mean) << " & " << fmt("%.3f", r.payload_mb) << " & "
+      << fmt("%.1f", r.wall_mean) << " & "
+      << (r.images_per_second > 0 ? fmt("%.0f", r.images_per_second) : "--") << " & "
+      << fmt("%.3f", r.payload_mb) << " & "
       << (r.payload_compression > 0 ? fmt("%.1f$\\times$", r.payload_compression) : "--") << " & "
       << (r.wire_ratio > 0 ? fmt("%.2f$\\times$", r.wire_ratio) : "--") << " \\\\\n";
   }

@@ -16,9 +16,10 @@ struct RunResult {
   int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
   int64_t bus_bytes = 0;               // rank 0
   int64_t dense_bytes_per_rank = 0;    // what dense fp32 allreduce would have sent
-  double time_to_target = -1;  // wall-clock of the first evaluation at the target (-1: never)
-  double compute_seconds = 0;  // rank 0, summed over steps
-  int64_t latency_steps = 0;   // alpha terms of its collectives, summed over steps
+  double time_to_target = -1;    // wall-clock of the first evaluation at the target (-1: never)
+  double compute_seconds = 0;    // rank 0, summed over steps
+  int64_t latency_steps = 0;     // alpha terms of its collectives, summed over steps
+  double images_per_second = 0;  // per rank, training (reports/throughput.h); 0: unknown
 };
 
 struct ComparisonRow {
@@ -29,6 +30,9 @@ struct ComparisonRow {
   double gap_to_dense = 0;  // final_mean - dense final_mean (accuracy points / 100)
   bool has_dense = false;
   double wall_mean = 0;
+  // Training images per second on one rank (median over epochs, reports/throughput.h), mean over
+  // the completed seeds that have it; 0: unknown.
+  double images_per_second = 0;
   double payload_mb = 0;  // per rank, mean over seeds
   double bus_mb = 0;
   // Against dense SGD, as defined in reports/byte_ratios.h (0: nothing sent).

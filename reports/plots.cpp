@@ -183,7 +183,7 @@ PlotOutput write_plots(const std::string& db_path, const std::string& suite, con
       {"accuracy_vs_time", "wall-clock (s)", "test accuracy (%)", "", 2, 4, true, false},
       {"accuracy_vs_bytes", "payload MB sent by rank 0 (what it contributes to collectives)",
        "test accuracy (%)", "", 3, 4, true, true},
-      {"accuracy_vs_wire_bytes", "bus MB pushed by rank 0 (what the network carries)",
+      {"accuracy_vs_wire_bytes", "wire (bus) MB pushed by rank 0 (what the network carries)",
        "test accuracy (%)", "", 7, 4, true, true},
       {"accuracy_vs_epoch", "epoch", "test accuracy (%)", "", 1, 4, true, false},
       {"train_loss", "step", "training loss", "_loss", 1, 2, false, false},

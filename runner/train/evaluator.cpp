@@ -2,12 +2,20 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "comm/average.h"
 #include "comm/communicator.h"
 
 namespace cedar {
+
+bool evaluation_due(int64_t done, int64_t steps_per_epoch, int64_t evals_per_epoch) {
+  if (steps_per_epoch <= 0 || done <= 0) return false;
+  const int64_t n = std::min(evals_per_epoch, steps_per_epoch);  // keeps done * n in range
+  // True when `done` is the first step count with done * n >= k * steps_per_epoch for some k.
+  return done * n / steps_per_epoch > (done - 1) * n / steps_per_epoch;
+}
 
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
                     int64_t batch_size, const torch::Device& device, Communicator& comm) {

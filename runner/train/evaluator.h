@@ -16,6 +16,12 @@ struct EvalResult {
   int64_t count = 0;
 };
 
+// Whether an epoch of `steps_per_epoch` steps with `evals_per_epoch` evenly spaced evaluations
+// evaluates after its `done`-th step (1-based): evaluation k of n (k = 1..n) comes after step
+// ceil(k * steps_per_epoch / n), so the n-th is at the epoch's end; with more evaluations than
+// steps, after every step.
+bool evaluation_due(int64_t done, int64_t steps_per_epoch, int64_t evals_per_epoch);
+
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
                     int64_t batch_size, const torch::Device& device, Communicator& comm);
 

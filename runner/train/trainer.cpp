@@ -134,6 +134,7 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
   Batch batch;
   double epoch_reached = epoch + 1.0;
   const double images_start = monotonic_seconds();
+  const double evaluated_before = eval_seconds_;
   for (int64_t i = first_batch; loader_->next(batch); ++i) {
     StepContext ctx = step_context(epoch, i);
     const LocalStep local = train_step(batch, ctx, overlap);
@@ -148,14 +149,16 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
     }
   }
   evaluate_and_log(epoch_reached, es);
-  log_epoch(epoch, es, images_start);
+  log_epoch(epoch, es, monotonic_seconds() - images_start - (eval_seconds_ - evaluated_before));
 }
 
 bool Trainer::end_of_step(int64_t epoch, int64_t batch, int stop, const StepStats& es) {
   const bool last_in_epoch = batch + 1 == steps_per_epoch_;
   const bool limit = step_limit_reached();
-  if (!last_in_epoch && !limit && cfg_.train.eval_every_steps > 0 &&
-      step_ % cfg_.train.eval_every_steps == 0)
+  const int64_t every = cfg_.train.eval_every_steps;
+  const bool eval_due = (every > 0 && step_ % every == 0) ||
+                        evaluation_due(batch + 1, steps_per_epoch_, cfg_.train.evals_per_epoch);
+  if (!last_in_epoch && !limit && eval_due)
     evaluate_and_log(epoch + double(batch + 1) / steps_per_epoch_, es);
   const bool checkpoints = checkpoints_ != nullptr;
   if (stop) {
@@ -164,8 +167,8 @@ bool Trainer::end_of_step(int64_t epoch, int64_t batch, int stop, const StepStat
                       std::to_string(step_) + (checkpoints ? " (checkpoint written)" : ""));
   }
   if (limit) return true;
-  const int64_t every = cfg_.train.checkpoint_every_steps;
-  if (checkpoints && every > 0 && !last_in_epoch && step_ % every == 0)
+  const int64_t save_every = cfg_.train.checkpoint_every_steps;
+  if (checkpoints && save_every > 0 && !last_in_epoch && step_ % save_every == 0)
     save_checkpoint(loader_->position(), es);
   // Tests: a step provably reached and not finished.
   if (hold_requested_after(step_, comm_.rank())) {
@@ -179,22 +182,24 @@ bool Trainer::step_limit_reached() const {
   return cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps;
 }
 
-void Trainer::log_epoch(int64_t epoch, const StepStats& es, double images_start) const {
+void Trainer::log_epoch(int64_t epoch, const StepStats& es, double train_seconds) const {
   if (quiet_ || comm_.rank() != 0) return;
-  double secs = monotonic_seconds() - images_start;
-  log_info(strprintf(
-      "epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
-      "model) | %.0f img/s | payload %.2f MB (dense %.2f MB), rank 0",
-      static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
-      static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
-      100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
-      es.count / std::max(1e-9, secs), cum_payload_ / 1e6, double(dense_bytes_) * step_ / 1e6));
+  log_info(
+      strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
+                "model) | %.0f img/s/rank | payload %.2f MB (dense %.2f MB), rank 0",
+                static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
+                static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
+                100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
+                es.count / comm_.size() / std::max(1e-9, train_seconds), cum_payload_ / 1e6,
+                double(dense_bytes_) * step_ / 1e6));
 }
 
 void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
+  const double began = monotonic_seconds();
   EvalResult r =
       evaluate_averaged_model(*model_, data_.test, data_.norm,
                               std::max<int64_t>(cfg_.train.batch_size, 256), device_, control_);
+  eval_seconds_ += monotonic_seconds() - began;
   if (!std::isfinite(r.loss))
     throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +
                    std::to_string(r.loss));

@@ -81,7 +81,8 @@ class Trainer {
   // checkpoint, the tests' hold. True when max_steps is reached (the epoch ends there).
   bool end_of_step(int64_t epoch, int64_t batch, int stop, const StepStats& es);
   bool step_limit_reached() const;
-  void log_epoch(int64_t epoch, const StepStats& es, double images_start) const;
+  // Rank 0's epoch line; `train_seconds`: the epoch's wall-clock less its evaluations.
+  void log_epoch(int64_t epoch, const StepStats& es, double train_seconds) const;
   void evaluate_and_log(double epoch, const StepStats& epoch_stats);
   RunSummary summary() const;
 
@@ -128,6 +129,7 @@ class Trainer {
   int64_t step_ = 0;
   int64_t cum_payload_ = 0, cum_bus_ = 0, dense_bytes_ = 0;
   double start_ = 0;
+  double eval_seconds_ = 0;  // spent in evaluations so far (excluded from the logged img/s)
   double best_accuracy_ = 0, last_accuracy_ = 0;
   bool reached_target_ = false;
 };

@@ -36,6 +36,19 @@ check "per-rank totals for both ranks" equals "$(q "SELECT COUNT(*)||','||SUM(pa
 check "resolved config stored" contains "$(q "SELECT config FROM runs")" "batch_size: 32"
 check "wall clock increases" equals "$(q "SELECT COUNT(*) FROM steps a JOIN steps b ON b.step = a.step + 1 WHERE b.wall_seconds < a.wall_seconds")" 0
 
+# train.evals_per_epoch: N evenly spaced evaluations per epoch, the k-th after step ceil(k S / N)
+# of the epoch's S steps. 640 images / (2 ranks x 32) = 10 steps per epoch, N = 3: after steps 4,
+# 7 and 10 of each of 2 epochs; each row carries the bytes sent up to its step (the plots' x).
+"${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/small.yaml" --db "$WORK/evals.db" --quiet --set name=evals \
+  --set data.train_limit=640 --set train.epochs=2 --set train.evals_per_epoch=3 > /dev/null 2>&1
+check "evals_per_epoch run exits 0" equals "$?" 0
+evals() { sqlite3 "$WORK/evals.db" "SELECT group_concat($1, ',') FROM (SELECT * FROM evals ORDER BY step)"; }
+check "3 evaluations per epoch x 2 epochs, at steps ceil(k x 10 / 3)" equals "$(evals step)" "4,7,10,14,17,20"
+check "... at fractional epochs" equals "$(evals epoch)" "0.4,0.7,1.0,1.4,1.7,2.0"
+check "... each with the payload sent up to its step" equals "$(evals "cum_payload_bytes / $((4 * 61706))")" "4,7,10,14,17,20"
+check "... each a real evaluation: the test loss falls from the first to the last" equals \
+  "$(sqlite3 "$WORK/evals.db" "SELECT (SELECT test_loss FROM evals ORDER BY step DESC LIMIT 1) < (SELECT test_loss FROM evals ORDER BY step LIMIT 1)")" 1
+
 # Overlap of the exchange with backward (small buckets: several per step) changes when buckets
 # are exchanged, never what is computed: the same losses and bytes, bitwise.
 for alg in powersgd lag dgc; do

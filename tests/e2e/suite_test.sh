@@ -47,6 +47,8 @@ want=$(q "SELECT SUM(compute_seconds) + SUM(latency_steps) * 50e-6 + SUM(bus_byt
 col=$(echo "$csv" | head -1 | tr ',' '\n' | grep -n '^modeled_seconds_1gbe$' | cut -d: -f1)
 got=$(echo "$csv" | grep '^dense,' | cut -d, -f"$col")
 check "modeled 1 GbE time = compute + alpha-beta cost" awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d < 0.002 && d > -0.002) }'
+rate=$(echo "$csv" | head -1 | tr ',' '\n' | grep -nx 'train_img_per_s_per_rank' | cut -d: -f1)
+check "every run has a training throughput per rank" equals "$(echo "$csv" | tail -n +2 | cut -d, -f"$rate" | awk '$1 > 0' | wc -l)" "$n_alg"
 check "dense is slower on 1 GbE than on 100 GbE" greater "$got" "$(echo "$csv" | grep '^dense,' | cut -d, -f$((col + 3)))"
 md=$("$CEDAR" report "$DB" --suite quick --target 0.5)
 check "time-to-target column" contains "$md" "time to 50% s (speed-up)"
@@ -74,9 +76,9 @@ check "latex report is a tabular" contains "$("$CEDAR" report "$DB" --format tex
 check "five gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 5
 check "every script rendered to non-empty SVG and PNG" equals "$(find "$WORK/plots" -maxdepth 1 \( -name '*.svg' -o -name '*.png' \) -size +1k | wc -l)" 10
 check "the bytes axes say which bytes" contains "$(cat "$WORK/plots/accuracy_vs_bytes.gp" "$WORK/plots/accuracy_vs_wire_bytes.gp")" "payload MB sent by rank 0"
-check "... payload and bus" contains "$(cat "$WORK/plots/accuracy_vs_wire_bytes.gp")" "bus MB pushed by rank 0"
-# quick.yaml evaluates once per epoch (2 epochs): a header and two rows per curve.
-check "accuracy data: one row per evaluation" equals "$(wc -l < "$WORK/plots/data/dense.tsv")" 3
+check "... payload and wire" contains "$(cat "$WORK/plots/accuracy_vs_wire_bytes.gp")" "wire (bus) MB pushed by rank 0"
+# quick.yaml evaluates 4 times per epoch (2 epochs): a header and eight rows per curve.
+check "accuracy data: one row per evaluation" equals "$(wc -l < "$WORK/plots/data/dense.tsv")" 9
 check "one accuracy curve per algorithm" equals "$(grep -o 'with linespoints' "$WORK/plots/accuracy_vs_bytes.gp" | wc -l)" "$n_alg"
 cp -r "$WORK/plots" "$WORK/plots-first"
 "$CEDAR" report "$DB" --suite quick --plots "$WORK/plots" > /dev/null 2>&1

@@ -159,6 +159,8 @@ const std::vector<BadConfig>& bad_configs() {
       // Out-of-range training values.
       {"zero epochs", "train: {epochs: 0}\n", {}, {"$F:1:17: train.epochs: value 0 is out of range [1, inf)"}},
       {"negative epochs", "train: {epochs: -1}\n", {}, {"train.epochs: value -1"}},
+      {"no evaluation per epoch", "train: {evals_per_epoch: 0}\n", {},
+       {"$F:1:26: train.evals_per_epoch: value 0 is out of range [1, inf)"}},
       {"epochs in exponent form", "train: {epochs: 1e3}\n", {}, {"train.epochs: expected an integer, got '1e3'"}},
       {"epochs beyond 64 bits", "train: {epochs: 99999999999999999999}\n", {},
        {"train.epochs: value 99999999999999999999 does not fit"}},

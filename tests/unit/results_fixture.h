@@ -28,6 +28,7 @@ struct RunSpec {
   std::vector<CollectiveSpec> collectives;
   std::string status = "completed";
   double final_accuracy = 0, best_accuracy = 0, wall_seconds = 0;
+  int64_t batch_size = 0;                        // > 0: written into the config as train.batch_size
   std::vector<std::pair<double, double>> evals;  // (wall seconds, test accuracy) at each epoch end
 };
 
@@ -59,6 +60,7 @@ inline int64_t write_run(ResultStore& store, const RunSpec& s) {
   rec.world_size = s.world_size;
   rec.seed = s.seed;
   rec.config = "name: " + s.name + "\nseed: " + std::to_string(s.seed);
+  if (s.batch_size > 0) rec.config += "\ntrain:\n  batch_size: " + std::to_string(s.batch_size);
   rec.config_hash = stable_hash(rec.config + std::to_string(s.world_size));
   rec.code_version = "test";
   rec.host = "host";

@@ -1,0 +1,72 @@
+#include "reports/throughput.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+
+#include "reports/results_reader.h"
+
+namespace cedar {
+
+double training_images_per_second(const std::vector<StepTime>& steps,
+                                  const std::vector<EvalTime>& evals, int64_t batch_size) {
+  if (batch_size <= 0 || steps.empty()) return 0;
+  std::map<int64_t, double> eval_end;  // steps completed -> when that evaluation ended
+  for (const auto& e : evals) eval_end[e.step] = e.wall_seconds;
+  std::map<int64_t, std::pair<int64_t, double>> epochs;  // epoch -> (steps, seconds)
+  double previous = 0;
+  for (const auto& s : steps) {
+    double from = previous;
+    // An evaluation between the previous row and this one: the step began when it ended. One
+    // that does not lie in the gap (rows of another origin) is not subtracted.
+    auto e = eval_end.find(s.step);
+    if (e != eval_end.end() && e->second >= previous && e->second <= s.wall_seconds)
+      from = e->second;
+    auto& [count, seconds] = epochs[s.epoch];
+    ++count;
+    seconds += std::max(0.0, s.wall_seconds - from);
+    previous = s.wall_seconds;
+  }
+  std::vector<double> rates;
+  for (const auto& [epoch, totals] : epochs)
+    if (totals.second > 0) rates.push_back(double(batch_size) * totals.first / totals.second);
+  if (rates.empty()) return 0;
+  std::sort(rates.begin(), rates.end());
+  const size_t n = rates.size();
+  return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+}
+
+double training_images_per_second(ResultsReader& db, int64_t run_id, int64_t batch_size) {
+  if (batch_size <= 0) return 0;
+  std::vector<StepTime> steps;
+  sqlite3_stmt* st =
+      db.prepare("SELECT step, epoch, wall_seconds FROM steps WHERE run_id = ?1 ORDER BY step");
+  sqlite3_bind_int64(st, 1, run_id);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    steps.push_back(
+        {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2)});
+  sqlite3_finalize(st);
+  std::vector<EvalTime> evals;
+  st = db.prepare("SELECT step, wall_seconds FROM evals WHERE run_id = ?1");
+  sqlite3_bind_int64(st, 1, run_id);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    evals.push_back({sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1)});
+  sqlite3_finalize(st);
+  return training_images_per_second(steps, evals, batch_size);
+}
+
+int64_t batch_size_of(const std::string& config_yaml) {
+  try {
+    const YAML::Node root = YAML::Load(config_yaml);
+    if (!root.IsMap()) return 0;
+    const YAML::Node train = root["train"];
+    if (!train.IsMap()) return 0;
+    const YAML::Node b = train["batch_size"];
+    return b.IsScalar() ? std::max<int64_t>(0, b.as<int64_t>()) : 0;
+  } catch (const YAML::Exception&) {
+    return 0;
+  }
+}
+
+}  // namespace cedar

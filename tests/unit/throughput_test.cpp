@@ -1,0 +1,87 @@
+// Training throughput (reports/throughput.h): images per second on one rank from the step rows'
+// wall-clock, evaluations left out, median over epochs; and the comparison table's column.
+#include "reports/throughput.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "reports/comparison.h"
+#include "tests/unit/results_fixture.h"
+
+namespace cedar {
+namespace {
+
+// Three epochs of 4 steps, batch 8 per rank: steps of 0.5 s, then 0.25 s, then 0.125 s, so 16,
+// 32 and 64 images per second. A 3 s evaluation after step 2 and one at each epoch's end lie
+// between step rows.
+std::vector<StepTime> three_epochs() {
+  return {{0, 0, 0.5},  {1, 0, 1.0}, {2, 0, 4.5},   {3, 0, 5.0},  {4, 1, 7.25},   {5, 1, 7.5},
+          {6, 1, 7.75}, {7, 1, 8.0}, {8, 2, 9.125}, {9, 2, 9.25}, {10, 2, 9.375}, {11, 2, 9.5}};
+}
+const std::vector<EvalTime> kEvals = {{2, 4.0}, {4, 7.0}, {8, 9.0}, {12, 10.0}};
+
+TEST(Throughput, EvaluationsLeftOutMedianOverEpochs) {
+  // With the evaluations' time counted, epoch 0 would be 32 / 5 s and epoch 1 32 / 2 s.
+  EXPECT_DOUBLE_EQ(training_images_per_second(three_epochs(), kEvals, 8), 32.0);
+}
+
+TEST(Throughput, EvenEpochCountTakesTheMiddleTwo) {
+  auto steps = three_epochs();
+  steps.resize(8);  // epochs 0 and 1: 16 and 32 images per second
+  EXPECT_DOUBLE_EQ(training_images_per_second(steps, kEvals, 8), 24.0);
+}
+
+TEST(Throughput, AnEvaluationOutsideTheGapIsNotSubtracted) {
+  // An evaluation row whose time does not lie between its neighbouring steps' rows.
+  std::vector<StepTime> steps = {{0, 0, 1.0}, {1, 0, 2.0}, {2, 0, 3.0}, {3, 0, 4.0}};
+  EXPECT_DOUBLE_EQ(training_images_per_second(steps, {{2, 9.0}}, 4), 4.0);
+}
+
+TEST(Throughput, UnknownWithoutBatchSizeOrSteps) {
+  EXPECT_EQ(training_images_per_second(three_epochs(), kEvals, 0), 0);
+  EXPECT_EQ(training_images_per_second({}, kEvals, 8), 0);
+}
+
+TEST(Throughput, BatchSizeFromTheResolvedConfiguration) {
+  EXPECT_EQ(batch_size_of("name: x\ntrain:\n  epochs: 2\n  batch_size: 64\n"), 64);
+  EXPECT_EQ(batch_size_of("name: x\n"), 0);
+  EXPECT_EQ(batch_size_of("train: 3\n"), 0);
+  EXPECT_EQ(batch_size_of("train: {batch_size: [1]}\n"), 0);
+  EXPECT_EQ(batch_size_of("not: [yaml"), 0);
+}
+
+TEST(Throughput, ComparisonColumnIsTheMeanOverSeeds) {
+  const std::string path = ::testing::TempDir() + "throughput_test.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  {
+    ResultStore store(path);
+    fixture::RunSpec s;
+    s.suite = "t";
+    s.name = "dense";
+    s.algorithm = "dense";
+    s.batch_size = 16;
+    s.compute_seconds = 0.125;  // 128 images per second per rank
+    s.collectives = {{"allreduce", 1, {400, 400}}};
+    fixture::write_run(store, s);
+    s.seed = 2;
+    s.compute_seconds = 0.25;  // 64
+    fixture::write_run(store, s);
+    s.name = "no-batch";
+    s.batch_size = 0;
+    fixture::write_run(store, s);
+  }
+  auto rows = compare_runs(load_runs(path, "t"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].images_per_second, 96.0);
+  EXPECT_EQ(rows[1].images_per_second, 0);
+  const std::string md = render_markdown(rows);
+  EXPECT_NE(md.find("| wall s | img/s/rank | payload MB/rank |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 96 |"), std::string::npos) << md;
+  const std::string csv = render_csv(rows);
+  EXPECT_NE(csv.find(",train_img_per_s_per_rank\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",96.0\n"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace cedar
