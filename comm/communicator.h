@@ -35,6 +35,23 @@ class Communicator {
   // In-place broadcast from `root`.
   virtual void broadcast(at::Tensor& t, int root) = 0;
   virtual void barrier() = 0;
+
+  // Point-to-point. `t` must be contiguous; a receive names the exact count and type the peer
+  // sends (a mismatch is a CommError). Messages between one pair with one tag arrive in order.
+  // send may return before the peer receives (buffered) or only once it does: a caller that
+  // sends and receives at once uses sendrecv, which never deadlocks on a ring or a pairing.
+  virtual void send(const at::Tensor& t, int peer, int tag = 0) = 0;
+  virtual void recv(at::Tensor& t, int peer, int tag = 0) = 0;
+  // Sends `out` to `dest` and receives into `in` from `source`, both at once. dest == source ==
+  // rank() copies `out` into `in`.
+  virtual void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
+                        int tag = 0) = 0;
+
+  // Collective over this communicator: the ranks passing the same `color` form a new
+  // communicator, ranked by (key, rank here). `level` names the new communicator's traffic
+  // ("intra", "inter"): the metering layer counts it under that name and emulates it with that
+  // level's network profile; backends ignore it.
+  virtual std::unique_ptr<Communicator> split(int color, int key, const std::string& level) = 0;
 };
 
 // One process, no peers: every collective is the identity.
@@ -48,6 +65,10 @@ class LocalCommunicator final : public Communicator {
   std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
   void broadcast(at::Tensor&, int) override {}
   void barrier() override {}
+  void send(const at::Tensor& t, int peer, int tag) override;
+  void recv(at::Tensor& t, int peer, int tag) override;
+  void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override;
+  std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
 
  private:
   // The result of allgather and allgatherv: a copy of t, flattened; from 1 MiB on in one kept

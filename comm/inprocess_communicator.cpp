@@ -2,7 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <array>
 #include <exception>
+#include <string>
 #include <thread>
 
 namespace cedar {
@@ -31,6 +34,29 @@ void InProcessWorld::exchange(int rank, const at::Tensor& t,
   lock.lock();
   wait_all(lock);
   slots_[rank] = at::Tensor();
+}
+
+void InProcessWorld::post(int from, int to, int tag, const at::Tensor& t) {
+  at::Tensor copy = t.reshape({-1}).clone();
+  std::lock_guard<std::mutex> lock(mu_);
+  mail_[{from, to, tag}].push_back(std::move(copy));
+  cv_.notify_all();
+}
+
+at::Tensor InProcessWorld::take(int from, int to, int tag) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto& queue = mail_[{from, to, tag}];
+  cv_.wait(lock, [&] { return !queue.empty(); });
+  at::Tensor t = std::move(queue.front());
+  queue.pop_front();
+  return t;
+}
+
+std::shared_ptr<InProcessWorld> InProcessWorld::part(uint64_t split, int color, int members) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& world = parts_[{split, color}];
+  if (!world) world = std::make_shared<InProcessWorld>(members);
+  return world;
 }
 
 void InProcessCommunicator::allreduce_sum(at::Tensor& t) {
@@ -70,6 +96,64 @@ void InProcessCommunicator::broadcast(at::Tensor& t, int root) {
 
 void InProcessCommunicator::barrier() {
   world_.exchange(rank_, at::Tensor(), [](const std::vector<at::Tensor>&) {});
+}
+
+namespace {
+
+void check_peer(int peer, int size, const char* op) {
+  if (peer < 0 || peer >= size)
+    throw CommError(std::string("inproc ") + op + ": rank " + std::to_string(peer) +
+                    " is outside this communicator of " + std::to_string(size) + " ranks");
+}
+
+void deliver(const at::Tensor& message, at::Tensor& t, int peer, const char* op) {
+  if (message.numel() != t.numel() || message.scalar_type() != t.scalar_type())
+    throw CommError(std::string("inproc ") + op + ": expected " + std::to_string(t.numel()) + " " +
+                    std::string(c10::toString(t.scalar_type())) + " values from rank " +
+                    std::to_string(peer) + ", received " + std::to_string(message.numel()) + " " +
+                    std::string(c10::toString(message.scalar_type())));
+  t.copy_(message.reshape(t.sizes()));
+}
+
+}  // namespace
+
+void InProcessCommunicator::send(const at::Tensor& t, int peer, int tag) {
+  check_peer(peer, size(), "send");
+  world_.post(rank_, peer, tag, t);
+}
+
+void InProcessCommunicator::recv(at::Tensor& t, int peer, int tag) {
+  check_peer(peer, size(), "recv");
+  deliver(world_.take(peer, rank_, tag), t, peer, "recv");
+}
+
+void InProcessCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
+                                     int tag) {
+  check_peer(dest, size(), "sendrecv");
+  check_peer(source, size(), "sendrecv");
+  world_.post(rank_, dest, tag, out);
+  deliver(world_.take(source, rank_, tag), in, source, "sendrecv");
+}
+
+std::unique_ptr<Communicator> InProcessCommunicator::split(int color, int key, const std::string&) {
+  at::Tensor mine = at::tensor({int64_t{color}, int64_t{key}}, at::kLong);
+  std::vector<std::array<int64_t, 3>> all;  // (color, key, rank) of every rank
+  world_.exchange(rank_, mine, [&](const std::vector<at::Tensor>& deposits) {
+    for (size_t r = 0; r < deposits.size(); ++r) {
+      const int64_t* v = deposits[r].data_ptr<int64_t>();
+      all.push_back({v[0], v[1], static_cast<int64_t>(r)});
+    }
+  });
+  std::vector<std::array<int64_t, 3>> group;
+  for (const auto& e : all)
+    if (e[0] == color) group.push_back(e);
+  std::sort(group.begin(), group.end(),
+            [](const auto& a, const auto& b) { return a[1] != b[1] ? a[1] < b[1] : a[2] < b[2]; });
+  int new_rank = 0;
+  for (size_t i = 0; i < group.size(); ++i)
+    if (group[i][2] == rank_) new_rank = static_cast<int>(i);
+  auto world = world_.part(splits_++, color, static_cast<int>(group.size()));
+  return std::make_unique<InProcessCommunicator>(std::move(world), new_rank);
 }
 
 void run_ranks(int n, const std::function<void(Communicator&)>& fn) {

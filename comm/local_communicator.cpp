@@ -1,5 +1,7 @@
 #include <ATen/ATen.h>
 
+#include <string>
+
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -22,5 +24,28 @@ at::Tensor LocalCommunicator::copy_of(const at::Tensor& t) {
 at::Tensor LocalCommunicator::allgather(const at::Tensor& t) { return copy_of(t); }
 
 std::vector<at::Tensor> LocalCommunicator::allgatherv(const at::Tensor& t) { return {copy_of(t)}; }
+
+namespace {
+void no_peer(const char* op, int peer) {
+  throw CommError(std::string("backend local: ") + op + " with rank " + std::to_string(peer) +
+                  ", but the only rank is 0 (a one-process run has no peers)");
+}
+}  // namespace
+
+void LocalCommunicator::send(const at::Tensor&, int peer, int) { no_peer("send", peer); }
+
+void LocalCommunicator::recv(at::Tensor&, int peer, int) { no_peer("recv", peer); }
+
+void LocalCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int) {
+  if (dest != 0) no_peer("sendrecv", dest);
+  if (source != 0) no_peer("sendrecv", source);
+  if (out.numel() != in.numel() || out.scalar_type() != in.scalar_type())
+    throw CommError("backend local: sendrecv to itself with different counts or types");
+  in.copy_(out.reshape(in.sizes()));
+}
+
+std::unique_ptr<Communicator> LocalCommunicator::split(int, int, const std::string&) {
+  return std::make_unique<LocalCommunicator>();
+}
 
 }  // namespace cedar

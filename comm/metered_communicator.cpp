@@ -26,18 +26,36 @@ void CommCounters::add(const CommCounters& o) {
   seconds += o.seconds;
 }
 
+MeteredCommunicator::MeteredCommunicator(std::unique_ptr<Communicator> inner,
+                                         MeteredCommunicator& parent, std::string level)
+    : owned_(std::move(inner)), inner_(*owned_), parent_(&parent), level_(std::move(level)) {
+  auto it = parent.level_profiles_.find(level_);
+  emulate_ = it != parent.level_profiles_.end() ? it->second : parent.emulate_;
+  level_profiles_ = parent.level_profiles_;
+}
+
+double MeteredCommunicator::emulated(int64_t latency, int64_t bus, double seconds) const {
+  if (!emulate_) return seconds;
+  const double modeled = emulate_->seconds(latency, bus);
+  if (modeled <= seconds) return seconds;
+  std::this_thread::sleep_for(std::chrono::duration<double>(modeled - seconds));
+  return modeled;
+}
+
 void MeteredCommunicator::record(const char* op, int64_t elements, int64_t payload, int64_t bus,
                                  int64_t latency, double seconds) {
-  if (emulate_) {
-    const double modeled = emulate_->seconds(latency, bus);
-    if (modeled > seconds) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(modeled - seconds));
-      seconds = modeled;
-    }
-  }
-  CommCounters c{1, elements, payload, bus, latency, seconds};
+  CommCounters c{1, elements, payload, bus, latency, emulated(latency, bus, seconds)};
   step_.add(c);
   totals_[op].add(c);
+  if (parent_) parent_->absorb(level_, op, c);
+}
+
+void MeteredCommunicator::absorb(const std::string& level, const std::string& op,
+                                 const CommCounters& c) {
+  step_.add(c);
+  step_levels_[level].add(c);
+  totals_[level + "/" + op].add(c);
+  if (parent_) parent_->absorb(level_.empty() ? level : level_ + "/" + level, op, c);
 }
 
 void MeteredCommunicator::allreduce_sum(at::Tensor& t) {
@@ -77,6 +95,43 @@ void MeteredCommunicator::broadcast(at::Tensor& t, int root) {
   int64_t b = nbytes(t);
   record("broadcast", t.numel(), (size() > 1 && rank() == root) ? b : 0,
          broadcast_bus_bytes(b, size()), broadcast_latency_steps(size()), since(t0));
+}
+
+void MeteredCommunicator::send(const at::Tensor& t, int peer, int tag) {
+  auto t0 = Clock::now();
+  inner_.send(t, peer, tag);
+  const int64_t b = nbytes(t);
+  record("send", t.numel(), b, b, 1, since(t0));
+}
+
+void MeteredCommunicator::recv(at::Tensor& t, int peer, int tag) {
+  auto t0 = Clock::now();
+  inner_.recv(t, peer, tag);
+  // The sender counts the bytes; the receive cannot end before they could have arrived.
+  const double seconds = emulated(1, nbytes(t), since(t0));
+  CommCounters c{1, t.numel(), 0, 0, 0, seconds};
+  step_.add(c);
+  totals_["recv"].add(c);
+  if (parent_) parent_->absorb(level_, "recv", c);
+}
+
+void MeteredCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
+                                   int tag) {
+  auto t0 = Clock::now();
+  inner_.sendrecv(out, dest, in, source, tag);
+  const int64_t b = dest == rank() ? 0 : nbytes(out);
+  record("sendrecv", out.numel(), b, b, b > 0 ? 1 : 0, since(t0));
+}
+
+std::unique_ptr<Communicator> MeteredCommunicator::split(int color, int key,
+                                                         const std::string& level) {
+  auto t0 = Clock::now();
+  std::unique_ptr<Communicator> part = inner_.split(color, key, level);
+  // Forming the communicator exchanges (color, key) among every rank: an allgather of 8 bytes.
+  const int64_t b = size() > 1 ? 8 : 0;
+  record("split", 0, b, allgather_bus_bytes(8 * int64_t{size()}, size()),
+         allgather_latency_steps(size()), since(t0));
+  return std::make_unique<MeteredCommunicator>(std::move(part), *this, level);
 }
 
 void MeteredCommunicator::barrier() {

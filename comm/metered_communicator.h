@@ -2,7 +2,17 @@
 // Wraps a backend and records, per collective and rank: calls, elements, payload bytes (what this
 // rank contributes), bus bytes (bus_bytes.h) and seconds. Per-step counters are read and reset by
 // the trainer; per-operation totals cover the whole run.
+//
+// Point-to-point messages: a send or a sendrecv counts the bytes this rank sends as payload and
+// as bus bytes, and one latency step (one alpha per message); a recv counts no bytes (its sender
+// counts them) but, when emulating, lasts at least the modeled time of the bytes it received.
+//
+// Sub-communicators (split) are metered too: their traffic counts in their own counters and in
+// their parent's, under the operation name "<level>/<op>" (e.g. "inter/allgatherv") and in the
+// parent's per-level step counters; when emulating, each level uses its own network profile.
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "comm/communicator.h"
@@ -23,6 +33,9 @@ struct CommCounters {
 class MeteredCommunicator final : public Communicator {
  public:
   explicit MeteredCommunicator(Communicator& inner) : inner_(inner) {}
+  // A sub-communicator of `parent` for traffic of level `level`; owns its backend.
+  MeteredCommunicator(std::unique_ptr<Communicator> inner, MeteredCommunicator& parent,
+                      std::string level);
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
@@ -33,13 +46,30 @@ class MeteredCommunicator final : public Communicator {
   std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
   void broadcast(at::Tensor& t, int root) override;
   void barrier() override;
+  void send(const at::Tensor& t, int peer, int tag = 0) override;
+  void recv(at::Tensor& t, int peer, int tag = 0) override;
+  void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag = 0) override;
+  // Returns a MeteredCommunicator (see the top of this file).
+  std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
 
   const CommCounters& step() const { return step_; }
-  void reset_step() { step_ = CommCounters{}; }
+  // This step's traffic of each level of sub-communicators split from this one, by level name.
+  const std::map<std::string, CommCounters>& step_levels() const { return step_levels_; }
+  void reset_step() {
+    step_ = CommCounters{};
+    step_levels_.clear();
+  }
+  // The level this communicator's traffic is counted under ("" for the run's communicator).
+  const std::string& level() const { return level_; }
   const std::map<std::string, CommCounters>& totals() const { return totals_; }
   // With a profile, every collective takes at least its modeled time on that network (the
   // difference is slept), so wall-clock follows the emulated network, collective by collective.
   void emulate(const NetworkProfile* profile) { emulate_ = profile; }
+  // The profile that emulates the traffic of sub-communicators of level `level` split from this
+  // one later (default: the profile of emulate()).
+  void emulate_level(const std::string& level, const NetworkProfile* profile) {
+    level_profiles_[level] = profile;
+  }
   // Continues a checkpointed run's totals.
   void restore_totals(std::map<std::string, CommCounters> totals) { totals_ = std::move(totals); }
   Communicator& inner() { return inner_; }
@@ -47,9 +77,20 @@ class MeteredCommunicator final : public Communicator {
  private:
   void record(const char* op, int64_t elements, int64_t payload, int64_t bus, int64_t latency,
               double seconds);
+  // Sleeps until `seconds` reach the emulated profile's time for (latency, bus); returns the
+  // seconds the operation then took.
+  double emulated(int64_t latency, int64_t bus, double seconds) const;
+  // Adds a sub-communicator's record to this one's counters (and on up to the root).
+  void absorb(const std::string& level, const std::string& op, const CommCounters& c);
+
+  std::unique_ptr<Communicator> owned_;  // the backend of a sub-communicator
   Communicator& inner_;
+  MeteredCommunicator* parent_ = nullptr;
+  std::string level_;
   const NetworkProfile* emulate_ = nullptr;
+  std::map<std::string, const NetworkProfile*> level_profiles_;
   CommCounters step_;
+  std::map<std::string, CommCounters> step_levels_;
   std::map<std::string, CommCounters> totals_;
 };
 

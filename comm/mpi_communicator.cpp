@@ -4,7 +4,9 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <string>
 
 namespace cedar {
 namespace {
@@ -45,6 +47,8 @@ void check(int rc, const char* op) {
   }
 }
 
+MPI_Comm as_comm(void* comm) { return *static_cast<MPI_Comm*>(comm); }
+
 void finalize_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -77,15 +81,31 @@ bool mpi_threads_serialized() { return g_thread_level >= MPI_THREAD_SERIALIZED; 
 
 MpiCommunicator::MpiCommunicator() {
   ensure_mpi_initialized();
+  comm_ = new MPI_Comm(MPI_COMM_WORLD);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiCommunicator::MpiCommunicator(void* comm) : comm_(comm), owned_(true) {
+  MPI_Comm c = *static_cast<MPI_Comm*>(comm_);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(c, &rank_);
+  MPI_Comm_size(c, &size_);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  auto* c = static_cast<MPI_Comm*>(comm_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owned_ && !finalized) MPI_Comm_free(c);
+  delete c;
 }
 
 void MpiCommunicator::allreduce_sum(at::Tensor& t) {
   check_cpu(t, "allreduce");
   if (size_ == 1 || t.numel() == 0) return;
   check(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), count_of(t.numel(), "allreduce"),
-                      mpi_type(t, "allreduce"), MPI_SUM, MPI_COMM_WORLD),
+                      mpi_type(t, "allreduce"), MPI_SUM, as_comm(comm_)),
         "Allreduce");
 }
 
@@ -104,7 +124,7 @@ at::Tensor MpiCommunicator::allgather(const at::Tensor& t) {
   at::Tensor out = gather_output(t.numel() * size_, t.options());
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
   check(MPI_Allgather(t.data_ptr(), count_of(bytes, "allgather"), MPI_BYTE, out.data_ptr(),
-                      count_of(bytes, "allgather"), MPI_BYTE, MPI_COMM_WORLD),
+                      count_of(bytes, "allgather"), MPI_BYTE, as_comm(comm_)),
         "Allgather");
   return out;
 }
@@ -113,7 +133,7 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
   check_cpu(t, "allgatherv");
   int64_t mine = t.numel();
   std::vector<int64_t> counts(size_);
-  check(MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, MPI_COMM_WORLD),
+  check(MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, as_comm(comm_)),
         "Allgather");
   const int64_t esize = t.element_size();
   std::vector<int> byte_counts(size_), displs(size_);
@@ -126,7 +146,7 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
   at::Tensor flat = gather_output(total, t.options());
   check(
       MPI_Allgatherv(t.data_ptr(), count_of(mine * esize, "allgatherv"), MPI_BYTE, flat.data_ptr(),
-                     byte_counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+                     byte_counts.data(), displs.data(), MPI_BYTE, as_comm(comm_)),
       "Allgatherv");
   std::vector<at::Tensor> out;
   int64_t off = 0;
@@ -141,11 +161,80 @@ void MpiCommunicator::broadcast(at::Tensor& t, int root) {
   check_cpu(t, "broadcast");
   if (size_ == 1) return;
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
-  check(MPI_Bcast(t.data_ptr(), count_of(bytes, "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD),
+  check(MPI_Bcast(t.data_ptr(), count_of(bytes, "broadcast"), MPI_BYTE, root, as_comm(comm_)),
         "Bcast");
 }
 
-void MpiCommunicator::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "Barrier"); }
+void MpiCommunicator::barrier() { check(MPI_Barrier(as_comm(comm_)), "Barrier"); }
+
+namespace {
+
+int checked_peer(int peer, int size, const char* op) {
+  if (peer < 0 || peer >= size)
+    throw CommError(std::string("mpi ") + op + ": rank " + std::to_string(peer) +
+                    " is outside this communicator of " + std::to_string(size) + " ranks");
+  return peer;
+}
+
+int64_t byte_count(const at::Tensor& t) {
+  return t.numel() * static_cast<int64_t>(t.element_size());
+}
+
+void check_received(const MPI_Status& status, int64_t expected, const char* op) {
+  int got = 0;
+  MPI_Get_count(&status, MPI_BYTE, &got);
+  if (got != expected)
+    throw CommError(std::string("mpi ") + op + ": expected " + std::to_string(expected) +
+                    " bytes from rank " + std::to_string(status.MPI_SOURCE) + ", received " +
+                    std::to_string(got));
+}
+
+}  // namespace
+
+void MpiCommunicator::send(const at::Tensor& t, int peer, int tag) {
+  check_cpu(t, "send");
+  check(MPI_Send(t.data_ptr(), count_of(byte_count(t), "send"), MPI_BYTE,
+                 checked_peer(peer, size_, "send"), tag, as_comm(comm_)),
+        "Send");
+}
+
+void MpiCommunicator::recv(at::Tensor& t, int peer, int tag) {
+  check_cpu(t, "recv");
+  MPI_Status status;
+  // One byte of room beyond the expected count, so that a longer message is reported as such
+  // (MPI_Get_count) instead of as MPI's truncation error.
+  const int64_t bytes = byte_count(t);
+  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv"), MPI_BYTE,
+                 checked_peer(peer, size_, "recv"), tag, as_comm(comm_), &status),
+        "Recv");
+  check_received(status, bytes, "recv");
+  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(bytes));
+}
+
+void MpiCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
+                               int tag) {
+  check_cpu(out, "sendrecv");
+  check_cpu(in, "sendrecv");
+  MPI_Status status;
+  const int64_t bytes = byte_count(in);
+  check(MPI_Sendrecv(out.data_ptr(), count_of(byte_count(out), "sendrecv"), MPI_BYTE,
+                     checked_peer(dest, size_, "sendrecv"), tag, in.data_ptr(),
+                     count_of(bytes, "sendrecv"), MPI_BYTE, checked_peer(source, size_, "sendrecv"),
+                     tag, as_comm(comm_), &status),
+        "Sendrecv");
+  check_received(status, bytes, "sendrecv");
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const std::string&) {
+  auto* part = new MPI_Comm(MPI_COMM_NULL);
+  const int rc = MPI_Comm_split(as_comm(comm_), color, key, part);
+  if (rc != MPI_SUCCESS) {
+    delete part;
+    check(rc, "Comm_split");
+  }
+  return std::unique_ptr<Communicator>(new MpiCommunicator(part));
+}
 
 void MpiCommunicator::abort_job(int code) {
   int initialized = 0;

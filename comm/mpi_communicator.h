@@ -1,5 +1,6 @@
 #pragma once
-// Collectives over MPI (OpenMPI) on CPU tensors, MPI_COMM_WORLD.
+// Collectives and point-to-point messages over MPI (OpenMPI) on CPU tensors: MPI_COMM_WORLD, or
+// a communicator split from it.
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -14,7 +15,10 @@ void ensure_mpi_initialized();
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator();
+  MpiCommunicator();  // MPI_COMM_WORLD
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend() const override { return "mpi"; }
@@ -23,6 +27,10 @@ class MpiCommunicator final : public Communicator {
   std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
   void broadcast(at::Tensor& t, int root) override;
   void barrier() override;
+  void send(const at::Tensor& t, int peer, int tag) override;
+  void recv(at::Tensor& t, int peer, int tag) override;
+  void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override;
+  std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
 
   // Ends every rank of the job (used when one rank fails so that none hangs).
   static void abort_job(int code);
@@ -32,7 +40,11 @@ class MpiCommunicator final : public Communicator {
   // every view of the previous result (a fresh buffer of tens of MB takes longer to fault in than
   // the gather itself); while any view is alive a new storage is taken instead.
   at::Tensor gather_output(int64_t numel, const at::TensorOptions& options);
+  // Takes ownership of `comm` (a split of another communicator), freed with this object.
+  explicit MpiCommunicator(void* comm);
 
+  void* comm_ = nullptr;  // the MPI_Comm (kept opaque so that users need no <mpi.h>)
+  bool owned_ = false;
   int rank_ = 0, size_ = 1;
   at::Tensor gather_storage_;  // uint8, the reusable output storage
 };

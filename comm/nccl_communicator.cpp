@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstring>
+#include <string>
 
 #ifdef CEDAR_HAVE_NCCL
 #include <c10/cuda/CUDAFunctions.h>
@@ -57,6 +58,11 @@ class NcclCommunicator final : public Communicator {
     std::memcpy(&id, buf.data_ptr(), sizeof id);
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
     check(ncclCommInitRank(&comm_, size_, id, rank_), "CommInitRank");
+  }
+  // A communicator split from another (ncclCommSplit).
+  NcclCommunicator(ncclComm_t comm, int device) : device_(device), comm_(comm) {
+    check(ncclCommUserRank(comm_, &rank_), "CommUserRank");
+    check(ncclCommCount(comm_, &size_), "CommCount");
   }
   ~NcclCommunicator() override {
     if (comm_) ncclCommDestroy(comm_);
@@ -120,6 +126,42 @@ class NcclCommunicator final : public Communicator {
           "Broadcast");
   }
 
+  void send(const at::Tensor& t, int peer, int tag) override {
+    check_cuda(t, "send");
+    check_peer(peer, "send");
+    (void)tag;  // NCCL orders the messages of one pair by issue order; it has no tags
+    check(ncclSend(t.data_ptr(), t.numel(), nccl_type(t, "send"), peer, comm_, stream(t)), "Send");
+  }
+
+  void recv(at::Tensor& t, int peer, int tag) override {
+    check_cuda(t, "recv");
+    check_peer(peer, "recv");
+    (void)tag;
+    check(ncclRecv(t.data_ptr(), t.numel(), nccl_type(t, "recv"), peer, comm_, stream(t)), "Recv");
+  }
+
+  void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override {
+    check_cuda(out, "sendrecv");
+    check_cuda(in, "sendrecv");
+    check_peer(dest, "sendrecv");
+    check_peer(source, "sendrecv");
+    (void)tag;
+    check(ncclGroupStart(), "GroupStart");
+    check(
+        ncclSend(out.data_ptr(), out.numel(), nccl_type(out, "sendrecv"), dest, comm_, stream(out)),
+        "Send");
+    check(ncclRecv(in.data_ptr(), in.numel(), nccl_type(in, "sendrecv"), source, comm_, stream(in)),
+          "Recv");
+    check(ncclGroupEnd(), "GroupEnd");
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key, const std::string&) override {
+    ncclComm_t part = nullptr;
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device_));
+    check(ncclCommSplit(comm_, color, key, &part, nullptr), "CommSplit");
+    return std::make_unique<NcclCommunicator>(part, device_);
+  }
+
   void barrier() override {
     at::Tensor one = at::ones({1}, at::TensorOptions().device(at::kCUDA, device_));
     allreduce_sum(one);
@@ -127,10 +169,15 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  void check_peer(int peer, const char* op) const {
+    if (peer < 0 || peer >= size_)
+      throw CommError(std::string("nccl ") + op + ": rank " + std::to_string(peer) +
+                      " is outside this communicator of " + std::to_string(size_) + " ranks");
+  }
   static cudaStream_t stream(const at::Tensor& t) {
     return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
   }
-  int rank_, size_, device_;
+  int rank_ = 0, size_ = 1, device_ = 0;
   ncclComm_t comm_ = nullptr;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,21 @@ class FakePeers final : public Communicator {
   void allreduce_sum(at::Tensor&) override {}
   void broadcast(at::Tensor&, int) override {}
   void barrier() override {}
+  void send(const at::Tensor&, int, int) override {}
+  // What rank `peer` sends, cut or zero-padded to the receive's size.
+  void recv(at::Tensor& t, int peer, int) override {
+    if (peer < 1 || peer >= size()) throw CommError("fuzz recv: no rank " + std::to_string(peer));
+    std::vector<uint8_t> part = peers_[static_cast<size_t>(peer - 1)];
+    const int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+    part.resize(static_cast<size_t>(bytes), 0);
+    if (bytes) std::memcpy(t.data_ptr(), part.data(), static_cast<size_t>(bytes));
+  }
+  void sendrecv(const at::Tensor&, int, at::Tensor& in, int source, int tag) override {
+    recv(in, source, tag);
+  }
+  std::unique_ptr<Communicator> split(int, int, const std::string&) override {
+    throw CommError("fuzz: split is not part of what the fuzzer drives");
+  }
 
   at::Tensor allgather(const at::Tensor& t) override {
     at::Tensor mine = t.contiguous().reshape({-1});

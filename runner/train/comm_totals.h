@@ -1,5 +1,6 @@
 #pragma once
-// Every rank's communication totals per collective, for the run's comm_totals rows.
+// Every rank's communication totals per operation (collectives, messages, each level's as
+// "<level>/<op>"), for the run's comm_totals rows.
 #include <vector>
 
 #include "comm/communicator.h"
@@ -8,8 +9,8 @@
 
 namespace cedar {
 
-// Collective on `control` (one allgather): the totals `metered` counted on each rank, one row per
-// rank and collective that was called at least once, in rank order. Every rank gets all rows.
+// Collective on `control` (two allgathervs): the totals `metered` counted on each rank, one row per
+// rank and operation that was called at least once, in rank order. Every rank gets all rows.
 std::vector<CommTotalRow> gather_comm_totals(const MeteredCommunicator& metered,
                                              Communicator& control);
 

@@ -5,6 +5,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "tests/unit/point_to_point_checks.h"
 
 namespace cedar {
 namespace {
@@ -43,6 +44,16 @@ TEST(MpiComm, AllreduceAllgatherBroadcastAndBytes) {
   EXPECT_EQ(tot.at("allgatherv").payload_bytes, 8 * r + 8);
   EXPECT_EQ(tot.at("allgatherv").bus_bytes, allgather_bus_bytes(8 * (n * (n - 1) / 2) + 8 * n, n));
   EXPECT_EQ(tot.at("broadcast").payload_bytes, r == 1 ? 16 : 0);
+}
+
+TEST(MpiComm, PointToPointMessagesArriveAndAreMeteredAsSent) {
+  MpiCommunicator mpi;
+  testing::check_point_to_point(mpi);
+}
+
+TEST(MpiComm, SplitsFormTheirGroupsAndCountTheirLevels) {
+  MpiCommunicator mpi;
+  testing::check_split(mpi);
 }
 
 TEST(MpiComm, LargeGatherOutputsAreReusedOnlyOnceDropped) {

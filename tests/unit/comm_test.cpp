@@ -8,6 +8,7 @@
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
 #include "comm/network_model.h"
+#include "tests/unit/point_to_point_checks.h"
 
 namespace cedar {
 namespace {
@@ -87,6 +88,44 @@ TEST(LocalCommunicator, GathersAreCopiesAndAHeldResultIsNeverReused) {
   EXPECT_EQ(parts[0].data_ptr(), storage);
   EXPECT_TRUE(torch::equal(parts[0], torch::arange(n / 2, torch::kLong)));
   EXPECT_TRUE(torch::equal(comm.allgather(torch::ones({3})), torch::ones({3})));  // small: a copy
+}
+
+class PointToPoint : public ::testing::TestWithParam<int> {};
+
+TEST_P(PointToPoint, MessagesArriveAndAreMeteredAsSent) {
+  run_ranks(GetParam(), [](Communicator& comm) { testing::check_point_to_point(comm); });
+}
+
+TEST_P(PointToPoint, SplitsFormTheirGroupsAndCountTheirLevels) {
+  run_ranks(GetParam(), [](Communicator& comm) { testing::check_split(comm); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, PointToPoint, ::testing::Values(2, 3, 4));
+
+TEST(PointToPoint, EachLevelIsEmulatedWithItsOwnProfile) {
+  // A slow "inter" level (1 ms per message) and an instant world: the inter allreduce of 2
+  // ranks lasts at least its 2 latency steps.
+  const NetworkProfile slow{"slow", 1e-3, 0};
+  run_ranks(2, [&](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    comm.emulate_level("inter", &slow);
+    std::unique_ptr<Communicator> inter = comm.split(0, comm.rank(), "inter");
+    auto t = torch::ones({4});
+    inter->allreduce_sum(t);
+    EXPECT_GE(comm.totals().at("inter/allreduce").seconds, 2e-3);
+    EXPECT_EQ(comm.step_levels().at("inter").latency_steps, 2);
+  });
+}
+
+TEST(LocalCommunicator, PointToPointHasNoPeersButItself) {
+  LocalCommunicator local;
+  Communicator& comm = local;
+  auto out = torch::arange(6, torch::kFloat);
+  auto in = torch::empty({2, 3});
+  comm.sendrecv(out, 0, in, 0);
+  EXPECT_TRUE(torch::equal(in.reshape({-1}), out));
+  EXPECT_THROW(comm.send(out, 1), CommError);
+  EXPECT_EQ(comm.split(0, 0, "intra")->size(), 1);
 }
 
 TEST(NetworkModel, AlphaBetaCostOfARingAllreduce) {

@@ -1,0 +1,18 @@
+#pragma once
+// Point-to-point messages and sub-communicators, checked the same way on any backend (the
+// in-process one in comm_test, MPI in mpi_tests): what arrives, and the metered bytes against
+// the formulas written here (a send or sendrecv: the bytes sent, one latency step; a recv: none).
+#include "comm/communicator.h"
+
+namespace cedar::testing {
+
+// A ring shift both ways with sendrecv, a send/recv pair with tags, a receive of the wrong
+// size rejected, and their metered counts. Needs 2 or more ranks.
+void check_point_to_point(Communicator& backend);
+
+// A split into two halves (even and odd ranks, reversed by key) and a split by blocks of two
+// ("intra"), with the levels' traffic counted in the parent under "<level>/<op>". Needs 2 or
+// more ranks.
+void check_split(Communicator& backend);
+
+}  // namespace cedar::testing
