@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every #include in Cedar points down its layers (docs/architecture.md).
 
-    config/  <-  comm/  <-  algorithms/ models/ datasets/ results/  <-  reports/
+    platform/ config/  <-  comm/  <-  algorithms/ models/ datasets/ results/  <-  reports/
                                                                    <-  runner/suite/ runner/train/
                                                                    <-  runner/cli/
 
@@ -17,16 +17,18 @@ import re
 import sys
 
 PRODUCT_LAYERS = {
+    "platform": [],
     "config": [],
-    "comm": ["config"],
-    "algorithms": ["config", "comm"],
-    "models": ["config", "comm"],
-    "datasets": ["config", "comm"],
-    "results": ["config", "comm"],
-    "reports": ["config", "comm", "results"],
-    "runner/suite": ["config", "comm", "algorithms", "models", "datasets", "results"],
-    "runner/train": ["config", "comm", "algorithms", "models", "datasets", "results", "runner"],
-    "runner/cli": ["config", "comm", "algorithms", "models", "datasets", "results", "reports",
+    "comm": ["platform", "config"],
+    "algorithms": ["platform", "config", "comm"],
+    "models": ["platform", "config", "comm"],
+    "datasets": ["platform", "config", "comm"],
+    "results": ["platform", "config", "comm"],
+    "reports": ["platform", "config", "comm", "results"],
+    "runner/suite": ["platform", "config", "comm", "algorithms", "models", "datasets", "results"],
+    "runner/train": ["platform", "config", "comm", "algorithms", "models", "datasets", "results",
+                     "runner"],
+    "runner/cli": ["platform", "config", "comm", "algorithms", "models", "datasets", "results", "reports",
                    "runner", "runner/suite", "runner/train"],
 }
 PRODUCT = sorted(PRODUCT_LAYERS)

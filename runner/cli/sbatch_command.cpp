@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "config/experiment_config.h"
+#include "platform/process.h"
 #include "reports/comparison.h"
 #include "runner/cli/commands.h"
 #include "runner/suite/launcher.h"

@@ -1,8 +1,5 @@
 #include "runner/suite/launcher.h"
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,7 +7,7 @@
 #include <regex>
 #include <stdexcept>
 
-extern char** environ;
+#include "platform/process.h"
 
 namespace cedar {
 
@@ -40,33 +37,6 @@ int run_process(const std::vector<std::string>& argv) {
   const pid_t pid = spawn_process(argv, nullptr);
   if (pid < 0) throw std::runtime_error("cannot start " + argv[0]);
   return wait_exit_status(pid);
-}
-
-pid_t spawn_process(const std::vector<std::string>& argv,
-                    const posix_spawn_file_actions_t* actions) {
-  if (argv.empty()) return -1;
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], actions, &attr, cargv.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  return rc == 0 ? pid : -1;
-}
-
-int wait_exit_status(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
 }
 
 std::string shell_word(const std::string& s) {

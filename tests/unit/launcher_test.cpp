@@ -1,12 +1,16 @@
-// The process helpers of runner/suite/launcher.h: exit statuses of real child processes (exit
-// codes, signals, a program that does not exist), the child's signal mask, and quoting for bash.
+// The process helpers of platform/process.h and runner/suite/launcher.h: exit statuses of real
+// child processes (exit codes, signals, a program that does not exist), the child's signal mask,
+// and quoting for bash.
 #include "runner/suite/launcher.h"
 
+#include <errno.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <string>
 #include <vector>
+
+#include "platform/process.h"
 
 namespace cedar {
 namespace {
@@ -23,6 +27,9 @@ TEST(Launcher, KilledChildIs128PlusTheSignal) {
 TEST(Launcher, MissingProgramDoesNotStart) {
   EXPECT_EQ(spawn_process({"cedar-no-such-program"}, nullptr), -1);
   EXPECT_EQ(spawn_process({}, nullptr), -1);
+  int error = 0;
+  EXPECT_EQ(spawn_process({"cedar-no-such-program"}, nullptr, &error), -1);
+  EXPECT_EQ(error, ENOENT);
   try {
     run_process({"cedar-no-such-program", "x"});
     ADD_FAILURE() << "a missing program started";
