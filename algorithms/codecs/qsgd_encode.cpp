@@ -46,11 +46,7 @@ class QsgdEncoder {
         if (isa_ != Isa::kBaseline && bucket_ % 8 == 0) {
           // The AVX2 kernel draws the uniforms itself; those of what it leaves (the last few
           // codes of the stream) come from `rng` here.
-          for (int64_t lo = c0; lo < c1;) {
-            const int64_t b = lo / bucket_;
-            const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
-            const float norm = norms[b];
-            const float scale = norm > 0 ? s / norm : 0.0f;
+          for_each_bucket_span(c0, c1, n, norms, s, [&](int64_t lo, int64_t hi, float scale) {
             const int64_t done =
                 qsgd_quantize_avx2(B, isa_ == Isa::kAvx2Vaes, x + lo, lo, hi - lo, scale, s,
                                    rng.round_keys(), codes + lo / 8 * B, end);
@@ -59,8 +55,7 @@ class QsgdEncoder {
               quantize(x + lo + done, u, hi - lo - done, scale, s, sign_bit, code);
               pack<B>(code, hi - lo - done, codes + (lo + done) / 8 * B);
             }
-            lo = hi;
-          }
+          });
           continue;
         }
       }
@@ -70,11 +65,7 @@ class QsgdEncoder {
         if (bucket_ % 8 == 0) {
           // Every bucket starts on a byte: the codes go straight into the stream, group by
           // group; only the last few of the stream (its last 8 bytes at most) through `code`.
-          for (int64_t lo = c0; lo < c1;) {
-            const int64_t b = lo / bucket_;
-            const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
-            const float norm = norms[b];
-            const float scale = norm > 0 ? s / norm : 0.0f;
+          for_each_bucket_span(c0, c1, n, norms, s, [&](int64_t lo, int64_t hi, float scale) {
             const int64_t done =
                 encode_groups<B>(x + lo, u + (lo - c0), hi - lo, QuantizeLanes(scale, s, sign_bit),
                                  codes + lo / 8 * B, end);
@@ -83,25 +74,33 @@ class QsgdEncoder {
                        code);
               pack<B>(code, hi - lo - done, codes + (lo + done) / 8 * B);
             }
-            lo = hi;
-          }
+          });
           continue;
         }
       }
 #endif
-      for (int64_t lo = c0; lo < c1;) {
-        const int64_t b = lo / bucket_;
-        const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
-        const float norm = norms[b];
-        quantize(x + lo, u + (lo - c0), hi - lo, norm > 0 ? s / norm : 0.0f, s, sign_bit,
-                 code + (lo - c0));
-        lo = hi;
-      }
+      for_each_bucket_span(c0, c1, n, norms, s, [&](int64_t lo, int64_t hi, float scale) {
+        quantize(x + lo, u + (lo - c0), hi - lo, scale, s, sign_bit, code + (lo - c0));
+      });
       pack<B>(code, len, codes + c0 / 8 * B);
     }
   }
 
  private:
+  // f(lo, hi, scale) for each bucket's part [lo, hi) of the chunk [c0, c1) of x[0, n), in order:
+  // scale = s / the bucket's norm (0 for a zero norm).
+  template <class F>
+  void for_each_bucket_span(int64_t c0, int64_t c1, int64_t n, const float* norms, float s,
+                            F&& f) const {
+    for (int64_t lo = c0; lo < c1;) {
+      const int64_t b = lo / bucket_;
+      const int64_t hi = std::min(c1, b * bucket_ + std::min(bucket_, n - b * bucket_));
+      const float norm = norms[b];
+      f(lo, hi, norm > 0 ? s / norm : 0.0f);
+      lo = hi;
+    }
+  }
+
   // Norms of buckets [first, last): max-norms, or l2 norms rounded to fp32 (their sums in the
   // order of simd.h), a batch of buckets at a time.
   void bucket_norms(const float* x, int64_t n, int64_t first, int64_t last, float* norms) const {
