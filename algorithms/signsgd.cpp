@@ -50,12 +50,6 @@ struct SignSgdParams {
   }
 };
 
-at::Tensor majority_vote(const std::vector<at::Tensor>& signs) {
-  at::Tensor sum = signs[0].clone();
-  for (size_t i = 1; i < signs.size(); ++i) sum.add_(signs[i]);
-  return sum.sign_();
-}
-
 class SignSgd final : public Algorithm {
  public:
   explicit SignSgd(const SignSgdParams& p) : beta_(p.momentum) {}
@@ -74,7 +68,7 @@ class SignSgd final : public Algorithm {
     }
     at::Generator gen =
         make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
-    exchange_compressed(bucket, comm, *compressor_, nullptr, gen, majority_vote);
+    exchange_compressed(bucket, comm, *compressor_, nullptr, gen, Combine::kMajority);
   }
 
   void save_state(AlgorithmState& out) const override {

@@ -6,18 +6,12 @@
 
 namespace cedar {
 
-at::Tensor combine_average(const std::vector<at::Tensor>& decoded) {
-  at::Tensor sum = decoded[0].clone();
-  for (size_t i = 1; i < decoded.size(); ++i) sum.add_(decoded[i]);
-  return sum.div_(static_cast<double>(decoded.size()));
-}
-
 namespace {
 
-// combine_average of the decodings of `payloads` (one per rank) written into `grad` without a
-// tensor per rank: the same additions and division in the same order, so the same bits.
-void decode_average_into(Compressor& compressor, const std::vector<at::Tensor>& payloads,
-                         at::Tensor& grad) {
+// The decodings of `payloads` (one per rank) summed in rank order and combined into `grad`,
+// without a tensor per rank.
+void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& payloads,
+                         Combine combine, at::Tensor& grad) {
   const bool in_place =
       grad.device().is_cpu() && grad.scalar_type() == at::kFloat && grad.is_contiguous();
   at::Tensor sum = in_place ? grad.view({-1}) : at::empty({grad.numel()}, at::kFloat);
@@ -28,15 +22,17 @@ void decode_average_into(Compressor& compressor, const std::vector<at::Tensor>& 
     compressor.decompress_into(payloads[r], decoded);
     sum.add_(decoded);
   }
-  sum.div_(static_cast<double>(payloads.size()));
+  if (combine == Combine::kAverage)
+    sum.div_(static_cast<double>(payloads.size()));
+  else
+    sum.sign_();
   if (!in_place) grad.copy_(sum.view(grad.sizes()));
 }
 
 }  // namespace
 
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
-                                   ErrorFeedback* memory, at::Generator& gen,
-                                   const Combine& combine) {
+                                   ErrorFeedback* memory, at::Generator& gen, Combine combine) {
   const size_t n_entries = bucket.entries.size();
   bool fixed = true;
   for (const auto& e : bucket.entries)
@@ -108,17 +104,8 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
     }
   }
   // Decode and combine.
-  for (size_t i = 0; i < n_entries; ++i) {
-    auto& e = bucket.entries[i];
-    if (!combine) {
-      decode_average_into(compressor, payloads[i], e.grad);
-      continue;
-    }
-    std::vector<at::Tensor> decoded;
-    for (const at::Tensor& payload : payloads[i])
-      decoded.push_back(compressor.decompress(payload, e.grad.numel()));
-    e.grad.copy_(combine(decoded).view(e.grad.sizes()));
-  }
+  for (size_t i = 0; i < n_entries; ++i)
+    decode_combine_into(compressor, payloads[i], combine, bucket.entries[i].grad);
   return {mine.numel()};
 }
 
