@@ -63,8 +63,7 @@ void check_point_to_point(Communicator& backend) {
     EXPECT_EQ(tot.at("recv").bus_bytes, 0);
     EXPECT_EQ(tot.at("recv").latency_steps, 0);
   }
-  EXPECT_EQ(comm.step().payload_bytes,
-            100 * 4 + 20 * 8 + (r < n - n % 2 ? 3 * 8 + 7 : 0));
+  EXPECT_EQ(comm.step().payload_bytes, 100 * 4 + 20 * 8 + (r < n - n % 2 ? 3 * 8 + 7 : 0));
 
   // A receive of the wrong size names what was expected and what came.
   if (r < 2) {
@@ -128,8 +127,7 @@ void check_split(Communicator& backend) {
   // The splits themselves: three exchanges of (color, key), 8 bytes each.
   EXPECT_EQ(tot.at("split").calls, 3);
   EXPECT_EQ(tot.at("split").payload_bytes, 24);
-  EXPECT_EQ(comm.step().payload_bytes,
-            24 + (half_size > 1 ? 24 : 0) + intra_bytes);
+  EXPECT_EQ(comm.step().payload_bytes, 24 + (half_size > 1 ? 24 : 0) + intra_bytes);
   (void)inter;
 }
 
