@@ -4,7 +4,7 @@
 // Reference code: github.com/hclhkbu/gtopkssgd (allreducer.py, compression.py).
 //
 // Rule, per gradient tensor of d coordinates on every worker p (residual e_p, starts at 0; the
-// paper's Algorithm "gTop-k S-SGD at worker p"):
+// paper's gTop-k S-SGD algorithm):
 //   G     = g_p + e_p                     (gradient units, as the paper: no learning-rate scaling)
 //   L     = top_k(G), k = ⌈density·d⌉     (local selection, exchange/magnitude_topk.h: exact,
 //                                          equal magnitudes lower index first)
@@ -19,19 +19,22 @@
 // where one does, the paper's mask would count the value as applied although S holds only the
 // other block's sum there, and it would be lost. With delivered_p nothing is lost:
 //   P·update + Σ_p (e_p' − e_p) = Σ_p g_p   (up to rounding), every step.
+// Selection per tensor, as Cedar's top-k (the reference code selects over all layers fused into
+// one buffer), so that the result does not depend on how the trainer buckets the gradients.
 // Momentum: plain, as Cedar's top-k and the reference code (PyTorch SGD on the sparse average):
 // the optimizer's momentum applies to the update; no momentum correction.
 //
 // Wire format (exchange/global_topk.h): per bucket, one message per round of K = Σ_i k_i
 // (int32 index, fp32 value) pairs over the bucket's tensors, [K indices][K values], 8·K bytes.
-// On P ranks, P' the largest power of two <= P, each rank sends per bucket:
-//   log2 P' sendrecv messages of 8·K bytes           (ranks below P')
-//   + one send of 8·K bytes                           (ranks P'..P−1, which fold into r − P' ...
-//   + ... one send of 9·K bytes back (K flags added)    ... and get the result back from it)
+// On P ranks, P' the largest power of two <= P, per bucket:
+//   rank r < P':   log2 P' sendrecv of 8·K bytes; where r + P' < P also one recv of 8·K bytes
+//                  (r + P''s set, folded in first) and one send of 9·K bytes back to r + P'
+//                  (the result and K delivery flags)
+//   rank r >= P':  one send of 8·K bytes to r − P' and one recv of 9·K bytes
 // O(K·log P) per rank, against top-k's allgather, in which every rank receives (P − 1)·8·K.
 //
-// Density: the paper's experiments use ρ = 0.001 (k = 0.001·d), also the reference script's
-// default (gtopk_mpi.sh). Warm-up: the reference code sends density 0.004 in the first epoch
+// Density: the paper's experiments use ρ = 0.001 (k = 0.001·d; the reference code's README and
+// its script gtopk_mpi.sh). Warm-up: the reference code sends density 0.004 in the first epoch
 // ("the tuned one", allreducer.py), then ρ; here max(density, warmup_density) in each of the
 // first warmup_epochs epochs.
 //
