@@ -82,9 +82,8 @@ class GTopK final : public Algorithm {
   explicit GTopK(const GTopKParams& p) : p_(p) {}
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
-    const double density = ctx.epoch < p_.warmup_epochs
-                               ? std::max(p_.density, p_.warmup_density)
-                               : p_.density;
+    const double density =
+        ctx.epoch < p_.warmup_epochs ? std::max(p_.density, p_.warmup_density) : p_.density;
     ctx.stats["gtopk.density"] = density;
     // G = g + e per tensor and its local top-k.
     SparseSegments local;

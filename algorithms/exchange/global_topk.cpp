@@ -66,7 +66,8 @@ void keep_delivered(const SparseSegments& entries, const SparseSegments& kept,
     for (int64_t j = off; j < end; ++j) {
       const int32_t i = entries.index[static_cast<size_t>(j)];
       while (q < end && kept.index[static_cast<size_t>(q)] < i) ++q;
-      if (q == end || kept.index[static_cast<size_t>(q)] != i) delivered[static_cast<size_t>(j)] = 0;
+      if (q == end || kept.index[static_cast<size_t>(q)] != i)
+        delivered[static_cast<size_t>(j)] = 0;
     }
     off = end;
   }

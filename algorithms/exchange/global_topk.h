@@ -1,7 +1,7 @@
 #pragma once
-// The global top-k of the ranks' sparse sets (gTop-k, Shi et al., ICDCS 2019; algorithms/gtopk.cpp):
-// a recursive-doubling merge through point-to-point messages, after which every rank holds the
-// same set.
+// The global top-k of the ranks' sparse sets (gTop-k, Shi et al., ICDCS 2019;
+// algorithms/gtopk.cpp): a recursive-doubling merge through point-to-point messages, after which
+// every rank holds the same set.
 //
 // Merge of two sets of one tensor (k pairs each, indices ascending): their union, values summed
 // where the indices coincide (a + b = b + a bitwise, so both partners compute the same set), cut

@@ -112,8 +112,8 @@ std::vector<std::vector<RankStep>> run_gtopk(int n, const std::string& yaml, int
       std::vector<at::Tensor> res;
       for (size_t i = 0; i < shapes.size(); ++i)
         res.push_back(state.at("residual.t" + std::to_string(i)).reshape({-1}));
-      out.push_back({bucket.flat.clone(), torch::cat(res), comm.step(),
-                     ctx.stats["gtopk.payload_bytes"]});
+      out.push_back(
+          {bucket.flat.clone(), torch::cat(res), comm.step(), ctx.stats["gtopk.payload_bytes"]});
     }
     return out;
   });
@@ -233,8 +233,8 @@ at::Tensor reentry_grad(int rank, int64_t) {
 TEST(GTopKAlgorithm, AValueDroppedOnTheWayStaysInTheResidual) {
   auto res = run_gtopk(4, "{density: 0.25, warmup_epochs: 0}", 1, {{4}}, reentry_grad);
   const auto update = torch::tensor({0.75f, 0.f, 0.f, 0.f});
-  const std::vector<std::vector<float>> residual = {{1, 0, 0, 0}, {0, 2, 0, 0}, {0, 0, 0, 0},
-                                                    {0, 0, 0.5f, 0}};
+  const std::vector<std::vector<float>> residual = {
+      {1, 0, 0, 0}, {0, 2, 0, 0}, {0, 0, 0, 0}, {0, 0, 0.5f, 0}};
   for (int q = 0; q < 4; ++q) {
     EXPECT_TRUE(torch::equal(res[q][0].update, update)) << "rank " << q;
     EXPECT_TRUE(torch::equal(res[q][0].residual, torch::tensor(residual[q]))) << "rank " << q;
