@@ -24,7 +24,8 @@ set(CEDAR_EXCHANGE_SOURCES
   exchange/sparse_scatter.cpp
   exchange/magnitude_scan.cpp
   exchange/magnitude_topk.cpp
-  exchange/dgc_select.cpp)
+  exchange/dgc_select.cpp
+  exchange/global_topk.cpp)
 
 # The AVX2 kernels (codecs/avx2_kernels.h) are compiled for AVX2 with AES and VAES and run only on
 # CPUs that have them (chosen at run time); they include no LibTorch header, so they skip the

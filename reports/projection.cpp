@@ -109,10 +109,17 @@ CollectiveCost collective_cost(const CollectiveMix& mix, int workers) {
     c.bus_bytes = workers > 1 ? mix.bus_bytes : 0;
   } else if (mix.op == "barrier") {
     c.latency_steps = mix.calls * double(allgather_latency_steps(workers));
+  } else if (mix.op == "send" || mix.op == "sendrecv" || mix.op == "recv") {
+    // Point to point: each send or sendrecv one message of its payload (a recv's bytes are its
+    // sender's). How many messages a rank sends on other P depends on the exchange (gTop-k's
+    // recursive doubling: log2 P), which the mix does not say: costed as measured.
+    const bool sends = mix.op != "recv";
+    c.latency_steps = sends ? mix.calls : 0;
+    c.bus_bytes = sends && workers > 1 ? mix.payload_bytes : 0;
   } else {
     throw std::runtime_error("comm_totals: collective '" + mix.op +
                              "' has no cost rule (known: allreduce, allgather, allgatherv, "
-                             "broadcast, barrier)");
+                             "broadcast, barrier, send, sendrecv, recv)");
   }
   return c;
 }

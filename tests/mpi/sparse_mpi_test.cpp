@@ -1,5 +1,5 @@
-// DGC, top-k and random-k on real MPI ranks: every rank ends with the same reduced gradient,
-// equal to the formula, and the metered bytes equal each algorithm's byte formula.
+// DGC, top-k, random-k and gTop-k on real MPI ranks: every rank ends with the same reduced
+// gradient, equal to the formula, and the metered bytes equal each algorithm's byte formula.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -112,6 +112,40 @@ TEST(SparseMpi, RandomKSharedAgreesAndCountsBytes) {
   EXPECT_TRUE(torch::allclose(bucket.flat, mean * support, 1e-6, 1e-7));
   auto results = everyones(mpi, bucket.flat);
   for (int q = 0; q < n; ++q) EXPECT_TRUE(torch::equal(results[q], results[0]));
+}
+
+// gTop-k: log2 P rounds of one sendrecv of 8 bytes per entry (P = 2 or 4: no fold); every rank
+// holds the top-k of the merge tree of the ranks' local top-k sets, divided by P.
+TEST(SparseMpi, GTopKAgreesMatchesTheMergeTreeAndCountsBytes) {
+  MpiCommunicator mpi;
+  MeteredCommunicator comm(mpi);
+  const int n = comm.size(), r = comm.rank();
+  ASSERT_TRUE(n == 2 || n == 4) << "run under mpirun -np 2 or 4";
+  const int rounds = n == 2 ? 1 : 2;
+  auto algo =
+      gtopk_algorithm().make(YAML::Load("{density: 0.01, warmup_epochs: 0}"), Source{}, nullptr);
+  auto bucket = bucket_of_shapes({{64, 3, 3, 3}, {64}});
+  bucket.flat.copy_(randn_seeded(1792, 3000 + r));
+  StepContext ctx;
+  algo->reduce_gradients(bucket, comm, ctx);
+  EXPECT_EQ(comm.step().payload_bytes, rounds * 8 * (18 + 1));
+  EXPECT_EQ(comm.step().bus_bytes, rounds * 8 * (18 + 1));
+  EXPECT_EQ(comm.step().calls, rounds);
+  auto expect = torch::zeros({1792});
+  for (auto [off, len, k] : {std::tuple<int64_t, int64_t, int64_t>{0, 1728, 18}, {1728, 64, 1}}) {
+    std::vector<torch::Tensor> sets;
+    for (int q = 0; q < n; ++q)
+      sets.push_back(testing::topk_dense(randn_seeded(1792, 3000 + q).narrow(0, off, len), k));
+    for (int bit = 1; bit < n; bit <<= 1) {
+      std::vector<torch::Tensor> next;
+      for (int q = 0; q < n; ++q) next.push_back(testing::topk_dense(sets[q] + sets[q ^ bit], k));
+      sets = next;
+    }
+    expect.narrow(0, off, len).copy_(sets[0] / n);
+  }
+  EXPECT_TRUE(torch::equal(bucket.flat, expect));
+  auto results = everyones(mpi, bucket.flat);
+  for (int q = 0; q < n; ++q) EXPECT_TRUE(torch::equal(results[q], results[0])) << "rank " << q;
 }
 
 }  // namespace

@@ -201,6 +201,22 @@ TEST_F(ProjectionTest, OneRankRunsAreRefusedWithTheReason) {
   EXPECT_EQ(one[0].suite, "solo");
 }
 
+// Point-to-point messages cost what they measured on any P: one latency step per send or
+// sendrecv and its payload; a recv nothing (its sender counts it); nothing on one rank.
+TEST(ProjectionCost, PointToPointIsCostedAsMeasured) {
+  for (const char* op : {"send", "sendrecv"}) {
+    CollectiveMix mix{op, 3, 9952, 9952};
+    for (int p : {2, 8, 64}) {
+      EXPECT_DOUBLE_EQ(collective_cost(mix, p).latency_steps, 3) << op << " " << p;
+      EXPECT_DOUBLE_EQ(collective_cost(mix, p).bus_bytes, 9952) << op << " " << p;
+    }
+    EXPECT_DOUBLE_EQ(collective_cost(mix, 1).bus_bytes, 0) << op;
+  }
+  CollectiveMix recv{"recv", 1, 0, 0};
+  EXPECT_DOUBLE_EQ(collective_cost(recv, 8).latency_steps, 0);
+  EXPECT_DOUBLE_EQ(collective_cost(recv, 8).bus_bytes, 0);
+}
+
 TEST(ProjectionCost, UnknownCollectiveIsNamed) {
   CollectiveMix mix{"alltoall", 1, 100, 100};
   try {
