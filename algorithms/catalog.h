@@ -19,5 +19,6 @@ AlgorithmInfo terngrad_algorithm();
 AlgorithmInfo signsgd_algorithm();
 AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
+AlgorithmInfo hierarchical_algorithm();
 
 }  // namespace cedar

@@ -20,6 +20,7 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       signsgd_algorithm(),
       ef_signsgd_algorithm(),
       fp16_algorithm(),
+      hierarchical_algorithm(),
   };
   // clang-format on
   return catalog;
