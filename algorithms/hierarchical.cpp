@@ -60,8 +60,7 @@ class Hierarchical final : public Algorithm {
   void configure_nodes(int ranks_per_node) override { run_ranks_per_node_ = ranks_per_node; }
 
   void setup(const std::vector<NamedTensor>& params, Communicator& comm) override {
-    const int per_node =
-        ranks_per_node_ > 0 ? ranks_per_node_ : std::max(1, run_ranks_per_node_);
+    const int per_node = ranks_per_node_ > 0 ? ranks_per_node_ : std::max(1, run_ranks_per_node_);
     if (comm.size() % per_node != 0)
       throw ConfigError("algorithm hierarchical: " + std::to_string(per_node) +
                         " ranks per node (algorithm.ranks_per_node, else "

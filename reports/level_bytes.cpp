@@ -78,8 +78,8 @@ std::string render_level_bytes_markdown(const std::vector<LevelBytes>& rows) {
        "| modeled ms/step | payload MB (run, all ranks) | bus MB (run, all ranks) |\n"
     << "|---|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|\n";
   for (const auto& b : rows)
-    s << "| " << b.name << " | " << b.algorithm << " | " << b.world_size << " | " << b.seed
-      << " | " << b.level << " | " << b.ranks << " | " << b.profile << " | "
+    s << "| " << b.name << " | " << b.algorithm << " | " << b.world_size << " | " << b.seed << " | "
+      << b.level << " | " << b.ranks << " | " << b.profile << " | "
       << fmt("%.4f", b.payload_bytes_per_step / 1e6) << " | "
       << fmt("%.4f", b.bus_bytes_per_step / 1e6) << " | "
       << fmt("%.3f", 1e3 * b.modeled_seconds_per_step) << " | "
