@@ -22,7 +22,7 @@
 //   ranks_per_node (default 0)  R; 0: the run's network.ranks_per_node, or when that is 0 too,
 //                               the launcher's count of ranks on this node. Must divide P.
 //   inter (default {name: qsgd}) the inner algorithm between leaders: its name and its own keys,
-//                               e.g. {name: topk, density: 0.01}, or just its name.
+//                               e.g. {name: topk, ratio: 0.01}, or just its name.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -161,7 +161,7 @@ AlgorithmInfo hierarchical_algorithm() {
     std::vector<ParamDoc> docs = describe_params<HierarchicalParams>();
     docs.push_back({"inter", std::string("{name: ") + kDefaultInner + "}",
                     "the exchange between node leaders: a registered algorithm's name and its own "
-                    "keys, e.g. {name: topk, density: 0.01} (not local-sgd, lag or hierarchical)",
+                    "keys, e.g. {name: topk, ratio: 0.01} (not local-sgd, lag or hierarchical)",
                     ""});
     return docs;
   };
