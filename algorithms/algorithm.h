@@ -58,6 +58,9 @@ struct StepContext {
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
+  // Before setup(): how many consecutive ranks share a node in this run (network.ranks_per_node,
+  // or the launcher's count). Algorithms whose exchange has levels (hierarchical) use it.
+  virtual void configure_nodes(int ranks_per_node) {}
   // Once before training, after the initial broadcast: parameters in model order.
   virtual void setup(const std::vector<NamedTensor>& params, Communicator& comm) {}
   // Leaves in every entry's grad the update direction the optimizer applies; for most

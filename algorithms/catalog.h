@@ -20,5 +20,6 @@ AlgorithmInfo signsgd_algorithm();
 AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
 AlgorithmInfo gtopk_algorithm();
+AlgorithmInfo hierarchical_algorithm();
 
 }  // namespace cedar

@@ -21,6 +21,7 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       ef_signsgd_algorithm(),
       fp16_algorithm(),
       gtopk_algorithm(),
+      hierarchical_algorithm(),
   };
   // clang-format on
   return catalog;

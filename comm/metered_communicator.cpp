@@ -131,6 +131,7 @@ std::unique_ptr<Communicator> MeteredCommunicator::split(int color, int key,
   const int64_t b = size() > 1 ? 8 : 0;
   record("split", 0, b, allgather_bus_bytes(8 * int64_t{size()}, size()),
          allgather_latency_steps(size()), since(t0));
+  level_ranks_[level] = part->size();
   return std::make_unique<MeteredCommunicator>(std::move(part), *this, level);
 }
 

@@ -55,6 +55,9 @@ class MeteredCommunicator final : public Communicator {
   const CommCounters& step() const { return step_; }
   // This step's traffic of each level of sub-communicators split from this one, by level name.
   const std::map<std::string, CommCounters>& step_levels() const { return step_levels_; }
+  // This rank's communicator size at each level of sub-communicators split from this one (the
+  // latest split of that level), for costing a level's collectives at another scale.
+  const std::map<std::string, int>& level_ranks() const { return level_ranks_; }
   void reset_step() {
     step_ = CommCounters{};
     step_levels_.clear();
@@ -91,6 +94,7 @@ class MeteredCommunicator final : public Communicator {
   std::map<std::string, const NetworkProfile*> level_profiles_;
   CommCounters step_;
   std::map<std::string, CommCounters> step_levels_;
+  std::map<std::string, int> level_ranks_;
   std::map<std::string, CommCounters> totals_;
 };
 

@@ -13,6 +13,25 @@ const std::vector<NetworkProfile>& network_profiles() {
   return profiles;
 }
 
+const std::vector<NetworkProfile>& intra_node_profiles() {
+  // Stated values, not measurements of this machine (bench/comm_bench --fit measures those):
+  //   shm:    0.5 us per message, 10 GB/s: Open MPI's shared-memory transport (vader) reaches
+  //           sub-microsecond small-message latency and about 10 GB/s per copy on current CPUs.
+  //   nvlink: 3 us per message (a NCCL kernel's launch and synchronisation), 300 GB/s: NVLink 3's
+  //           bandwidth per direction per A100 GPU (NVIDIA A100 datasheet: 600 GB/s both ways).
+  static const std::vector<NetworkProfile> profiles = {
+      {"shm", 0.5e-6, 1.0 / 10e9},
+      {"nvlink", 3e-6, 1.0 / 300e9},
+  };
+  return profiles;
+}
+
+std::vector<std::string> intra_node_profile_names() {
+  std::vector<std::string> names;
+  for (const auto& p : intra_node_profiles()) names.push_back(p.name);
+  return names;
+}
+
 std::vector<std::string> network_profile_names() {
   std::vector<std::string> names;
   for (const auto& p : network_profiles()) names.push_back(p.name);
@@ -21,10 +40,11 @@ std::vector<std::string> network_profile_names() {
 
 const NetworkProfile& find_network_profile(const std::string& name) {
   std::string known;
-  for (const auto& p : network_profiles()) {
-    if (p.name == name) return p;
-    known += (known.empty() ? "" : ", ") + p.name;
-  }
+  for (const auto* list : {&network_profiles(), &intra_node_profiles()})
+    for (const auto& p : *list) {
+      if (p.name == name) return p;
+      known += (known.empty() ? "" : ", ") + p.name;
+    }
   throw std::invalid_argument("unknown network profile '" + name + "' (known: " + known + ")");
 }
 

@@ -26,7 +26,13 @@ struct NetworkProfile {
 // Built-in profiles: 1gbe, 10gbe, 25gbe, 100gbe, ib-hdr (200 Gb/s InfiniBand).
 const std::vector<NetworkProfile>& network_profiles();
 std::vector<std::string> network_profile_names();
-// Throws std::invalid_argument naming the unknown profile and the known ones.
+// Built-in profiles of the links inside one node (network.intra_profile): shm (MPI over shared
+// memory between processes) and nvlink (NCCL between GPUs over NVLink). Kept apart from the
+// networks above, which the comparison tables and the crossover sweep.
+const std::vector<NetworkProfile>& intra_node_profiles();
+std::vector<std::string> intra_node_profile_names();
+// Either list's profile. Throws std::invalid_argument naming the unknown profile and the known
+// ones.
 const NetworkProfile& find_network_profile(const std::string& name);
 
 inline int64_t allreduce_latency_steps(int world) { return world <= 1 ? 0 : 2 * (world - 1); }

@@ -140,11 +140,29 @@ struct OptimizerConfig {
 struct NetworkConfig {
   std::string profile = "10gbe";
   bool emulate = false;
+  int ranks_per_node = 0;
+  std::string intra_profile = "shm";
   template <class V>
   void visit(V& v) {
-    v("profile", profile, "network profile for modeled communication time",
+    v("profile", profile,
+      "network profile for modeled communication time (between nodes, where an exchange has "
+      "levels)",
       one_of(known_network_profile_names()));
     v("emulate", emulate, "sleep so that each step's communication takes the modeled time");
+    v("ranks_per_node", ranks_per_node,
+      "ranks sharing one node, consecutive ranks forming a node (hierarchical exchanges); 0: as "
+      "the launcher says (Open MPI's or Slurm's count of ranks on this node), N: emulate nodes of "
+      "N ranks on one machine",
+      at_least(0));
+    v("intra_profile", intra_profile,
+      "network profile of the traffic inside a node (level 'intra' of hierarchical exchanges): "
+      "shm, nvlink, or one of profile's",
+      one_of(intra_profile_choices()));
+  }
+  static std::vector<std::string> intra_profile_choices() {
+    std::vector<std::string> names = known_intra_profile_names();
+    for (const auto& n : known_network_profile_names()) names.push_back(n);
+    return names;
   }
 };
 

@@ -28,6 +28,12 @@ inline const std::vector<std::string>& known_network_profile_names() {
   return kNames;
 }
 
+// network.intra_profile: these (comm/network_model.cpp's intra_node_profiles()) or a network's.
+inline const std::vector<std::string>& known_intra_profile_names() {
+  static const std::vector<std::string> kNames = {"shm", "nvlink"};
+  return kNames;
+}
+
 // "a, b, c": the names for a message.
 inline std::string join_names(const std::vector<std::string>& names) {
   std::string out;

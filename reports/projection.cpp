@@ -33,8 +33,32 @@ const char* kLongestEpochQuery =
     "SELECT COUNT(*) FROM steps WHERE run_id = ?1 GROUP BY epoch ORDER BY 1 DESC LIMIT 1";
 
 const char* kCommQuery =
-    "SELECT op, SUM(calls), SUM(payload_bytes), SUM(CASE WHEN rank = 0 THEN bus_bytes ELSE 0 END) "
-    "FROM comm_totals WHERE run_id = ?1 GROUP BY op ORDER BY op";
+    "SELECT op, SUM(calls), SUM(payload_bytes), SUM(CASE WHEN rank = 0 THEN bus_bytes ELSE 0 END), "
+    "COUNT(*) FROM comm_totals WHERE run_id = ?1 GROUP BY op ORDER BY op";
+
+const char* kLevelsQuery =
+    "SELECT level, MAX(ranks), MAX(profile) FROM step_levels WHERE run_id = ?1 GROUP BY level "
+    "ORDER BY level";
+
+// Databases before schema version 3 have no step_levels (a read-only reader does not migrate).
+bool has_step_levels(ResultsReader& db) {
+  sqlite3_stmt* st = db.prepare(
+      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'step_levels'");
+  const bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+  sqlite3_finalize(st);
+  return found;
+}
+
+LevelMix* find_level(RunMeasurement& m, const std::string& name) {
+  for (auto& l : m.levels)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+// Sub-communicators are formed once, before training: not part of any step.
+bool is_split(const std::string& op) {
+  return op == "split" || (op.size() > 6 && op.compare(op.size() - 6, 6, "/split") == 0);
+}
 
 void read_details(ResultsReader& db, RunMeasurement& m) {
   sqlite3_stmt* st = db.prepare(kLongestEpochQuery);
@@ -42,26 +66,57 @@ void read_details(ResultsReader& db, RunMeasurement& m) {
   if (sqlite3_step(st) == SQLITE_ROW) m.steps_per_epoch = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
 
+  if (has_step_levels(db)) {
+    st = db.prepare(kLevelsQuery);
+    sqlite3_bind_int64(st, 1, m.id);
+    while (sqlite3_step(st) == SQLITE_ROW)
+      m.levels.push_back({column_text(st, 0),
+                          column_text(st, 2),
+                          static_cast<int>(sqlite3_column_int64(st, 1)),
+                          {}});
+    sqlite3_finalize(st);
+  }
+
   st = db.prepare(kCommQuery);
   sqlite3_bind_int64(st, 1, m.id);
   const double steps = double(std::max<int64_t>(1, m.steps));
   const double ranks = double(std::max<int64_t>(1, m.world_size));
   while (sqlite3_step(st) == SQLITE_ROW) {
-    // A rank that never made a collective has no row for it: divide by the world size.
     CollectiveMix c;
     c.op = column_text(st, 0);
-    c.calls = double(sqlite3_column_int64(st, 1)) / ranks / steps;
-    c.payload_bytes = double(sqlite3_column_int64(st, 2)) / ranks / steps;
+    if (is_split(c.op)) continue;
+    const std::string::size_type slash = c.op.rfind('/');
+    if (slash == std::string::npos) {
+      // A rank that never made a collective has no row for it: divide by the world size.
+      c.calls = double(sqlite3_column_int64(st, 1)) / ranks / steps;
+      c.payload_bytes = double(sqlite3_column_int64(st, 2)) / ranks / steps;
+      c.bus_bytes = double(sqlite3_column_int64(st, 3)) / steps;
+      m.collectives.push_back(c);
+      continue;
+    }
+    // A level's collective: per rank taking part (e.g. the node leaders between nodes).
+    LevelMix* level = find_level(m, c.op.substr(0, slash));
+    if (!level) {
+      m.unusable = "comm_totals has traffic of level '" + c.op.substr(0, slash) +
+                   "' but step_levels has no rows of it";
+      continue;
+    }
+    const double takers = double(std::max<int64_t>(1, sqlite3_column_int64(st, 4)));
+    c.op = c.op.substr(slash + 1);
+    c.calls = double(sqlite3_column_int64(st, 1)) / takers / steps;
+    c.payload_bytes = double(sqlite3_column_int64(st, 2)) / takers / steps;
     c.bus_bytes = double(sqlite3_column_int64(st, 3)) / steps;
-    m.collectives.push_back(c);
+    c.share = takers / ranks;
+    level->collectives.push_back(c);
   }
   sqlite3_finalize(st);
 
+  if (!m.unusable.empty()) return;
   if (m.steps == 0)
     m.unusable = "no steps recorded";
   else if (m.world_size < 2)
     m.unusable = "measured on 1 rank, which sends no bytes: project a run of 2 or more ranks";
-  else if (m.collectives.empty())
+  else if (m.collectives.empty() && m.levels.empty())
     m.unusable = "no comm_totals rows (written when a run finishes; status " + m.status + ")";
 }
 
@@ -76,10 +131,16 @@ std::string group_key(const RunMeasurement& m) {
 }
 
 bool uses(const Projection& p, const char* family) {
-  for (const auto& c : p.basis.collectives) {
-    std::string f = c.op == "allgatherv" ? "allgather" : c.op;
-    if (f == family) return true;
-  }
+  auto in = [&](const std::vector<CollectiveMix>& mix) {
+    for (const auto& c : mix) {
+      std::string f = c.op == "allgatherv" ? "allgather" : c.op;
+      if (f == family) return true;
+    }
+    return false;
+  };
+  if (in(p.basis.collectives)) return true;
+  for (const auto& l : p.basis.levels)
+    if (in(l.collectives)) return true;
   return false;
 }
 
@@ -124,10 +185,32 @@ CollectiveCost collective_cost(const CollectiveMix& mix, int workers) {
   return c;
 }
 
+int level_ranks_at(const RunMeasurement& m, const LevelMix& level, int workers) {
+  if (level.name == "intra") return std::max(1, std::min(level.ranks, workers));
+  const double scaled = double(level.ranks) * workers / double(std::max<int64_t>(1, m.world_size));
+  return std::max(1, static_cast<int>(std::floor(scaled)));
+}
+
+CollectiveCost level_cost(const RunMeasurement& m, const LevelMix& level, int workers) {
+  CollectiveCost total;
+  const int n = level_ranks_at(m, level, workers);
+  for (const auto& mix : level.collectives) {
+    CollectiveCost c = collective_cost(mix, n);
+    total.latency_steps += c.latency_steps;
+    total.bus_bytes += c.bus_bytes;
+  }
+  return total;
+}
+
 CollectiveCost step_cost(const RunMeasurement& m, int workers) {
   CollectiveCost total;
   for (const auto& mix : m.collectives) {
     CollectiveCost c = collective_cost(mix, workers);
+    total.latency_steps += c.latency_steps;
+    total.bus_bytes += c.bus_bytes;
+  }
+  for (const auto& level : m.levels) {
+    CollectiveCost c = level_cost(m, level, workers);
     total.latency_steps += c.latency_steps;
     total.bus_bytes += c.bus_bytes;
   }
@@ -192,6 +275,22 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
         }
       }
       for (const auto& kv : mix) m.collectives.push_back(kv.second);
+      // Each level's mix likewise, by level and collective.
+      std::map<std::string, std::map<std::string, CollectiveMix>> level_mix;
+      for (const auto* r : g)
+        for (const auto& l : r->levels)
+          for (const auto& c : l.collectives) {
+            CollectiveMix& a = level_mix[l.name][c.op];
+            a.op = c.op;
+            a.calls += c.calls / n;
+            a.payload_bytes += c.payload_bytes / n;
+            a.bus_bytes += c.bus_bytes / n;
+            a.share = c.share;
+          }
+      for (auto& l : m.levels) {
+        l.collectives.clear();
+        for (const auto& kv : level_mix[l.name]) l.collectives.push_back(kv.second);
+      }
       double var = 0;
       for (const auto* r : g)
         var += std::pow(r->compute_seconds_per_step - m.compute_seconds_per_step, 2);
@@ -217,7 +316,8 @@ const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baseline
   return best;
 }
 
-ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net) {
+ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net,
+                              const NetworkProfile* intra) {
   if (workers < 1)
     throw std::invalid_argument("workers must be at least 1 (got " + std::to_string(workers) + ")");
   ProjectionPoint pt;
@@ -225,30 +325,53 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
   pt.measured = workers == m.world_size;
   pt.steps_per_epoch = m.steps_per_epoch * m.world_size / workers;
   const double spe = double(pt.steps_per_epoch);
-  for (const auto& mix : m.collectives) {
-    CollectiveCost c = collective_cost(mix, workers);
+  auto add_family = [&](const CollectiveMix& mix, const CollectiveCost& c) {
     if (mix.op == "allreduce")
       pt.allreduce_mb += c.bus_bytes / 1e6;
     else if (mix.op == "allgather" || mix.op == "allgatherv")
       pt.allgather_mb += c.bus_bytes / 1e6;
     else if (mix.op == "broadcast")
       pt.broadcast_mb += c.bus_bytes / 1e6;
+  };
+  CollectiveCost own;  // the run's own communicator, on `net`
+  double payload = 0;
+  for (const auto& mix : m.collectives) {
+    CollectiveCost c = collective_cost(mix, workers);
+    add_family(mix, c);
+    own.latency_steps += c.latency_steps;
+    own.bus_bytes += c.bus_bytes;
+    payload += mix.payload_bytes;
+  }
+  pt.comm_seconds =
+      net.seconds(std::llround(own.latency_steps * spe), std::llround(own.bus_bytes * spe));
+  // Each level on its own profile: "intra" on the node's, the others between nodes on `net`.
+  for (const auto& level : m.levels) {
+    const int n = level_ranks_at(m, level, workers);
+    for (const auto& mix : level.collectives) {
+      add_family(mix, collective_cost(mix, n));
+      payload += mix.payload_bytes * mix.share;
+    }
+    const NetworkProfile& profile =
+        level.name != "intra" ? net : (intra ? *intra : find_network_profile(level.profile));
+    const CollectiveCost c = level_cost(m, level, workers);
+    LevelPoint lp{
+        level.name, profile.name, n, c.bus_bytes / 1e6,
+        profile.seconds(std::llround(c.latency_steps * spe), std::llround(c.bus_bytes * spe))};
+    pt.comm_seconds += lp.comm_seconds;
+    pt.levels.push_back(lp);
   }
   const CollectiveCost step = step_cost(m, workers);
-  double payload = 0;
-  for (const auto& mix : m.collectives) payload += mix.payload_bytes;
   pt.payload_compression = payload_compression(m.dense_payload_bytes, payload);
   pt.wire_ratio = wire_ratio(m.dense_payload_bytes, step.bus_bytes, workers);
   pt.compute_seconds = m.compute_seconds_per_step * spe;
-  pt.comm_seconds =
-      net.seconds(std::llround(step.latency_steps * spe), std::llround(step.bus_bytes * spe));
   pt.total_seconds = pt.compute_seconds + pt.comm_seconds;
   return pt;
 }
 
 std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects,
                                      const std::vector<RunMeasurement>& baselines,
-                                     const std::vector<int>& workers, const NetworkProfile& net) {
+                                     const std::vector<int>& workers, const NetworkProfile& net,
+                                     const NetworkProfile* intra) {
   const std::vector<RunMeasurement> dense_runs = average_seeds(baselines);
   std::vector<Projection> out;
   for (const auto& m : average_seeds(subjects)) {
@@ -260,13 +383,14 @@ std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects
     std::vector<int> sizes = {static_cast<int>(m.world_size)};
     for (int w : workers)
       if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
-    const ProjectionPoint own = project_point(m, static_cast<int>(m.world_size), net);
+    const ProjectionPoint own = project_point(m, static_cast<int>(m.world_size), net, intra);
     for (int w : sizes) {
-      ProjectionPoint pt = project_point(m, w, net);
+      ProjectionPoint pt = project_point(m, w, net, intra);
       if (pt.total_seconds > 0) {
         pt.speedup_vs_measured = own.total_seconds / pt.total_seconds;
         if (dense)
-          pt.speedup_vs_dense = project_point(*dense, w, net).total_seconds / pt.total_seconds;
+          pt.speedup_vs_dense =
+              project_point(*dense, w, net, intra).total_seconds / pt.total_seconds;
       }
       p.points.push_back(pt);
     }
@@ -302,15 +426,31 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
       << fmt("%.4f", own.bus_bytes / 1e6)
       << " bus MB (steps table: " << fmt("%.2f", m.recorded_latency_steps) << ", "
       << fmt("%.4f", m.recorded_bus_bytes / 1e6) << ").\n\n";
+    for (const auto& l : m.levels) {
+      s << "Level " << l.name << " (" << l.ranks << " ranks per group at " << m.world_size
+        << " ranks, recorded on " << l.profile << "), per rank taking part:";
+      for (const auto& c : l.collectives)
+        s << " " << c.op << " " << fmt("%.2f", c.calls) << " call(s), "
+          << fmt("%.4f", c.payload_bytes / 1e6) << " MB (" << fmt("%.0f", 100 * c.share)
+          << "% of ranks);";
+      s << "\n";
+    }
+    if (!m.levels.empty())
+      s << "\nEach level is costed on its own profile: intra keeps its group size, the others "
+           "grow with P.\n\n";
     const bool ar = uses(p, "allreduce"), ag = uses(p, "allgather"), bc = uses(p, "broadcast");
     s << "| workers | steps/epoch | compute s/epoch | comm s/epoch | total s/epoch |";
     if (ar) s << " allreduce MB/step |";
     if (ag) s << " allgather MB/step |";
     if (bc) s << " broadcast MB/step |";
+    for (const auto& l : m.levels)
+      s << " " << l.name << " ranks | " << l.name << " MB/step | " << l.name << " s/epoch |";
     s << " payload compression | wire ratio | speed-up vs " << m.world_size << " ranks | vs dense"
       << (p.dense_name.empty() ? "" : " (" + p.dense_name + ")") << " |\n";
     s << "|---:|---:|---:|---:|---:|" << (ar ? "---:|" : "") << (ag ? "---:|" : "")
-      << (bc ? "---:|" : "") << "---:|---:|---:|---:|\n";
+      << (bc ? "---:|" : "");
+    for (size_t i = 0; i < m.levels.size(); ++i) s << "---:|---:|---:|";
+    s << "---:|---:|---:|---:|\n";
     for (const auto& pt : p.points) {
       // No step at all: the epoch holds fewer samples than one global batch.
       auto secs = [&](double v) {
@@ -322,6 +462,9 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
       if (ar) s << " " << fmt("%.4f", pt.allreduce_mb) << " |";
       if (ag) s << " " << fmt("%.4f", pt.allgather_mb) << " |";
       if (bc) s << " " << fmt("%.4f", pt.broadcast_mb) << " |";
+      for (const auto& l : pt.levels)
+        s << " " << l.ranks << " | " << fmt("%.4f", l.bus_mb) << " | " << secs(l.comm_seconds)
+          << " |";
       s << " " << ratio(pt.payload_compression) << " | " << ratio(pt.wire_ratio) << " | "
         << ratio(pt.speedup_vs_measured) << " | " << ratio(pt.speedup_vs_dense) << " |\n";
     }

@@ -19,7 +19,15 @@
 // allreduce as P grows. Runs measured on one rank record no bytes (a lone rank sends nothing),
 // so they cannot be projected. comm_totals are run totals, so the mix is the run's average:
 // phases such as DGC's sparsity warm-up or post-local SGD's dense epochs weigh in at their share
-// of the steps. No LibTorch here.
+// of the steps. Forming sub-communicators (split) happens once before training and is left out.
+//
+// Runs whose exchange has levels (hierarchical: comm_totals ops "intra/<op>" and "inter/<op>",
+// step_levels rows) are costed level by level: the level "intra" keeps its measured group size
+// (the ranks of a node do not change with P) and its profile (network.intra_profile as the run
+// recorded it, or the one given), every other level grows with P (N = measured size · P / P0
+// node leaders, at least 1) on the projection's network. A level's mix is per rank taking part
+// in it (the leaders, between nodes); its payload weighs in by the share of ranks taking part.
+// No LibTorch here.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +42,15 @@ struct CollectiveMix {
   double calls = 0;          // per step
   double payload_bytes = 0;  // per step, what one rank contributes (mean over ranks)
   double bus_bytes = 0;      // per step, rank 0 (used for broadcast, whose payload is the root's)
+  double share = 1;          // the fraction of the ranks that made it (levels: e.g. the leaders)
+};
+
+// One level of sub-communicators as a run used it (step_levels and comm_totals "<level>/<op>").
+struct LevelMix {
+  std::string name;                        // "intra", "inter"
+  std::string profile;                     // the network profile the run modeled it on
+  int ranks = 0;                           // rank 0's communicator size at this level, as measured
+  std::vector<CollectiveMix> collectives;  // per step and rank taking part
 };
 
 // What one run (or the mean of a run name's seeds) measured.
@@ -47,7 +64,8 @@ struct RunMeasurement {
   double compute_seconds_per_step = 0;  // rank 0, mean over steps
   double compute_seconds_seed_std = 0;  // standard deviation of the above over seeds (0: one seed)
   double dense_payload_bytes = 0;       // per step: a dense fp32 allreduce's payload (dense_bytes)
-  std::vector<CollectiveMix> collectives;
+  std::vector<CollectiveMix> collectives;  // on the run's own communicator
+  std::vector<LevelMix> levels;            // on sub-communicators (empty: a flat exchange)
   // Per step, rank 0, as the steps table recorded them (α terms and bus bytes): the mix above
   // reproduces them at world_size, which `cedar project` checks and reports.
   double recorded_latency_steps = 0, recorded_bus_bytes = 0;
@@ -61,7 +79,19 @@ struct CollectiveCost {
 };
 // Throws std::runtime_error for a collective kind without a cost rule.
 CollectiveCost collective_cost(const CollectiveMix& mix, int workers);
+// Every collective of a step: the run's own and each level's (levels_at sizes).
 CollectiveCost step_cost(const RunMeasurement& m, int workers);
+// A level's cost per step on `workers` ranks of the whole run, and its group size there.
+CollectiveCost level_cost(const RunMeasurement& m, const LevelMix& level, int workers);
+int level_ranks_at(const RunMeasurement& m, const LevelMix& level, int workers);
+
+// One level of a projected step.
+struct LevelPoint {
+  std::string name, profile;
+  int ranks = 0;            // group size at this P
+  double bus_mb = 0;        // bus bytes rank 0 pushes per step at this level (MB = 1e6 bytes)
+  double comm_seconds = 0;  // per epoch, on the level's profile
+};
 
 struct ProjectionPoint {
   int workers = 1;
@@ -75,6 +105,7 @@ struct ProjectionPoint {
   double payload_compression = 0, wire_ratio = 0;
   double speedup_vs_measured = 0;  // this run's epoch time at its measured P0 / at this P
   double speedup_vs_dense = 0;  // dense epoch time / this run's, both at this P (0: no dense run)
+  std::vector<LevelPoint> levels;  // the levels' part of comm_seconds (runs with levels)
 };
 
 struct Projection {
@@ -97,12 +128,15 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
 const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines,
                                      const RunMeasurement& m);
 
-ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net);
+// `intra`: the profile of level "intra" (nullptr: the one the run recorded).
+ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net,
+                              const NetworkProfile* intra = nullptr);
 // One projection per usable subject; the dense baseline (same model and dataset, preferably the
 // same suite and measured world size) is taken from `baselines`.
 std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects,
                                      const std::vector<RunMeasurement>& baselines,
-                                     const std::vector<int>& workers, const NetworkProfile& net);
+                                     const std::vector<int>& workers, const NetworkProfile& net,
+                                     const NetworkProfile* intra = nullptr);
 
 std::string render_projection_markdown(const std::vector<Projection>& projections);
 std::string render_projection_csv(const std::vector<Projection>& projections);

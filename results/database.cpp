@@ -109,6 +109,7 @@ void migrate(sqlite3* db, const std::string& path) {
 void delete_rows_from_step(sqlite3* db, const std::string& path, int64_t run_id, int64_t step) {
   const char* replaced[] = {"DELETE FROM main.steps WHERE run_id=? AND step>=?",
                             "DELETE FROM main.step_stats WHERE run_id=? AND step>=?",
+                            "DELETE FROM main.step_levels WHERE run_id=? AND step>=?",
                             "DELETE FROM main.evals WHERE run_id=? AND step>?"};
   for (const char* sql : replaced) {
     Statement del(db, path, sql);

@@ -9,8 +9,9 @@ struct sqlite3;
 namespace cedar {
 
 // PRAGMA user_version of the schema this build writes. 1: the schema before versions were
-// recorded (user_version 0 on disk); 2: run uuids, attempts, results mode, shards.
-constexpr int kSchemaVersion = 2;
+// recorded (user_version 0 on disk); 2: run uuids, attempts, results mode, shards; 3: per-level
+// traffic of each step (step_levels).
+constexpr int kSchemaVersion = 3;
 
 // WAL: readers and one writer at once, all processes on one host. Rollback: a journal file
 // beside the database, for a database that only one process at a time writes on a shared
@@ -23,8 +24,8 @@ enum class Journal { kWal, kRollback };
 sqlite3* open_results_database(const std::string& path, Journal journal);
 
 // The rows of run `run_id` (in the connection's main database) that an attempt resumed from the
-// checkpoint after `step` steps writes again: steps and algorithm values from `step` on,
-// evaluations after it, all communication totals. Inside the caller's transaction.
+// checkpoint after `step` steps writes again: steps, their levels and algorithm values from `step`
+// on, evaluations after it, all communication totals. Inside the caller's transaction.
 void delete_rows_from_step(sqlite3* db, const std::string& path, int64_t run_id, int64_t step);
 
 // The schema version of the open database `schema` ("main" or an attached name).

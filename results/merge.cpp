@@ -109,7 +109,7 @@ int64_t merge_run_row(sqlite3* db, const std::string& path, const ShardFile& sha
 // The rows of the shard's run, renumbered to run `id` of main. Returns the step rows copied.
 int64_t copy_rows(sqlite3* db, const std::string& path, int64_t local_id, int64_t id) {
   int64_t step_rows = 0;
-  for (const char* table : {"steps", "step_stats", "evals", "comm_totals"}) {
+  for (const char* table : {"steps", "step_stats", "step_levels", "evals", "comm_totals"}) {
     const std::string cols = columns(db, path, table, "run_id");
     Statement copy(db, path,
                    ("INSERT INTO main." + std::string(table) + " (run_id, " + cols +

@@ -74,6 +74,24 @@ CREATE TABLE IF NOT EXISTS step_stats (
   PRIMARY KEY (run_id, step, key)
 );
 
+-- Per training step and level of sub-communicators (a hierarchical exchange's "intra" and
+-- "inter"): rank 0's traffic of that level, which the step's row includes too. Each level is
+-- modeled on its own network profile (network.intra_profile inside a node, network.profile
+-- between nodes); `ranks` is the size of rank 0's communicator of that level.
+CREATE TABLE IF NOT EXISTS step_levels (
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step          INTEGER NOT NULL,
+  level         TEXT NOT NULL,
+  ranks         INTEGER NOT NULL,
+  profile       TEXT NOT NULL,         -- the network profile of modeled_comm_seconds
+  calls         INTEGER NOT NULL,
+  payload_bytes INTEGER NOT NULL,
+  bus_bytes     INTEGER NOT NULL,
+  latency_steps INTEGER NOT NULL,
+  modeled_comm_seconds REAL NOT NULL,
+  PRIMARY KEY (run_id, step, level)
+);
+
 -- One row per evaluation on the full test set (summed over ranks).
 CREATE TABLE IF NOT EXISTS evals (
   run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,

@@ -101,6 +101,7 @@ void ResultStore::write_pending_steps() {
   if (pending_steps_.empty()) return;
   Statement st(db_, path_, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement stat(db_, path_, "INSERT INTO step_stats VALUES (?,?,?,?)");
+  Statement level(db_, path_, "INSERT INTO step_levels VALUES (?,?,?,?,?,?,?,?,?,?)");
   Statement beat(db_, path_, "UPDATE runs SET heartbeat=? WHERE id=?");
   beat.bind(1, unix_now()).bind(2, pending_steps_.front().first);
   beat.run();
@@ -109,6 +110,13 @@ void ResultStore::write_pending_steps() {
       stat.reset();
       stat.bind(1, run_id).bind(2, s.step).bind(3, key).bind(4, value);
       stat.run();
+    }
+    for (const auto& l : s.levels) {
+      level.reset();
+      level.bind(1, run_id).bind(2, s.step).bind(3, l.level).bind(4, l.ranks).bind(5, l.profile);
+      level.bind(6, l.calls).bind(7, l.payload_bytes).bind(8, l.bus_bytes);
+      level.bind(9, l.latency_steps).bind(10, l.modeled_comm_seconds);
+      level.run();
     }
     st.reset();
     st.bind(1, run_id).bind(2, s.step).bind(3, s.epoch).bind(4, s.wall_seconds);

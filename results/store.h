@@ -40,6 +40,13 @@ struct RunRecord {
   std::string results_mode, filesystem;  // how and where results are written
 };
 
+// One level of sub-communicators in one step (schema.sql's step_levels).
+struct StepLevelRow {
+  std::string level, profile;
+  int64_t ranks = 0, calls = 0, payload_bytes = 0, bus_bytes = 0, latency_steps = 0;
+  double modeled_comm_seconds = 0;
+};
+
 struct StepRow {
   int64_t step = 0, epoch = 0;
   double wall_seconds = 0, compute_seconds = 0, comm_seconds = 0;
@@ -49,6 +56,7 @@ struct StepRow {
   int64_t latency_steps = 0;
   double modeled_comm_seconds = 0;
   std::vector<std::pair<std::string, double>> stats;  // algorithm-reported values (step_stats)
+  std::vector<StepLevelRow> levels;                   // per-level traffic (step_levels)
 };
 
 struct EvalRow {

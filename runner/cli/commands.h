@@ -49,6 +49,7 @@ struct ReportArgs {
   double target = 0;        // test accuracy for the time-to-target column (0: none)
   bool provenance = false;  // also each run's command line, libraries, CPU / GPU
   bool crossover = false;   // also when each run beats dense SGD over a bandwidth sweep
+  bool levels = false;      // also the bytes per level of hierarchical exchanges
   std::string networks;     // YAML file of extra network profiles (empty: the built-in ones)
   std::vector<int> workers = {16, 64};    // crossover: worker counts besides the measured one
   std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds
@@ -70,7 +71,8 @@ struct ProjectArgs {
   int64_t run_id = 0;                       // one run only (0: every completed run)
   std::vector<int> workers = {8, 64, 256};  // worker counts to project to
   std::string network = "10gbe";            // network profile of the communication time
-  std::string format = "md";                // md or csv
+  std::string intra_network;  // profile of level "intra" (empty: the one each run recorded)
+  std::string format = "md";  // md or csv
 };
 
 struct DataArgs {

@@ -141,6 +141,9 @@ int main(int argc, char** argv) {
           "--findings", report_args.findings,
           "--document: hand-written markdown (e.g. why a claim did not reproduce) to include")
       ->check(CLI::ExistingFile);
+  report->add_flag("--levels", report_args.levels,
+                   "also the bytes per level (intra, inter) of runs with hierarchical exchanges, "
+                   "per step and per run");
   report->add_flag("--provenance", report_args.provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
   report
@@ -187,6 +190,9 @@ int main(int argc, char** argv) {
       ->add_option("--network", project_args.network,
                    "network profile (1gbe, 10gbe, 25gbe, 100gbe, ib-hdr)")
       ->capture_default_str();
+  project->add_option("--intra-network", project_args.intra_network,
+                      "profile of the traffic inside a node (level intra) of runs with levels "
+                      "(default: the one each run recorded, network.intra_profile)");
   project->add_option("--format", project_args.format, "md or csv")
       ->check(CLI::IsMember({"md", "csv"}))
       ->capture_default_str();

@@ -10,6 +10,8 @@ namespace cedar {
 
 int command_project(const ProjectArgs& args) {
   const NetworkProfile& net = find_network_profile(args.network);
+  const NetworkProfile* intra =
+      args.intra_network.empty() ? nullptr : &find_network_profile(args.intra_network);
   if (args.run_id < 0)
     throw std::invalid_argument("--run-id: " + std::to_string(args.run_id) + " is not a run id");
   for (int w : args.workers)
@@ -39,7 +41,7 @@ int command_project(const ProjectArgs& args) {
       std::fprintf(stderr, "cedar project: skipped run %lld (%s): %s\n",
                    static_cast<long long>(m.id), m.name.c_str(), m.unusable.c_str());
 
-  auto projections = project_runs(subjects, baselines, args.workers, net);
+  auto projections = project_runs(subjects, baselines, args.workers, net, intra);
   if (projections.empty())
     throw std::runtime_error(
         args.db + ": no completed run to project" +

@@ -13,6 +13,7 @@
 #include "reports/comparison.h"
 #include "reports/crossover.h"
 #include "reports/document.h"
+#include "reports/level_bytes.h"
 #include "reports/plots.h"
 #include "reports/provenance_table.h"
 #include "results/results_mode.h"
@@ -120,6 +121,9 @@ int command_report(const ReportArgs& args) {
   if (args.crossover)
     std::printf("\n### When does compression help?\n\n%s",
                 crossover_section(args, args.plots).c_str());
+  if (args.levels)
+    std::printf("\n### Bytes per level\n\n%s",
+                render_level_bytes_markdown(load_level_bytes(args.db, args.suite)).c_str());
   if (args.provenance)
     std::printf("\n### Provenance\n\n%s",
                 render_provenance_markdown(load_provenance(args.db, args.suite)).c_str());

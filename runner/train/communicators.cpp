@@ -32,6 +32,14 @@ int ranks_on_this_node() {
   return env_int("OMPI_COMM_WORLD_LOCAL_SIZE", env_int("SLURM_NTASKS_PER_NODE", 1));
 }
 
+int run_ranks_per_node(const ExperimentConfig& cfg) {
+  return cfg.network.ranks_per_node > 0 ? cfg.network.ranks_per_node : ranks_on_this_node();
+}
+
+const NetworkProfile& level_profile(const ExperimentConfig& cfg, const std::string& level) {
+  return find_network_profile(level == "intra" ? cfg.network.intra_profile : cfg.network.profile);
+}
+
 std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg) {
   auto c = std::make_unique<RunCommunicators>();
   // With overlap the communication thread shares cores with backward: an MPI rank waiting for
@@ -48,8 +56,14 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
     throw ConfigError("train.overlap: not supported with the NCCL backend (device cuda) yet");
   if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
     throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
-  c->emulated = find_network_profile(cfg.network.profile);
-  if (cfg.network.emulate) c->metered->emulate(&c->emulated);
+  c->emulated = level_profile(cfg, "");
+  c->emulated_intra = level_profile(cfg, "intra");
+  if (cfg.network.emulate) {
+    // Each level of sub-communicators with its own profile: inside a node, between nodes.
+    c->metered->emulate(&c->emulated);
+    c->metered->emulate_level("intra", &c->emulated_intra);
+    c->metered->emulate_level("inter", &c->emulated);
+  }
   return c;
 }
 

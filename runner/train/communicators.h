@@ -19,6 +19,8 @@ struct RunCommunicators {
   std::unique_ptr<Communicator> gpu;             // NCCL when training on a GPU, else null
   std::unique_ptr<MeteredCommunicator> metered;  // wraps backend()
   NetworkProfile emulated;  // the profile metered emulates when network.emulate is on
+  // The profile of the traffic inside a node (level "intra"), emulated with it likewise.
+  NetworkProfile emulated_intra;
   torch::Device device = torch::Device(torch::kCPU);
 
   // What the algorithm's traffic goes through: NCCL on a GPU, else the bootstrap.
@@ -34,5 +36,11 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
 // or Slurm) tells them; 0 and 1 without one.
 int local_rank();
 int ranks_on_this_node();
+// The ranks of one node as the run sees them: network.ranks_per_node, or when 0 the launcher's
+// count (ranks_on_this_node()).
+int run_ranks_per_node(const ExperimentConfig& cfg);
+// The profile that models and emulates the traffic of `level` ("" for the run's communicator):
+// network.intra_profile for "intra", network.profile for the rest (between nodes).
+const NetworkProfile& level_profile(const ExperimentConfig& cfg, const std::string& level);
 
 }  // namespace cedar

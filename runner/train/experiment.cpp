@@ -34,6 +34,7 @@ std::unique_ptr<Algorithm> make_run_algorithm(const ExperimentConfig& cfg, int r
                                               std::string& algorithm_yaml) {
   const AlgorithmInfo& info = find_algorithm(cfg.algorithm);
   auto algorithm = info.make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
+  algorithm->configure_nodes(run_ranks_per_node(cfg));
   const std::string momentum_note = momentum_warning(cfg.optimizer, *algorithm, cfg.algorithm);
   if (rank == 0 && !momentum_note.empty()) log_warn(momentum_note);
   return algorithm;

@@ -61,9 +61,12 @@ class Trainer {
   // One rank's step before the ranks agree on it.
   struct LocalStep {
     StepReport report;
-    CommCounters comm;  // this rank's metered traffic in the step
+    CommCounters comm;                           // this rank's metered traffic in the step
+    std::map<std::string, CommCounters> levels;  // its part on each level of sub-communicators
     double compute_seconds = 0;
-    double modeled_comm_seconds = 0;  // that traffic's time on the configured network profile
+    // That traffic's time: each level's on its profile (communicators.h level_profile), the
+    // rest on network.profile.
+    double modeled_comm_seconds = 0;
   };
 
   // Before the first step (runner/train/trainer.cpp).

@@ -6,6 +6,7 @@
 
 #include "runner/train/backward_overlap.h"
 #include "runner/train/buckets.h"
+#include "runner/train/communicators.h"
 #include "runner/train/lr_schedule.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/run_guard.h"
@@ -54,7 +55,15 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   algorithm_->after_step(params_, buffers_, comm_, ctx);
   LocalStep local;
   local.comm = comm_.step();
-  local.modeled_comm_seconds = network_.seconds(local.comm.latency_steps, local.comm.bus_bytes);
+  local.levels = comm_.step_levels();
+  // The run's own communicator's traffic on network.profile, each level's on its profile.
+  int64_t own_latency = local.comm.latency_steps, own_bus = local.comm.bus_bytes;
+  for (const auto& [level, c] : local.levels) {
+    own_latency -= c.latency_steps;
+    own_bus -= c.bus_bytes;
+    local.modeled_comm_seconds += level_profile(cfg_, level).seconds(c.latency_steps, c.bus_bytes);
+  }
+  local.modeled_comm_seconds += network_.seconds(own_latency, own_bus);
   double step_time = monotonic_seconds() - t0;
   // Seconds inside the communicator (emulated time included). With overlap, compute is the step
   // minus the communication backward did not hide.
@@ -125,6 +134,14 @@ void Trainer::record_step(int64_t epoch, const StepContext& ctx, const LocalStep
   row.stats.assign(ctx.stats.begin(), ctx.stats.end());
   row.latency_steps = local.comm.latency_steps;
   row.modeled_comm_seconds = local.modeled_comm_seconds;
+  for (const auto& [level, c] : local.levels) {
+    const NetworkProfile& profile = level_profile(cfg_, level);
+    const auto ranks = comm_.level_ranks().find(level);
+    row.levels.push_back({level, profile.name,
+                          ranks == comm_.level_ranks().end() ? 0 : int64_t{ranks->second}, c.calls,
+                          c.payload_bytes, c.bus_bytes, c.latency_steps,
+                          profile.seconds(c.latency_steps, c.bus_bytes)});
+  }
   store_->add_step(run_id_, row);
 }
 

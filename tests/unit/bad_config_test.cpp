@@ -371,6 +371,7 @@ TEST(BadConfig, KnownNamesAreTheRegistries) {
   EXPECT_EQ(known_model_names(), models);
   EXPECT_EQ(known_dataset_names(), datasets);
   EXPECT_EQ(known_network_profile_names(), network_profile_names());
+  EXPECT_EQ(known_intra_profile_names(), intra_node_profile_names());
   // And every one of them loads.
   for (const auto& m : models)
     for (const auto& d : datasets)

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "comm/network_model.h"
+#include "reports/level_bytes.h"
 #include "tests/unit/results_fixture.h"
 
 namespace cedar {
@@ -215,6 +216,130 @@ TEST(ProjectionCost, PointToPointIsCostedAsMeasured) {
   CollectiveMix recv{"recv", 1, 0, 0};
   EXPECT_DOUBLE_EQ(collective_cost(recv, 8).latency_steps, 0);
   EXPECT_DOUBLE_EQ(collective_cost(recv, 8).bus_bytes, 0);
+}
+
+// A hierarchical run on 4 ranks in nodes of 2, written as the trainer writes it: per step, rank 0
+// (a leader) allreduces and broadcasts S bytes inside its node (shm) and allgathers q bytes
+// between the 2 leaders (10gbe); 10 steps in one epoch, 0.05 s of compute each.
+class LevelProjectionTest : public ::testing::Test {
+ protected:
+  static constexpr double S = 4e6, q = 1e5;
+  static void SetUpTestSuite() {
+    path_ = fresh_db("projection_levels_test.db");
+    ResultStore store(path_);
+    RunRecord rec;
+    rec.suite = "levels";
+    rec.name = "hier";
+    rec.algorithm = "hierarchical";
+    rec.model = "resnet20";
+    rec.dataset = "cifar10";
+    rec.world_size = 4;
+    rec.config = "name: hier";
+    rec.config_hash = "levels";
+    rec.code_version = rec.host = rec.backend = "test";
+    rec.network = "10gbe";
+    const int64_t id = store.begin_run(rec);
+    const auto s = int64_t(S), k = int64_t(q);
+    const NetworkProfile &shm = find_network_profile("shm"), &net = find_network_profile("10gbe");
+    for (int64_t step = 0; step < 10; ++step) {
+      StepRow row;
+      row.step = step;
+      row.compute_seconds = 0.05;
+      row.payload_bytes = row.bus_bytes = 2 * s + k;
+      row.dense_bytes = s;
+      row.latency_steps = 4;
+      row.levels = {{"inter", "10gbe", 2, 1, k, k, 1, net.seconds(1, k)},
+                    {"intra", "shm", 2, 2, 2 * s, 2 * s, 3, shm.seconds(3, 2 * s)}};
+      row.modeled_comm_seconds =
+          row.levels[0].modeled_comm_seconds + row.levels[1].modeled_comm_seconds;
+      store.add_step(id, row);
+    }
+    std::vector<CommTotalRow> totals;
+    for (int r = 0; r < 4; ++r) {
+      totals.push_back({r, "split", 2, 0, 16, 48, 0});  // before training: left out
+      totals.push_back({r, "intra/allreduce", 10, 10 * s / 4, 10 * s, 10 * s, 0});
+      totals.push_back({r, "intra/broadcast", 10, 10 * s / 4, r % 2 == 0 ? 10 * s : 0, 10 * s, 0});
+      if (r % 2 == 0) totals.push_back({r, "inter/allgather", 10, 10 * k, 10 * k, 10 * k, 0});
+    }
+    store.add_comm_totals(id, totals);
+    store.finish_run(id, "completed", "", RunSummary{});
+  }
+  static std::string path_;
+};
+std::string LevelProjectionTest::path_;
+
+TEST_F(LevelProjectionTest, EachLevelIsCostedOnItsOwnProfile) {
+  auto ms = load_measurements(path_, "levels");
+  ASSERT_EQ(ms.size(), 1u);
+  const RunMeasurement& m = ms[0];
+  ASSERT_TRUE(m.unusable.empty()) << m.unusable;
+  EXPECT_TRUE(m.collectives.empty()) << "split is not part of a step";
+  ASSERT_EQ(m.levels.size(), 2u);
+  ASSERT_EQ(m.levels[0].name, "inter");
+  ASSERT_EQ(m.levels[1].name, "intra");
+  EXPECT_EQ(m.levels[1].profile, "shm");
+  const CollectiveMix& ag = m.levels[0].collectives.at(0);
+  EXPECT_DOUBLE_EQ(ag.calls, 1);          // per leader and step
+  EXPECT_DOUBLE_EQ(ag.payload_bytes, q);  // not diluted by the non-leaders
+  EXPECT_DOUBLE_EQ(ag.share, 0.5);
+  // At the measured size the levels give back the steps table's α terms and bus bytes.
+  const CollectiveCost own = step_cost(m, 4);
+  EXPECT_DOUBLE_EQ(own.latency_steps, m.recorded_latency_steps);
+  EXPECT_DOUBLE_EQ(own.bus_bytes, m.recorded_bus_bytes);
+
+  // Hand-computed, P = 8: 5 steps per epoch (10 · 4 / 8); inside a node still 2 ranks: 3 α and
+  // 2S bus bytes per step on shm (α 0.5 µs, β 1e-10 s/B); between nodes 4 leaders: an allgather
+  // of q, 3 α and 3q bytes per step on 10gbe (α 20 µs, β 8e-10 s/B).
+  const double intra8 = 5 * 3 * 0.5e-6 + 5 * 2 * S * 1e-10;  // 0.0040075 s
+  const double inter8 = 5 * 3 * 20e-6 + 5 * 3 * q * 8e-10;   // 0.0015 s
+  // P = 4 (measured): 10 steps; 2 leaders: 1 α and q bytes per step.
+  const double intra4 = 10 * 3 * 0.5e-6 + 10 * 2 * S * 1e-10;  // 0.008015 s
+  const double inter4 = 10 * 1 * 20e-6 + 10 * q * 8e-10;       // 0.001 s
+  const auto ps = project_runs(ms, ms, {8}, find_network_profile("10gbe"));
+  ASSERT_EQ(ps.size(), 1u);
+  ASSERT_EQ(ps[0].points.size(), 2u);
+  const ProjectionPoint &p4 = ps[0].points[0], &p8 = ps[0].points[1];
+  EXPECT_NEAR(p4.comm_seconds, intra4 + inter4, 1e-12);
+  EXPECT_NEAR(p8.comm_seconds, intra8 + inter8, 1e-12);
+  EXPECT_NEAR(p8.total_seconds, 5 * 0.05 + intra8 + inter8, 1e-12);
+  ASSERT_EQ(p8.levels.size(), 2u);
+  EXPECT_EQ(p8.levels[0].ranks, 4);  // leaders at P = 8
+  EXPECT_EQ(p8.levels[1].ranks, 2);  // a node stays 2 ranks
+  EXPECT_NEAR(p8.levels[0].comm_seconds, inter8, 1e-12);
+  EXPECT_NEAR(p8.levels[1].comm_seconds, intra8, 1e-12);
+  EXPECT_NEAR(p8.levels[0].bus_mb, 3 * q / 1e6, 1e-12);
+  // Payload: S (allreduce) + S/2 (the broadcast's root is half the ranks) + q/2 (leaders).
+  EXPECT_NEAR(p8.payload_compression, S / (S + S / 2 + q / 2), 1e-12);
+  // Another profile inside the node: 1gbe (α 50 µs, β 8e-9 s/B).
+  const auto slow =
+      project_runs(ms, ms, {8}, find_network_profile("10gbe"), &find_network_profile("1gbe"));
+  EXPECT_NEAR(slow[0].points[1].comm_seconds, 5 * 3 * 50e-6 + 5 * 2 * S * 8e-9 + inter8, 1e-12);
+  const std::string md = render_projection_markdown(ps);
+  EXPECT_NE(md.find("inter s/epoch"), std::string::npos) << md;
+  EXPECT_NE(md.find("Level intra (2 ranks per group at 4 ranks, recorded on shm)"),
+            std::string::npos)
+      << md;
+}
+
+TEST_F(LevelProjectionTest, LevelBytesTableHasEachLevelPerStepAndPerRun) {
+  const auto rows = load_level_bytes(path_, "levels");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].level, "inter");
+  EXPECT_EQ(rows[0].profile, "10gbe");
+  EXPECT_DOUBLE_EQ(rows[0].payload_bytes_per_step, q);
+  EXPECT_EQ(rows[0].total_payload_bytes, int64_t(2 * 10 * q));  // two leaders, 10 steps
+  EXPECT_EQ(rows[1].level, "intra");
+  EXPECT_EQ(rows[1].ranks, 2);
+  EXPECT_DOUBLE_EQ(rows[1].payload_bytes_per_step, 2 * S);
+  EXPECT_DOUBLE_EQ(rows[1].bus_bytes_per_step, 2 * S);
+  // Every rank's allreduce (4 · 10 S) and the two roots' broadcasts (2 · 10 S).
+  EXPECT_EQ(rows[1].total_payload_bytes, int64_t(60 * S));
+  EXPECT_EQ(rows[1].total_bus_bytes, int64_t(80 * S));
+  EXPECT_NEAR(rows[1].modeled_seconds_per_step, 3 * 0.5e-6 + 2 * S * 1e-10, 1e-15);
+  const std::string md = render_level_bytes_markdown(rows);
+  EXPECT_NE(md.find("| hier | hierarchical | 4 | 0 | intra | 2 | shm | 8.0000 | 8.0000 |"),
+            std::string::npos)
+      << md;
 }
 
 TEST(ProjectionCost, UnknownCollectiveIsNamed) {
