@@ -19,5 +19,7 @@ AlgorithmInfo terngrad_algorithm();
 AlgorithmInfo signsgd_algorithm();
 AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
+AlgorithmInfo dpsgd_algorithm();
+AlgorithmInfo choco_sgd_algorithm();
 
 }  // namespace cedar

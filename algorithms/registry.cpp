@@ -20,6 +20,8 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       signsgd_algorithm(),
       ef_signsgd_algorithm(),
       fp16_algorithm(),
+      dpsgd_algorithm(),
+      choco_sgd_algorithm(),
   };
   // clang-format on
   return catalog;
