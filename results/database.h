@@ -9,8 +9,9 @@ struct sqlite3;
 namespace cedar {
 
 // PRAGMA user_version of the schema this build writes. 1: the schema before versions were
-// recorded (user_version 0 on disk); 2: run uuids, attempts, results mode, shards.
-constexpr int kSchemaVersion = 2;
+// recorded (user_version 0 on disk); 2: run uuids, attempts, results mode, shards; 3: the
+// consensus distance of each evaluation (evals.consensus_distance).
+constexpr int kSchemaVersion = 3;
 
 // WAL: readers and one writer at once, all processes on one host. Rollback: a journal file
 // beside the database, for a database that only one process at a time writes on a shared
