@@ -67,7 +67,7 @@ Topology make_topology(const std::string& name, int size, int torus_rows) {
     }
   } else if (name == "torus") {
     if (torus_rows < 0 || (torus_rows > 0 && size % torus_rows != 0))
-      throw std::invalid_argument("topology: torus_rows " + std::to_string(torus_rows) +
+      throw std::invalid_argument("algorithm.torus_rows " + std::to_string(torus_rows) +
                                   " does not divide the " + std::to_string(size) + " ranks");
     t.rows = torus_rows > 0 ? torus_rows : squarest_rows(size);
     t.cols = size / t.rows;
