@@ -58,4 +58,19 @@ check "choco-sgd: payload per step = 2 x sum(4 + ceil(n/8)) = 2 x $SIGN" equals 
 check "choco-sgd: every rank sent the same" equals \
   "$(q "SELECT COUNT(DISTINCT payload_bytes) || ',' || MIN(payload_bytes) FROM comm_totals c JOIN runs r ON r.id = run_id WHERE r.name='choco-sgd'")" \
   "1,$((64 * 2 * SIGN))"
+
+# D-PSGD exchanges per bucket on the communication thread with train.overlap: small buckets (several
+# per step) and overlap on or off change when the models travel, never what is computed.
+for ov in false true; do
+  "${MPIRUN[@]}" -np 4 "$CEDAR" run "$WORK/gossip.yaml" --db "$DB" --quiet --set name="ov-$ov" \
+    --set train.epochs=1 --set train.overlap=$ov --set train.bucket_mb=0.05 > /dev/null 2>&1
+done
+steps_of() { q "SELECT s.step, s.train_loss, s.payload_bytes FROM steps s JOIN runs r ON r.id = s.run_id
+                WHERE r.name = '$1' ORDER BY s.step" | md5sum; }
+check "dpsgd with overlap: the same losses and bytes, bitwise" equals "$(steps_of ov-true)" "$(steps_of ov-false)"
+check "... in 32 steps" equals "$(q "SELECT COUNT(*) FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = 'ov-true'")" 32
+buckets=$(q "SELECT DISTINCT latency_steps / 2 FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = 'ov-true'")
+check "... over several buckets (two messages each: $buckets buckets)" greater "$buckets" 1
+check "... still 2 x the model's bytes per step" equals \
+  "$(q "SELECT DISTINCT payload_bytes FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.name = 'ov-true'")" $((2 * 4 * MODEL))
 finish
