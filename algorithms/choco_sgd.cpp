@@ -15,8 +15,9 @@
 //   x_i^{t+1}  = x_i^{t+½} + γ·Σ_j W_ij (x̂_j − x̂_i)
 // Every rank applies the DECODED q_i to its own x̂_i, exactly as its neighbours do, so the copies
 // of x̂_i agree everywhere. Memory: instead of one copy per neighbour, each worker keeps x̂_i and
-// s_i = Σ_j W_ij x̂_j (updated with s_i ← s_i + Σ_j W_ij q_j), the memory-efficient form of the
-// authors' implementation; then Σ_j W_ij (x̂_j − x̂_i) = s_i − x̂_i, since Σ_j W_ij = 1.
+// s_i = Σ_j W_ij x̂_j (updated with s_i ← s_i + Σ_j W_ij q_j): the same iterates (up to
+// rounding) with two model copies whatever the degree, as Σ_j W_ij (x̂_j − x̂_i) = s_i − x̂_i
+// since Σ_j W_ij = 1.
 //
 // Relation to D-PSGD (algorithms/dpsgd.cpp): with the identity compressor x̂_j = x_j^{t+½} after
 // the exchange, so γ = 1 gives x_i^{t+1} = Σ_j W_ij (x_j^t − η·d_j^t): the local step comes before

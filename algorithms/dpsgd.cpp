@@ -9,8 +9,9 @@
 //   x_i^{t+1} = Σ_j W_ij x_j^t − η·d_i^t
 // where d_i^t is the update direction of the worker's own optimizer at its own model x_i^t: the
 // local stochastic gradient, with weight decay and the optimizer's momentum applied to it
-// locally (as the authors' and Koloskova et al.'s released code do; momentum is not part of
-// Algorithm 1). The gradient is never averaged, and there is no global collective.
+// locally, as the decentralized SGD baseline of Koloskova et al.'s released code runs (momentum
+// 0.9 on a ring: epfml/ChocoSGD, dl_code/exps/finetune-resnet20-cifar10/example.sh); momentum
+// is not part of Algorithm 1. The gradient is never averaged, and there is no global collective.
 //
 // Where it happens: reduce_gradients(bucket) — per bucket, on the communication thread with
 // train.overlap, so the exchange overlaps backward — sends the bucket's parameters x_i^t (the

@@ -109,10 +109,18 @@ CollectiveCost collective_cost(const CollectiveMix& mix, int workers) {
     c.bus_bytes = workers > 1 ? mix.bus_bytes : 0;
   } else if (mix.op == "barrier") {
     c.latency_steps = mix.calls * double(allgather_latency_steps(workers));
+  } else if (mix.op == "send" || mix.op == "sendrecv") {
+    // Point-to-point (gossip): one α per message and the bytes the rank sends, the same at any P
+    // (a ring's or torus's degree does not depend on P; the exponential graph's grows as log2 P,
+    // which this does not model). A receive costs nothing here: its sender counts it.
+    c.latency_steps = mix.calls;
+    c.bus_bytes = workers > 1 ? mix.payload_bytes : 0;
+  } else if (mix.op == "recv") {
+    // Nothing: counted by the sending rank.
   } else {
     throw std::runtime_error("comm_totals: collective '" + mix.op +
                              "' has no cost rule (known: allreduce, allgather, allgatherv, "
-                             "broadcast, barrier)");
+                             "broadcast, barrier, send, sendrecv, recv)");
   }
   return c;
 }

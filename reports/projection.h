@@ -30,8 +30,8 @@ struct NetworkProfile;
 
 // One collective kind as a run used it, per training step (run totals / steps).
 struct CollectiveMix {
-  std::string op;            // allreduce, allgather, allgatherv, broadcast, barrier
-  double calls = 0;          // per step
+  std::string op;    // allreduce, allgather, allgatherv, broadcast, barrier, send, sendrecv, recv
+  double calls = 0;  // per step
   double payload_bytes = 0;  // per step, what one rank contributes (mean over ranks)
   double bus_bytes = 0;      // per step, rank 0 (used for broadcast, whose payload is the root's)
 };

@@ -201,6 +201,22 @@ TEST_F(ProjectionTest, OneRankRunsAreRefusedWithTheReason) {
   EXPECT_EQ(one[0].suite, "solo");
 }
 
+// Gossip's point-to-point messages: one latency term per message and the bytes sent, at any P
+// (on one rank nothing is sent); a receive is its sender's.
+TEST(ProjectionCost, PointToPointMessagesCostTheirSenderOneAlphaAndTheirBytes) {
+  const CollectiveMix ring{"sendrecv", 2, 2 * 246824.0, 2 * 246824.0};
+  for (int p : {2, 4, 64, 1024}) {
+    const CollectiveCost c = collective_cost(ring, p);
+    EXPECT_DOUBLE_EQ(c.latency_steps, 2) << p;
+    EXPECT_DOUBLE_EQ(c.bus_bytes, 493648) << p;
+  }
+  EXPECT_DOUBLE_EQ(collective_cost(ring, 1).bus_bytes, 0);
+  const CollectiveCost r = collective_cost(CollectiveMix{"recv", 3, 0, 0}, 8);
+  EXPECT_DOUBLE_EQ(r.latency_steps, 0);
+  EXPECT_DOUBLE_EQ(r.bus_bytes, 0);
+  EXPECT_DOUBLE_EQ(collective_cost(CollectiveMix{"send", 1, 100, 100}, 8).bus_bytes, 100);
+}
+
 TEST(ProjectionCost, UnknownCollectiveIsNamed) {
   CollectiveMix mix{"alltoall", 1, 100, 100};
   try {
