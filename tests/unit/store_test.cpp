@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "results/database.h"
 #include "tests/unit/sqlite_query.h"
 
 namespace cedar {
@@ -71,9 +72,9 @@ TEST(Store, RunLifecycleAndRows) {
   EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "wal");
 }
 
-// Schema 3: each evaluation records the consensus distance; a version-2 database (no such column)
-// gains it when opened, NULL in its earlier rows.
-TEST(Store, AVersion2DatabaseGainsTheConsensusDistance) {
+// Each evaluation records the consensus distance; a database of the previous schema version
+// without the column gains it when opened, NULL in its earlier rows.
+TEST(Store, AnOlderDatabaseGainsTheConsensusDistance) {
   auto path = fresh_db("v2.db");
   {
     ResultStore s(path);
@@ -85,7 +86,7 @@ TEST(Store, AVersion2DatabaseGainsTheConsensusDistance) {
   }
   EXPECT_EQ(query(path, "SELECT consensus_distance FROM evals"), 0.25);
   query(path, "ALTER TABLE evals DROP COLUMN consensus_distance");
-  query(path, "PRAGMA user_version = 2");
+  query(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion - 1));
   EXPECT_EQ(query(path,
                   "SELECT COUNT(*) FROM pragma_table_info('evals') "
                   "WHERE name='consensus_distance'"),
@@ -97,7 +98,7 @@ TEST(Store, AVersion2DatabaseGainsTheConsensusDistance) {
     e.consensus_distance = 1.5;
     s.add_eval(1, e);
   }
-  EXPECT_EQ(query(path, "PRAGMA user_version"), 3);
+  EXPECT_EQ(query(path, "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(query(path, "SELECT COUNT(*) FROM evals WHERE step=1 AND consensus_distance IS NULL"),
             1);
   EXPECT_EQ(query(path, "SELECT consensus_distance FROM evals WHERE step=2"), 1.5);
