@@ -21,5 +21,7 @@ AlgorithmInfo ef_signsgd_algorithm();
 AlgorithmInfo fp16_algorithm();
 AlgorithmInfo gtopk_algorithm();
 AlgorithmInfo hierarchical_algorithm();
+AlgorithmInfo dpsgd_algorithm();
+AlgorithmInfo choco_sgd_algorithm();
 
 }  // namespace cedar

@@ -16,7 +16,8 @@ set(CEDAR_CODEC_SOURCES
   codecs/terngrad_avx2.cpp
   codecs/sign_codec.cpp
   codecs/half.cpp
-  codecs/fp16_codec.cpp)
+  codecs/fp16_codec.cpp
+  codecs/identity_codec.cpp)
 set(CEDAR_EXCHANGE_SOURCES
   exchange/error_feedback.cpp
   exchange/compressed_exchange.cpp

@@ -22,6 +22,8 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       fp16_algorithm(),
       gtopk_algorithm(),
       hierarchical_algorithm(),
+      dpsgd_algorithm(),
+      choco_sgd_algorithm(),
   };
   // clang-format on
   return catalog;

@@ -236,11 +236,14 @@ int main(int argc, char** argv) {
   add("codec/topk", codec, topk_1pct);
   add("codec/randomk", codec, randomk_1pct);
   // Algorithms through reduce_gradients: at every size those without a codec above, at the
-  // smallest size the others (the cost of the exchange around their codec). dense and local-sgd
-  // only communicate: on one rank their step is empty (comm_bench times their collective).
+  // smallest size the others (the cost of the exchange around their codec). dense, local-sgd and
+  // the gossip algorithms only communicate or act after the step: on one rank their
+  // reduce_gradients is empty (comm_bench times their collective).
   const std::set<std::string> with_codec = {"qsgd", "signsgd", "ef-signsgd", "topk", "randomk"};
   for (const auto& info : cedar::algorithm_catalog()) {
-    if (info.name == "dense" || info.name == "local-sgd") continue;
+    if (info.name == "dense" || info.name == "local-sgd" || info.name == "dpsgd" ||
+        info.name == "choco-sgd")
+      continue;
     if (with_codec.count(info.name)) {
       add_sized("reduce/" + info.name, reduce, info.name)->Arg(kSizes[0]);
     } else {

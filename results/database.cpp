@@ -59,9 +59,9 @@ void exec(sqlite3* db, const std::string& path, const std::string& sql) {
   if (run_sql(db, sql, msg) != SQLITE_OK) throw StoreError("results database " + path + ": " + msg);
 }
 
-// Databases written by earlier versions gain the run columns added since (NULL for old rows,
-// except that every run gets a uuid), then the schema version. Inside one write transaction, so
-// that two processes opening an old database at once do not both add the columns.
+// Databases written by earlier versions gain the run and evaluation columns added since (NULL for
+// old rows, except that every run gets a uuid), then the schema version. Inside one write
+// transaction, so that two processes opening an old database at once do not both add the columns.
 void migrate(sqlite3* db, const std::string& path) {
   exec_setup(db, path, "BEGIN IMMEDIATE");
   try {
@@ -89,6 +89,13 @@ void migrate(sqlite3* db, const std::string& path) {
       for (const auto& [column, type] : added)
         if (!have.count(column))
           exec(db, path, std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);
+      std::set<std::string> eval_columns;
+      {
+        Statement cols(db, path, "PRAGMA table_info(evals)");
+        while (cols.next()) eval_columns.insert(cols.text_column(1));
+      }
+      if (!eval_columns.count("consensus_distance"))
+        exec(db, path, "ALTER TABLE evals ADD COLUMN consensus_distance REAL");
       // A version-4 uuid from SQLite's random bytes for each run that has none.
       exec(db, path,
            "UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' "

@@ -104,6 +104,7 @@ CREATE TABLE IF NOT EXISTS evals (
   test_accuracy     REAL NOT NULL,
   train_loss        REAL,                -- mean over the epoch so far
   train_accuracy    REAL,
+  consensus_distance REAL,               -- mean over ranks of ||x_i - x_bar||^2 (parameters)
   PRIMARY KEY (run_id, step)
 );
 

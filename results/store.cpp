@@ -133,10 +133,11 @@ void ResultStore::write_pending_steps() {
 void ResultStore::add_eval(int64_t run_id, const EvalRow& e) {
   flush();  // the steps before it are kept even if the database refuses this row
   in_transaction([&] {
-    Statement st(db_, path_, "INSERT INTO evals VALUES (?,?,?,?,?,?,?,?,?,?)");
+    Statement st(db_, path_, "INSERT INTO evals VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     st.bind(1, run_id).bind(2, e.step).bind(3, e.epoch).bind(4, e.wall_seconds);
     st.bind(5, e.cum_payload_bytes).bind(6, e.cum_bus_bytes).bind(7, e.test_loss);
     st.bind(8, e.test_accuracy).bind(9, e.train_loss).bind(10, e.train_accuracy);
+    st.bind(11, e.consensus_distance);
     st.run();
   });
 }

@@ -65,6 +65,9 @@ struct EvalRow {
   int64_t cum_payload_bytes = 0, cum_bus_bytes = 0;
   double test_loss = 0, test_accuracy = 0;
   double train_loss = 0, train_accuracy = 0;
+  // (1/P) Σ_i ‖x_i − x̄‖² over the parameters at this evaluation (evaluator.h); NULL in rows
+  // written before schema version 3.
+  double consensus_distance = 0;
 };
 
 struct CommTotalRow {

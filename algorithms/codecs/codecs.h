@@ -1,7 +1,8 @@
 #pragma once
 // The compressors that algorithms build on, declared once: the paper files build their algorithms
 // on them, and the benchmarks, tests and fuzz targets drive an encoding directly. Each is defined
-// in its codec file (qsgd_codec.cpp, sign_codec.cpp, fp16_codec.cpp), which includes this header.
+// in its codec file (qsgd_codec.cpp, sign_codec.cpp, fp16_codec.cpp, identity_codec.cpp), which
+// includes this header.
 #include <cstdint>
 #include <memory>
 
@@ -18,5 +19,7 @@ std::unique_ptr<Compressor> make_sign_compressor();
 std::unique_ptr<Compressor> make_scaled_sign_compressor();
 // fp16: each value as an IEEE half.
 std::unique_ptr<Compressor> make_fp16_compressor();
+// identity: each value as its fp32 bytes (lossless).
+std::unique_ptr<Compressor> make_identity_compressor();
 
 }  // namespace cedar

@@ -65,6 +65,7 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> live;  // parameters and floating-point buffers, model order
   for (auto& p : model.parameters()) live.push_back(p.detach());
+  const size_t parameters = live.size();
   for (auto& b : model.buffers())
     if (b.is_floating_point()) live.push_back(b);  // num_batches_tracked stays as it is
   std::vector<torch::Tensor> kept;
@@ -76,7 +77,14 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
   };
   EvalResult r;
   try {
+    auto distance = torch::zeros({1}, torch::kDouble);
+    for (size_t i = 0; i < parameters; ++i)
+      distance += (kept[i].to(torch::kDouble) - live[i].to(torch::kDouble)).pow(2).sum().cpu();
+    if (device.is_cuda()) distance = distance.to(device);
+    control.allreduce_sum(distance);
+    const double consensus = distance.cpu().item<double>() / control.size();
     r = evaluate(model, test, norm, batch_size, device, control);
+    r.consensus_distance = consensus;
   } catch (...) {
     restore();
     throw;

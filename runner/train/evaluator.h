@@ -14,6 +14,9 @@ struct EvalResult {
   double loss = 0;
   double accuracy = 0;
   int64_t count = 0;
+  // evaluate_averaged_model: the consensus distance (1/P) Σ_i ‖x_i − x̄‖² over every parameter
+  // (not the buffers), x̄ the average model; 0 on one rank and where the ranks' models agree.
+  double consensus_distance = 0;
 };
 
 // Whether an epoch of `steps_per_epoch` steps with `evals_per_epoch` evenly spaced evaluations
@@ -31,7 +34,9 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
 // SGD between two syncs keeps its local models). The averaging is harness bookkeeping: `control`
 // is the unmetered channel, so its bytes count neither in the training bytes nor in projections.
 // Where the ranks' models already agree (dense and every gradient-averaging algorithm) the
-// average is that model up to rounding.
+// average is that model up to rounding. Also measures how far the ranks' parameters are from it
+// (EvalResult::consensus_distance; gossip algorithms and local SGD leave them apart), summed in
+// fp64 on each rank and over ranks on `control`.
 EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
                                    int64_t batch_size, const torch::Device& device,
                                    Communicator& control);

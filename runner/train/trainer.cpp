@@ -184,14 +184,15 @@ bool Trainer::step_limit_reached() const {
 
 void Trainer::log_epoch(int64_t epoch, const StepStats& es, double train_seconds) const {
   if (quiet_ || comm_.rank() != 0) return;
-  log_info(
-      strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
-                "model) | %.0f img/s/rank | payload %.2f MB (dense %.2f MB), rank 0",
-                static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
-                static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
-                100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
-                es.count / comm_.size() / std::max(1e-9, train_seconds), cum_payload_ / 1e6,
-                double(dense_bytes_) * step_ / 1e6));
+  log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
+                     "model) | %.0f img/s/rank | payload %.2f MB (dense %.2f MB), rank 0",
+                     static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
+                     static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
+                     100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
+                     es.count / comm_.size() / std::max(1e-9, train_seconds), cum_payload_ / 1e6,
+                     double(dense_bytes_) * step_ / 1e6) +
+           // Ranks whose models differ (gossip, local SGD): how far apart they are.
+           (last_consensus_ > 0 ? strprintf(" | consensus distance %.3g", last_consensus_) : ""));
 }
 
 void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
@@ -204,6 +205,7 @@ void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
     throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +
                    std::to_string(r.loss));
   last_accuracy_ = r.accuracy;
+  last_consensus_ = r.consensus_distance;
   best_accuracy_ = std::max(best_accuracy_, r.accuracy);
   if (cfg_.train.target_accuracy > 0 && r.accuracy >= cfg_.train.target_accuracy)
     reached_target_ = true;
@@ -218,6 +220,7 @@ void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
     row.test_accuracy = r.accuracy;
     row.train_loss = es.loss_sum / std::max(1.0, es.count);
     row.train_accuracy = es.correct / std::max(1.0, es.count);
+    row.consensus_distance = r.consensus_distance;
     store_->add_eval(run_id_, row);
   }
 }

@@ -134,6 +134,7 @@ class Trainer {
   double start_ = 0;
   double eval_seconds_ = 0;  // spent in evaluations so far (excluded from the logged img/s)
   double best_accuracy_ = 0, last_accuracy_ = 0;
+  double last_consensus_ = 0;  // the last evaluation's consensus distance (evaluator.h)
   bool reached_target_ = false;
 };
 

@@ -50,6 +50,7 @@ CASES=(
   "lag|--set optimizer.lr=0.3|1"
   "ef-signsgd|--set optimizer.lr=0.3|1"
   "local-sgd|--set algorithm.period=4 --set optimizer.name=lars --set optimizer.lr=1|1"
+  "choco-sgd||1"
 )
 run_id=0
 # The checkpoint folder of run ID: named by the run's uuid.

@@ -101,6 +101,18 @@ TEST(MpiFidelity, LocalSgdMidPeriodReportsTheAveragedModelsAccuracy) {
   ASSERT_EQ(by_hand.count, kTest);
   EXPECT_EQ(run.summary.final_test_accuracy, by_hand.accuracy);
 
+  // The consensus distance the evaluation reports: (1/n) Σ_r ‖x_r − x̄‖² over the parameters,
+  // by hand in fp64 from the gathered models.
+  auto own = testing::synthetic_resnet20(0, kTrain, kTest, 7);
+  load_flat(*own.model, params[mpi.rank()], buffers[mpi.rank()]);
+  const EvalResult evaluated = evaluate_averaged_model(*own.model, own.data.test, own.data.norm,
+                                                       256, torch::Device(torch::kCPU), mpi);
+  const at::Tensor p64 = params.to(torch::kDouble);
+  const double distance = (p64 - p64.mean(0, true)).pow(2).sum().item<double>() / n;
+  ASSERT_GT(distance, 0);
+  EXPECT_NEAR(evaluated.consensus_distance, distance, 1e-6 * distance);
+  EXPECT_EQ(evaluated.accuracy, by_hand.accuracy);
+
   // The test has power: scoring each rank's own model on its share of the test set (what a
   // per-rank evaluation reports) gives another number here.
   double own_correct = 0;

@@ -85,7 +85,7 @@ TEST_P(GpuAlgorithmTest, ExchangesCudaGradientsOnTheGpu) {
   // On one rank these reduce deterministically: the GPU result must match the CPU's.
   const std::string n = GetParam();
   if (n == "dense" || n == "fp16" || n == "topk" || n == "powersgd" || n == "local-sgd" ||
-      n == "signsgd" || n == "lag") {
+      n == "signsgd" || n == "lag" || n == "dpsgd" || n == "choco-sgd") {
     torch::Tensor cpu = exchange_on(info, torch::Device(torch::kCPU));
     EXPECT_TRUE(torch::allclose(gpu, cpu, 1e-4, 1e-4))
         << n << ": max difference " << (gpu - cpu).abs().max().item<double>();

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "results/database.h"
 #include "tests/unit/sqlite_query.h"
 
 namespace cedar {
@@ -69,6 +70,38 @@ TEST(Store, RunLifecycleAndRows) {
   EXPECT_EQ(query_text(path, "SELECT status FROM runs"), "completed");
   EXPECT_EQ(query(path, "SELECT final_test_accuracy FROM runs"), 0.5);
   EXPECT_EQ(query_text(path, "PRAGMA journal_mode"), "wal");
+}
+
+// Each evaluation records the consensus distance; a database of the previous schema version
+// without the column gains it when opened, NULL in its earlier rows.
+TEST(Store, AnOlderDatabaseGainsTheConsensusDistance) {
+  auto path = fresh_db("v2.db");
+  {
+    ResultStore s(path);
+    int64_t id = s.begin_run(record("a"));
+    EvalRow e;
+    e.step = 1;
+    e.consensus_distance = 0.25;
+    s.add_eval(id, e);
+  }
+  EXPECT_EQ(query(path, "SELECT consensus_distance FROM evals"), 0.25);
+  query(path, "ALTER TABLE evals DROP COLUMN consensus_distance");
+  query(path, "PRAGMA user_version = " + std::to_string(kSchemaVersion - 1));
+  EXPECT_EQ(query(path,
+                  "SELECT COUNT(*) FROM pragma_table_info('evals') "
+                  "WHERE name='consensus_distance'"),
+            0);
+  {
+    ResultStore s(path);
+    EvalRow e;
+    e.step = 2;
+    e.consensus_distance = 1.5;
+    s.add_eval(1, e);
+  }
+  EXPECT_EQ(query(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(query(path, "SELECT COUNT(*) FROM evals WHERE step=1 AND consensus_distance IS NULL"),
+            1);
+  EXPECT_EQ(query(path, "SELECT consensus_distance FROM evals WHERE step=2"), 1.5);
 }
 
 // A row the database refuses (a NaN into a NOT NULL column) is an error that leaves no
