@@ -19,8 +19,8 @@ int exit_status(int status) {
 
 }  // namespace
 
-pid_t spawn_process(const std::vector<std::string>& argv,
-                    const posix_spawn_file_actions_t* actions, int* error) {
+pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t* actions,
+                    int* error) {
   if (argv.empty()) {
     if (error) *error = EINVAL;
     return -1;

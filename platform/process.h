@@ -13,8 +13,8 @@ namespace cedar {
 // cedar blocks SIGINT/SIGTERM for its watcher thread, the child must not inherit that. Returns
 // the child's pid, or -1 when it could not start (the reason, an errno value, in *error when
 // given; EINVAL for an empty argv).
-pid_t spawn_process(const std::vector<std::string>& argv,
-                    const posix_spawn_file_actions_t* actions, int* error = nullptr);
+pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file_actions_t* actions,
+                    int* error = nullptr);
 // Waits for `pid` (retrying when a signal interrupts); its exit status, 128+signal when killed,
 // 1 when it cannot be waited for.
 int wait_exit_status(pid_t pid);

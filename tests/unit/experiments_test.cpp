@@ -119,6 +119,29 @@ TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
   }
 }
 
+// The surveys' synchronous axes on real data: each new exchange, top-k (gTop-k's baseline) and
+// dense SGD at 4 and 8 ranks, hierarchical in nodes of 2, every claim citing its source.
+TEST(Experiments, SurveyAxesRunEachExchangeAtFourAndEightRanks) {
+  std::set<std::string> runs;
+  for (const auto& [name, c] : suite_configs("survey_axes.yaml")) {
+    runs.insert(name);
+    EXPECT_EQ(name.rfind(c.algorithm + "/np", 0), 0u) << name;
+    EXPECT_EQ(c.data.name, "fashion-mnist") << name;
+  }
+  std::set<std::string> expected;
+  for (const char* a : {"dense", "topk", "gtopk", "dpsgd", "choco-sgd", "hierarchical"})
+    for (int p : {4, 8}) expected.insert(std::string(a) + "/np" + std::to_string(p));
+  EXPECT_EQ(runs, expected);
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const auto claims = load_claims(std::string(src) + "/experiments/survey_axes.yaml");
+  EXPECT_GE(claims.size(), 6u);
+  for (const auto& c : claims) {
+    EXPECT_FALSE(c.source.empty()) << "claim '" << c.text << "' cites no source";
+    EXPECT_TRUE(runs.count(c.run)) << "claim '" << c.text << "' names no run of the suite";
+  }
+}
+
 // The ImageNet subset: the papers' ImageNet models with their ImageNet stems at Imagenette's 160
 // px, each with dense SGD and the core compressors, on 4 ranks.
 TEST(Experiments, ImagenetteTrainsTheImageNetModels) {
