@@ -73,19 +73,14 @@ namespace {
 constexpr int kChocoTag = 0xc0c;
 constexpr int64_t kQsgdBucket = 512;
 
-struct ChocoParams {
-  std::string topology = "ring";
-  int64_t torus_rows = 0;
+struct ChocoParams : GraphParams {
   std::string compressor = "sign";
   double gamma = 0.4;
   double ratio = 0.01;
   int64_t bits = 4;
   template <class V>
   void visit(V& v) {
-    v("topology", topology, "communication graph: ring, torus or exponential (+-2^k neighbours)",
-      one_of(topology_names()));
-    v("torus_rows", torus_rows, "rows of the torus (0: the most square factoring of the ranks)",
-      at_least(0));
+    GraphParams::visit(v);
     v("compressor", compressor,
       "codec of the model differences: identity, sign (scaled), topk, randomk, qsgd",
       one_of({"identity", "sign", "topk", "randomk", "qsgd"}));

@@ -48,17 +48,7 @@ namespace {
 // The tag of D-PSGD's model messages (one per neighbour per bucket, in bucket order).
 constexpr int kDpsgdTag = 0x6d0;
 
-struct DpsgdParams {
-  std::string topology = "ring";
-  int64_t torus_rows = 0;
-  template <class V>
-  void visit(V& v) {
-    v("topology", topology, "communication graph: ring, torus or exponential (+-2^k neighbours)",
-      one_of(topology_names()));
-    v("torus_rows", torus_rows, "rows of the torus (0: the most square factoring of the ranks)",
-      at_least(0));
-  }
-};
+struct DpsgdParams : GraphParams {};
 
 class Dpsgd final : public Algorithm {
  public:

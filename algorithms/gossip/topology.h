@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "config/params.h"
+
 namespace cedar {
 
 // One exchange round: rank r sends to to[r] and receives from from[r].
@@ -47,6 +49,20 @@ struct Topology {
 
 // The names make_topology accepts, for parameter checks and help texts.
 const std::vector<std::string>& topology_names();
+
+// The graph keys every gossip algorithm takes (`topology`, `torus_rows`), for its parameter
+// struct's visit().
+struct GraphParams {
+  std::string topology = "ring";
+  int64_t torus_rows = 0;
+  template <class V>
+  void visit(V& v) {
+    v("topology", topology, "communication graph: ring, torus or exponential (+-2^k neighbours)",
+      one_of(topology_names()));
+    v("torus_rows", torus_rows, "rows of the torus (0: the most square factoring of the ranks)",
+      at_least(0));
+  }
+};
 
 // The graph `name` on `size` ranks. torus_rows: the torus's rows (0: the most square factoring;
 // otherwise it must divide size). Throws std::invalid_argument naming the bad value.
