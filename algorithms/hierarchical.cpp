@@ -10,8 +10,9 @@
 //      the node averages, i.e. the average of every rank's gradient, nodes being of equal size)
 //   3. every rank of the node receives the leader's result              broadcast inside the node
 // The inner algorithm is any registered one that acts in reduce_gradients alone (not local-sgd,
-// lag or hierarchical itself); its own state (error feedback, momentum) lives on the leaders and
-// is checkpointed under "inter.". Its momentum rule is the run's (DGC's momentum correction).
+// lag, the gossip algorithms dpsgd and choco-sgd, or hierarchical itself); its own state (error
+// feedback, momentum) lives on the leaders and is checkpointed under "inter.". Its momentum rule is
+// the run's (DGC's momentum correction).
 //
 // Wire format: level "intra" (communicator split(node, local rank)): one fp32 allreduce of the
 // bucket and one fp32 broadcast of it per bucket, 4·n bytes each; level "inter" (split(0, node)
@@ -39,6 +40,16 @@ namespace cedar {
 namespace {
 
 constexpr const char* kDefaultInner = "qsgd";
+// Algorithms that act after the optimizer step (local SGD's averaging, LAG's bookkeeping, the
+// gossip algorithms' mixing) or nest levels: between leaders they would act on the leaders only.
+const std::vector<std::string> kNotBetweenLeaders = {"local-sgd", "lag", "dpsgd", "choco-sgd",
+                                                     "hierarchical"};
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 struct HierarchicalParams {
   int ranks_per_node = 0;
@@ -124,7 +135,8 @@ std::unique_ptr<Algorithm> make_inner(const YAML::Node& node, const Source& src,
                       "and keys (got " +
                       node_kind(inter) + ")");
   }
-  if (name == "hierarchical" || name == "local-sgd" || name == "lag")
+  if (std::find(kNotBetweenLeaders.begin(), kNotBetweenLeaders.end(), name) !=
+      kNotBetweenLeaders.end())
     throw ConfigError(where(src, "algorithm.inter", inter) + ": algorithm.inter: '" + name +
                       "' cannot be the exchange between node leaders (it acts outside the "
                       "gradient exchange, or nests levels)");
@@ -161,7 +173,8 @@ AlgorithmInfo hierarchical_algorithm() {
     std::vector<ParamDoc> docs = describe_params<HierarchicalParams>();
     docs.push_back({"inter", std::string("{name: ") + kDefaultInner + "}",
                     "the exchange between node leaders: a registered algorithm's name and its own "
-                    "keys, e.g. {name: topk, ratio: 0.01} (not local-sgd, lag or hierarchical)",
+                    "keys, e.g. {name: topk, ratio: 0.01} (not " +
+                        joined(kNotBetweenLeaders) + ")",
                     ""});
     return docs;
   };
