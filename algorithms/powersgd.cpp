@@ -35,6 +35,14 @@
 //   error_feedback (true)     keep e = M - P Q^T and add it the next step.
 //   orthogonalization_epsilon (0)  added to each column norm in Gram-Schmidt (PyTorch's
 //                             orthogonalization_epsilon); with 0 an all-zero column stays zero.
+//   batch_same_shape (false)  compress the bucket's matrices of one shape together, as PyTorch's
+//                             PowerSGDState(batch_tensors_with_same_shape=True): they are stacked
+//                             into one B x n x m tensor (a copy), multiplied with one batched
+//                             product each way and orthonormalised as a batch, then copied back.
+//                             It saves kernel launches (GPUs) at the cost of two extra passes over
+//                             the stacked gradients. The bytes sent are the same; the results
+//                             agree with the unbatched ones to rounding (batched products and norms
+//                             may sum in another order), so it is off by default.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -54,17 +62,19 @@ namespace cedar {
 
 // In-place modified Gram-Schmidt over the columns of the n x r matrix `p` (PyTorch's
 // _orthogonalize_gram_schmidt): normalise column i, then remove its component from every later
-// column. With epsilon 0 an all-zero column is left zero instead of becoming NaN. External
-// linkage so that tests can check it directly.
+// column. With epsilon 0 an all-zero column is left zero instead of becoming NaN. A B x n x r
+// `p` is a batch of such matrices, each orthonormalised on its own. External linkage so that
+// tests can check it directly.
 void powersgd_orthonormalize(at::Tensor p, double epsilon) {
-  const int64_t cols = p.size(1);
+  const int64_t dim = p.dim() - 1;  // the columns' index
+  const int64_t cols = p.size(dim);
   for (int64_t i = 0; i < cols; ++i) {
-    at::Tensor col = p.narrow(1, i, 1);
-    at::Tensor norm = col.norm();
+    at::Tensor col = p.narrow(dim, i, 1);
+    at::Tensor norm = dim == 1 ? col.norm() : col.norm(2, {1}, /*keepdim=*/true);
     col.div_(epsilon > 0 ? norm + epsilon : norm.clamp_min(FLT_MIN));
     if (i + 1 < cols) {
-      at::Tensor rest = p.narrow(1, i + 1, cols - i - 1);
-      rest.sub_(col * (col * rest).sum(0, /*keepdim=*/true));
+      at::Tensor rest = p.narrow(dim, i + 1, cols - i - 1);
+      rest.sub_(col * (col * rest).sum(dim - 1, /*keepdim=*/true));
     }
   }
 }
@@ -78,6 +88,7 @@ struct PowerSgdParams {
   bool warm_start = true;
   bool error_feedback = true;
   double orthogonalization_epsilon = 0;
+  bool batch_same_shape = false;
   template <class V>
   void visit(V& v) {
     v("rank", rank, "rank r of the low-rank approximation P Q^T (paper headline: 2)", at_least(1));
@@ -89,6 +100,8 @@ struct PowerSgdParams {
     v("error_feedback", error_feedback, "add the last compression error e = M - P Q^T to M");
     v("orthogonalization_epsilon", orthogonalization_epsilon,
       "added to each column norm in Gram-Schmidt (PyTorch default 0)", at_least(0));
+    v("batch_same_shape", batch_same_shape,
+      "compress same-shape matrices as one batch (PyTorch batch_tensors_with_same_shape)");
   }
 };
 
@@ -96,6 +109,12 @@ struct Matrix {
   GradEntry* entry;
   at::Tensor m;  // n x m view of entry->grad
   int64_t rank;
+};
+
+// Matrices compressed together: indices into the bucket's matrices, all n x m at rank r.
+struct Group {
+  std::vector<size_t> members;
+  int64_t n, m, rank;
 };
 
 class PowerSgd final : public Algorithm {
@@ -126,6 +145,11 @@ class PowerSgd final : public Algorithm {
     allreduce_plain(plain, comm, world);
     if (mats.empty()) return;
 
+    // The matrices in groups compressed together (batch_same_shape: one per shape, in order of
+    // first appearance; otherwise one per matrix). P and Q are laid out group by group in one
+    // buffer each, so that a group's P's form one B x n x r tensor; without batching the layout
+    // is the bucket's order.
+    const std::vector<Group> groups = group_matrices(mats);
     const auto opts = bucket.flat.options();
     int64_t p_size = 0, q_size = 0;
     for (const auto& x : mats) {
@@ -133,61 +157,125 @@ class PowerSgd final : public Algorithm {
       q_size += x.m.size(1) * x.rank;
     }
     at::Tensor p_buf = at::empty({p_size}, opts), q_buf = at::empty({q_size}, opts);
-    std::vector<at::Tensor> ps, qs;
+    std::vector<at::Tensor> ps(mats.size()), qs(mats.size());
+    std::vector<at::Tensor> group_p, group_q;
     int64_t po = 0, qo = 0;
-    for (const auto& x : mats) {
-      const int64_t n = x.m.size(0), m = x.m.size(1);
-      ps.push_back(p_buf.narrow(0, po, n * x.rank).view({n, x.rank}));
-      qs.push_back(q_buf.narrow(0, qo, m * x.rank).view({m, x.rank}));
-      po += n * x.rank;
-      qo += m * x.rank;
+    for (const auto& g : groups) {
+      const int64_t b = g.members.size(), n = g.n, m = g.m, r = g.rank;
+      group_p.push_back(p_buf.narrow(0, po, b * n * r).view({b, n, r}));
+      group_q.push_back(q_buf.narrow(0, qo, b * m * r).view({b, m, r}));
+      for (int64_t k = 0; k < b; ++k) {
+        ps[g.members[k]] = group_p.back().select(0, k);
+        qs[g.members[k]] = group_q.back().select(0, k);
+      }
+      po += b * n * r;
+      qo += b * m * r;
     }
     init_queries(bucket, mats, ctx, opts);
 
-    // M <- M + e;  P <- M Q.
-    for (size_t i = 0; i < mats.size(); ++i) {
-      const std::string& name = mats[i].entry->name;
-      if (p_.error_feedback) {
-        auto it = error_.find(name);
-        if (it != error_.end()) mats[i].m.add_(it->second);
+    // M <- M + e;  P <- M Q (a group of several: stacked, one batched product).
+    std::vector<at::Tensor> stacks(groups.size());
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const Group& g = groups[gi];
+      for (size_t i : g.members) add_error(mats[i]);
+      if (g.members.size() == 1) {
+        const size_t i = g.members[0];
+        at::mm_out(ps[i], mats[i].m, query_.at(mats[i].entry->name));
+        continue;
       }
-      at::mm_out(ps[i], mats[i].m, query_.at(name));
+      std::vector<at::Tensor> ms, queries;
+      for (size_t i : g.members) {
+        ms.push_back(mats[i].m);
+        queries.push_back(query_.at(mats[i].entry->name));
+      }
+      stacks[gi] = at::stack(ms);
+      at::bmm_out(group_p[gi], stacks[gi], at::stack(queries));
     }
     comm.allreduce_sum(p_buf);
     p_buf.div_(world);
-    for (auto& p : ps) powersgd_orthonormalize(p, p_.orthogonalization_epsilon);
-    for (size_t i = 0; i < mats.size(); ++i) at::mm_out(qs[i], mats[i].m.t(), ps[i]);
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+      powersgd_orthonormalize(
+          groups[gi].members.size() == 1 ? ps[groups[gi].members[0]] : group_p[gi],
+          p_.orthogonalization_epsilon);
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      if (groups[gi].members.size() == 1) {
+        const size_t i = groups[gi].members[0];
+        at::mm_out(qs[i], mats[i].m.t(), ps[i]);
+      } else {
+        at::bmm_out(group_q[gi], stacks[gi].transpose(1, 2), group_p[gi]);
+      }
+    }
     comm.allreduce_sum(q_buf);
     q_buf.div_(world);
 
     // e <- M;  M <- P Q^T (into the gradient's own storage);  e <- e - M. The same values as
     // e = M - P Q^T, M = P Q^T with fresh tensors, without a full-size temporary per matrix: the
-    // error memory and the warm-start Q are reused from the previous step.
+    // error memory and the warm-start Q are reused from the previous step. A stacked group
+    // computes P Q^T into its stack and copies each matrix back.
     double err_sq = 0;
-    for (size_t i = 0; i < mats.size(); ++i) {
-      const std::string& name = mats[i].entry->name;
-      at::Tensor& err = error_[name];
-      if (!err.defined() || !err.sizes().equals(mats[i].m.sizes()) ||
-          err.device() != mats[i].m.device() || err.scalar_type() != mats[i].m.scalar_type())
-        err = at::empty_like(mats[i].m);
-      err.copy_(mats[i].m);
-      at::mm_out(mats[i].m, ps[i], qs[i].t());
-      err.sub_(mats[i].m);
-      err_sq += err.is_cpu() && err.scalar_type() == at::kFloat
-                    ? sum_of_squares(err.data_ptr<float>(), err.numel())
-                    : err.to(at::kDouble).square().sum().item<double>();
-      if (!p_.error_feedback) error_.erase(name);
-      at::Tensor& q = query_[name];  // the warm start of the next step
-      if (q.defined() && q.sizes().equals(qs[i].sizes()) && q.device() == qs[i].device())
-        q.copy_(qs[i]);
-      else
-        q = qs[i].clone();
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const Group& g = groups[gi];
+      for (size_t i : g.members) error_memory(mats[i]).copy_(mats[i].m);
+      if (g.members.size() == 1) {
+        at::mm_out(mats[g.members[0]].m, ps[g.members[0]], qs[g.members[0]].t());
+      } else {
+        at::bmm_out(stacks[gi], group_p[gi], group_q[gi].transpose(1, 2));
+        for (size_t k = 0; k < g.members.size(); ++k) mats[g.members[k]].m.copy_(stacks[gi][k]);
+      }
+      for (size_t i : g.members) err_sq += finish_matrix(mats[i], qs[i]);
     }
     // Squared norm of M - P Q^T over the compressed matrices (summed over the step's buckets).
     ctx.stats["powersgd_error_sq"] += err_sq;
   }
 
  private:
+  std::vector<Group> group_matrices(const std::vector<Matrix>& mats) const {
+    std::vector<Group> groups;
+    for (size_t i = 0; i < mats.size(); ++i) {
+      const int64_t n = mats[i].m.size(0), m = mats[i].m.size(1), r = mats[i].rank;
+      auto same = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+        return p_.batch_same_shape && g.n == n && g.m == m && g.rank == r;
+      });
+      if (same == groups.end())
+        groups.push_back({{i}, n, m, r});
+      else
+        same->members.push_back(i);
+    }
+    return groups;
+  }
+
+  void add_error(const Matrix& x) {
+    if (!p_.error_feedback) return;
+    auto it = error_.find(x.entry->name);
+    if (it != error_.end()) x.m.add_(it->second);
+  }
+
+  // This matrix's error memory, allocated (uninitialised) when missing or of another layout.
+  at::Tensor& error_memory(const Matrix& x) {
+    at::Tensor& err = error_[x.entry->name];
+    if (!err.defined() || !err.sizes().equals(x.m.sizes()) || err.device() != x.m.device() ||
+        err.scalar_type() != x.m.scalar_type())
+      err = at::empty_like(x.m);
+    return err;
+  }
+
+  // e <- e - M (M now P Q^T); returns ||e||^2. Keeps Q for the next step's warm start.
+  double finish_matrix(const Matrix& x, const at::Tensor& q_now) {
+    const std::string& name = x.entry->name;
+    at::Tensor& err = error_.at(name);
+    err.sub_(x.m);
+    const double err_sq = err.is_cpu() && err.scalar_type() == at::kFloat
+                              ? sum_of_squares(err.data_ptr<float>(), err.numel())
+                              : err.to(at::kDouble).square().sum().item<double>();
+    if (!p_.error_feedback) error_.erase(name);
+    at::Tensor& q = query_[name];
+    if (q.defined() && q.sizes().equals(q_now.sizes()) && q.device() == q_now.device())
+      q.copy_(q_now);
+    else
+      q = q_now.clone();
+    return err_sq;
+  }
+
   void allreduce_plain(const std::vector<at::Tensor>& plain, Communicator& comm, double world) {
     if (plain.empty()) return;
     std::vector<at::Tensor> flat;

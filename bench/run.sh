@@ -58,7 +58,7 @@ echo "[bench] one training step per algorithm (2 ranks x 1 thread)"
 "${MPIRUN[@]}" build/bench/step_bench --model resnet20 --batch 32 --warmup 2 --steps 6 \
   --csv "$OUT/step_resnet20.csv" | tee "$OUT/step_resnet20.txt"
 "${MPIRUN[@]}" build/bench/step_bench --model vgg16 --batch 8 --warmup 1 --steps 3 \
-  --csv "$OUT/step_vgg16.csv" | tee "$OUT/step_vgg16.txt"
+  --algorithms 'all,powersgd{batch_same_shape: true}' --csv "$OUT/step_vgg16.csv" | tee "$OUT/step_vgg16.txt"
 
 echo "[bench] cedar vs PyTorch DDP (ResNet-20, 2 ranks x 1 thread)"
 bench/compare.sh "$OUT" | tee "$OUT/compare.txt"

@@ -1,5 +1,6 @@
 // One training step per algorithm, split into compute, compression and communication:
 //   mpirun -np 2 build/bench/step_bench --model resnet20 --batch 32 [--algorithms dense,dgc]
+//   (a name may carry parameters: --algorithms 'powersgd,powersgd{batch_same_shape: true}')
 // Each rank trains the model on random batches of its own (batch images per rank, 3x32x32,
 // 10 classes) with the pieces the trainer uses: buckets of train.bucket_mb's default, the
 // registered algorithm with its default parameters, the SGD optimizer, and the MPI communicator
@@ -74,7 +75,11 @@ StepTimes run_algorithm(const std::string& name, const Options& o, MeteredCommun
   std::vector<at::Tensor> grads;
   for (auto& p : params) grads.push_back(grad_of.at(p.name));
 
-  auto algorithm = find_algorithm(name).make(YAML::Node(), Source{}, nullptr);
+  // "powersgd{batch_same_shape: true}": the name, then its parameters as a YAML flow map.
+  const size_t brace = name.find('{');
+  const YAML::Node algorithm_params =
+      brace == std::string::npos ? YAML::Node() : YAML::Load(name.substr(brace));
+  auto algorithm = find_algorithm(name.substr(0, brace)).make(algorithm_params, Source{}, nullptr);
   algorithm->setup(params, comm);
   OptimizerConfig ocfg;
   auto optimizer = make_optimizer(ocfg, params, grads, momentum_plan(*algorithm));
@@ -124,11 +129,18 @@ StepTimes run_algorithm(const std::string& name, const Options& o, MeteredCommun
   return t;
 }
 
+// Splits at the commas outside braces: "dense,powersgd{rank: 2, warm_start: false}" is two items.
 std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : s) {
+    depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+    if (c == ',' && depth == 0)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
   return out;
 }
 
@@ -149,7 +161,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "intra-op threads per rank")->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", o.bucket_mb, "gradient bucket size in MiB")
       ->check(CLI::PositiveNumber);
-  app.add_option("--algorithms", algorithms, "comma-separated algorithm names, or all");
+  app.add_option("--algorithms", algorithms,
+                 "comma-separated algorithm names (all: every registered one); a name may carry "
+                 "its parameters as a "
+                 "YAML flow map: powersgd{batch_same_shape: true}");
   app.add_option("--csv", csv, "also write the rows to this CSV file (rank 0)");
   try {
     app.parse(argc, argv);
@@ -160,10 +175,12 @@ int main(int argc, char** argv) {
   MpiCommunicator mpi;
   MeteredCommunicator comm(mpi);
   const bool root = comm.rank() == 0;
-  if (algorithms == "all") {
+  for (const std::string& item : split(algorithms)) {
+    if (item != "all") {
+      o.algorithms.push_back(item);
+      continue;
+    }
     for (const auto& info : algorithm_catalog()) o.algorithms.push_back(info.name);
-  } else {
-    o.algorithms = split(algorithms);
   }
 
   struct Row {
@@ -200,7 +217,7 @@ int main(int argc, char** argv) {
                  "model,batch,ranks,threads,algorithm,step_s,compute_s,compress_s,comm_s,"
                  "payload_bytes\n");
     for (const Row& r : rows)
-      std::fprintf(f, "%s,%lld,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.0f\n", o.model.c_str(),
+      std::fprintf(f, "%s,%lld,%d,%d,\"%s\",%.6g,%.6g,%.6g,%.6g,%.0f\n", o.model.c_str(),
                    static_cast<long long>(o.batch), comm.size(), threads, r.algorithm.c_str(),
                    r.total, r.compute, r.compress, r.comm, r.payload);
     std::fclose(f);

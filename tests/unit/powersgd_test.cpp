@@ -1,15 +1,18 @@
 // PowerSGD (Vogels et al. 2019): orthonormal P, the error-feedback invariant, exact reconstruction
-// at full rank, exact byte counts, bit-identical aggregates on 2 and 4 ranks, and a 3-step oracle
-// against a plain-LibTorch reference written here.
+// at full rank, exact byte counts, bit-identical aggregates on 2 and 4 ranks, a 3-step oracle
+// against a plain-LibTorch reference written here, and same-shape batching (P laid out as one
+// batch per shape, results as without it).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
+#include "comm/communicator.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
 #include "models/model.h"
@@ -268,6 +271,135 @@ TEST(PowerSgd, ResNet20Rank2BytesPerStep) {
                   static_cast<long long>(formula), static_cast<long long>(dense),
                   double(dense) / double(formula));
   });
+}
+
+// ---- Same-shape batching (batch_same_shape, PyTorch's batch_tensors_with_same_shape).
+
+TEST(PowerSgd, BatchedGramSchmidtOrthonormalisesEachMatrixAsAlone) {
+  at::Generator gen = make_generator(3, 0, 0);
+  for (int64_t r : {1, 2, 3}) {
+    at::Tensor batch = at::randn({4, 30, r}, gen);
+    batch.select(0, 2).zero_();  // an all-zero matrix stays zero
+    at::Tensor alone = batch.clone();
+    powersgd_orthonormalize(batch, 0);
+    for (int64_t k = 0; k < 4; ++k) {
+      at::Tensor one = alone.select(0, k).clone();
+      powersgd_orthonormalize(one, 0);
+      EXPECT_TRUE(torch::allclose(batch.select(0, k), one, 1e-5, 1e-6)) << r << " " << k;
+      if (k != 2)
+        EXPECT_TRUE(
+            torch::allclose(batch.select(0, k).t().mm(batch.select(0, k)), torch::eye(r), 0, 1e-5));
+    }
+    EXPECT_TRUE(torch::equal(batch.select(0, 2), torch::zeros({30, r})));
+  }
+}
+
+// Passes every operation to `inner`; keeps a copy of what each allreduce_sum was given.
+class AllreduceRecorder final : public Communicator {
+ public:
+  explicit AllreduceRecorder(Communicator& inner) : inner_(inner) {}
+  std::vector<at::Tensor> inputs;
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string backend() const override { return inner_.backend(); }
+  void allreduce_sum(at::Tensor& t) override {
+    inputs.push_back(t.clone());
+    inner_.allreduce_sum(t);
+  }
+  at::Tensor allgather(const at::Tensor& t) override { return inner_.allgather(t); }
+  std::vector<at::Tensor> allgatherv(const at::Tensor& t) override { return inner_.allgatherv(t); }
+  void broadcast(at::Tensor& t, int root) override { inner_.broadcast(t, root); }
+  void barrier() override { inner_.barrier(); }
+  void send(const at::Tensor& t, int peer, int tag) override { inner_.send(t, peer, tag); }
+  void recv(at::Tensor& t, int peer, int tag) override { inner_.recv(t, peer, tag); }
+  void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override {
+    inner_.sendrecv(out, dest, in, source, tag);
+  }
+  std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override {
+    return inner_.split(color, key, level);
+  }
+
+ private:
+  Communicator& inner_;
+};
+
+// Two 8 x 36 matrices of one shape with a 16 x 8 matrix and a vector between them.
+const Shapes kRepeatedShapes = {
+    {"a.weight", {8, 4, 3, 3}}, {"a.bias", {8}}, {"b.weight", {16, 8}}, {"c.weight", {8, 4, 3, 3}}};
+
+TEST(PowerSgd, BatchingSendsEachShapesPsAsOneBlock) {
+  // One rank, step 0: the P allreduce (the second; the first carries the vector) holds M_i Q_i,
+  // Q_i drawn as the algorithm documents. Batched, the two 8 x 36 matrices' P's are adjacent.
+  const uint64_t seed = 11;
+  const int64_t index = 2;
+  std::vector<at::Tensor> g = grads_for(kRepeatedShapes, 0, 0);
+  at::Generator gen = make_generator(seed, 0, 0, 0x50535344ULL + index);
+  std::vector<at::Tensor> p_of;  // a, b, c: M Q with Q orthonormalised
+  for (size_t i : {0, 2, 3}) {
+    const int64_t n = kRepeatedShapes[i].second[0], m = g[i].numel() / n;
+    at::Tensor q = at::randn({m, 2}, gen);
+    powersgd_orthonormalize(q, 0);
+    p_of.push_back(g[i].reshape({n, m}).mm(q).reshape({-1}));
+  }
+  for (bool batched : {false, true}) {
+    LocalCommunicator local;
+    AllreduceRecorder comm(local);
+    auto alg = make_algorithm(
+        "powersgd", std::string("{rank: 2, batch_same_shape: ") + (batched ? "true}" : "false}"));
+    auto b = bucket_of_named_shapes(kRepeatedShapes, index);
+    fill(b, g);
+    StepContext ctx;
+    ctx.seed = seed;
+    alg->reduce_gradients(b, comm, ctx);
+    ASSERT_EQ(comm.inputs.size(), 3u);  // the vector, P, Q
+    at::Tensor expected = batched ? at::cat({p_of[0], p_of[2], p_of[1]}) : at::cat(p_of);
+    EXPECT_TRUE(torch::allclose(comm.inputs[1], expected, 1e-5, 1e-5))
+        << (batched ? "batched" : "unbatched") << " max diff "
+        << (comm.inputs[1] - expected).abs().max().item<double>();
+  }
+}
+
+TEST(PowerSgd, BatchingAgreesWithUnbatchedOverSteps) {
+  // 2 ranks, 4 steps with error feedback and warm start: the same aggregates and logged error to
+  // rounding, the same bytes, and ranks agreeing bit for bit.
+  std::map<bool, std::vector<std::vector<at::Tensor>>> out;  // [batched][rank][step]
+  std::map<bool, std::vector<double>> error_sq;              // rank 0, per step
+  std::map<bool, int64_t> bytes;
+  std::mutex mu;
+  for (bool batched : {false, true}) {
+    out[batched].resize(2);
+    run_ranks(2, [&](Communicator& inner) {
+      MeteredCommunicator comm(inner);
+      auto alg = make_algorithm(
+          "powersgd", std::string("{rank: 2, batch_same_shape: ") + (batched ? "true}" : "false}"));
+      auto b = bucket_of_named_shapes(kRepeatedShapes);
+      std::vector<at::Tensor> mine;
+      std::vector<double> errs;
+      for (int64_t step = 0; step < 4; ++step) {
+        fill(b, grads_for(kRepeatedShapes, comm.rank(), step));
+        StepContext ctx;
+        ctx.step = step;
+        alg->reduce_gradients(b, comm, ctx);
+        mine.push_back(b.flat.clone());
+        errs.push_back(ctx.stats.at("powersgd_error_sq"));
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      out[batched][comm.rank()] = mine;
+      if (comm.rank() == 0) {
+        error_sq[batched] = errs;
+        bytes[batched] = comm.step().payload_bytes;  // over the 4 steps (never reset)
+      }
+    });
+  }
+  EXPECT_EQ(bytes[true], bytes[false]);
+  for (int64_t step = 0; step < 4; ++step) {
+    EXPECT_TRUE(torch::equal(out[true][1][step], out[true][0][step])) << step;
+    EXPECT_TRUE(torch::allclose(out[true][0][step], out[false][0][step], 1e-4, 1e-5))
+        << "step " << step << " max diff "
+        << (out[true][0][step] - out[false][0][step]).abs().max().item<double>();
+    EXPECT_NEAR(error_sq[true][step], error_sq[false][step], 1e-4 * error_sq[false][step]);
+  }
 }
 
 }  // namespace
