@@ -13,6 +13,14 @@ function(cedar_torch_pch target)
   endif()
 endfunction()
 
+# Every test's environment: where the sources and the build are, and a temp folder of this build
+# tree's own (gtest's TempDir() reads TEST_TMPDIR), so that files a test writes under a fixed name
+# never meet those of another build tree or checkout (e.g. a database of a newer schema).
+function(cedar_test_env out)
+  file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/test_tmp)
+  set(${out} "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR};TEST_TMPDIR=${PROJECT_BINARY_DIR}/test_tmp" PARENT_SCOPE)
+endfunction()
+
 # cedar_add_test(NAME sources... LIBS libs...): a GoogleTest executable registered with ctest.
 function(cedar_add_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -20,8 +28,9 @@ function(cedar_add_test name)
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   cedar_warnings(${name})
   add_test(NAME ${name} COMMAND ${name})
+  cedar_test_env(env)
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    ENVIRONMENT "${env}"
     LABELS "unit;${T_LABELS}")
   if(T_TIMEOUT)
     set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
@@ -34,8 +43,9 @@ function(cedar_add_mpi_test name)
   add_test(NAME ${name}
     COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
             ${MPIEXEC_NUMPROC_FLAG} ${T_NP} $<TARGET_FILE:${T_EXE}> ${T_ARGS})
+  cedar_test_env(env)
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR};OMPI_MCA_rmaps_base_oversubscribe=1"
+    ENVIRONMENT "${env};OMPI_MCA_rmaps_base_oversubscribe=1"
     LABELS "mpi" PROCESSORS ${T_NP})
   if(T_TIMEOUT)
     set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
@@ -74,7 +84,7 @@ function(cedar_add_test_groups exe)
   target_link_libraries(${exe} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   cedar_torch_pch(${exe})
   cedar_warnings(${exe})
-  set(env "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  cedar_test_env(env)
   set(every "")
   list(LENGTH T_GROUPS count)
   math(EXPR last "${count} - 1")
