@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh --quick            # 25 s per target (CI)
 #   scripts/fuzz.sh --seconds 600      # longer
 #   scripts/fuzz.sh --seconds 60 fuzz_idx fuzz_qsgd   # some targets only
+#   scripts/fuzz.sh --build-only       # build the targets, run nothing
 # Corpora grow in build-fuzz/corpus/<target>/ (kept between runs); seeds are regenerated in
 # build-fuzz/seeds/. A crash leaves its input in build-fuzz/artifacts/ and fails the script;
 # replay it with build-fuzz/<target> <file>. Targets run one per core at a time (CEDAR_FUZZ_JOBS
@@ -12,12 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=25
+build_only=false
 targets=()
 while (($#)); do
   case "$1" in
     --quick) seconds=25 ;;
     --seconds) seconds="$2"; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --build-only) build_only=true ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) targets+=("$1") ;;
   esac
   shift
@@ -31,6 +34,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 configure_once fuzz "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j "${CEDAR_JOBS:-$(nproc)}" --target make_seeds "${targets[@]}"
+$build_only && exit 0
 
 seeds="$BUILD_DIR/seeds"
 rm -rf "$seeds" && mkdir -p "$seeds/fuzz_config"

@@ -4,6 +4,7 @@
 #   scripts/sanitize.sh               # every unit test (ctest label "unit")
 #   scripts/sanitize.sh -R 'bad_|readers|config'   # extra arguments go to ctest; with -R only
 #                                                  # the matching tests' executables are built
+#   scripts/sanitize.sh --build-only               # build the executables, run nothing
 # LibTorch itself is not instrumented. Leak checking is off: LibTorch's static initialisation
 # keeps allocations LeakSanitizer would report at exit.
 set -euo pipefail
@@ -19,6 +20,11 @@ configure_once . "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="
 ninja -C "$BUILD_DIR" build.ninja >/dev/null
 # The executables the unit tests run, read from ctest's files (ctest itself omits the commands
 # of executables not built yet); targets carry their executables' names.
+build_only=false
+if [ "${1:-}" = --build-only ]; then
+  build_only=true
+  shift
+fi
 regex=""
 args=("$@")
 for ((i = 0; i + 1 < ${#args[@]}; ++i)); do [ "${args[i]}" = -R ] && regex="${args[i + 1]}"; done
@@ -40,6 +46,7 @@ PY
 ((${#targets[@]})) || { echo "[sanitize] no unit tests found in $BUILD_DIR" >&2; exit 1; }
 echo "[sanitize] building ${#targets[@]} executables in $BUILD_DIR: ${targets[*]}"
 cmake --build "$BUILD_DIR" -j "${CEDAR_JOBS:-$(nproc)}" --target "${targets[@]}"
+$build_only && exit 0
 
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
