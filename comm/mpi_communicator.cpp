@@ -3,10 +3,13 @@
 #include <ATen/ATen.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 namespace cedar {
 namespace {
@@ -101,9 +104,23 @@ MpiCommunicator::~MpiCommunicator() {
   delete c;
 }
 
+void MpiCommunicator::await_peers() {
+  if (!idle_wait_ || size_ == 1) return;
+  MPI_Request request;
+  check(MPI_Ibarrier(as_comm(comm_), &request), "Ibarrier");
+  std::chrono::microseconds pause(20);
+  for (int done = 0;;) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "Test");
+    if (done) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::microseconds(500));
+  }
+}
+
 void MpiCommunicator::allreduce_sum(at::Tensor& t) {
   check_cpu(t, "allreduce");
   if (size_ == 1 || t.numel() == 0) return;
+  await_peers();
   check(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), count_of(t.numel(), "allreduce"),
                       mpi_type(t, "allreduce"), MPI_SUM, as_comm(comm_)),
         "Allreduce");
@@ -123,6 +140,7 @@ at::Tensor MpiCommunicator::allgather(const at::Tensor& t) {
   check_cpu(t, "allgather");
   at::Tensor out = gather_output(t.numel() * size_, t.options());
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+  await_peers();
   check(MPI_Allgather(t.data_ptr(), count_of(bytes, "allgather"), MPI_BYTE, out.data_ptr(),
                       count_of(bytes, "allgather"), MPI_BYTE, as_comm(comm_)),
         "Allgather");
@@ -133,6 +151,7 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
   check_cpu(t, "allgatherv");
   int64_t mine = t.numel();
   std::vector<int64_t> counts(size_);
+  await_peers();
   check(MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, as_comm(comm_)),
         "Allgather");
   const int64_t esize = t.element_size();
@@ -161,6 +180,7 @@ void MpiCommunicator::broadcast(at::Tensor& t, int root) {
   check_cpu(t, "broadcast");
   if (size_ == 1) return;
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+  await_peers();
   check(MPI_Bcast(t.data_ptr(), count_of(bytes, "broadcast"), MPI_BYTE, root, as_comm(comm_)),
         "Bcast");
 }

@@ -43,12 +43,16 @@ const NetworkProfile& level_profile(const ExperimentConfig& cfg, const std::stri
 std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg) {
   auto c = std::make_unique<RunCommunicators>();
   // With overlap the communication thread shares cores with backward: an MPI rank waiting for
-  // its peer should yield the core instead of spinning (unless the user chose otherwise).
+  // its peer should sleep instead of spinning (and yield where it still polls inside MPI, unless
+  // the user chose otherwise).
   if (cfg.train.overlap) setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
-  if (launched_under_mpi())
-    c->bootstrap = std::make_unique<MpiCommunicator>();
-  else
+  if (launched_under_mpi()) {
+    auto mpi = std::make_unique<MpiCommunicator>();
+    mpi->set_idle_wait(cfg.train.overlap);
+    c->bootstrap = std::move(mpi);
+  } else {
     c->bootstrap = std::make_unique<LocalCommunicator>();
+  }
   c->device = choose_device(cfg.train.device, local_rank());
   if (c->device.is_cuda()) c->gpu = make_nccl_communicator(*c->bootstrap, c->device.index());
   c->metered = std::make_unique<MeteredCommunicator>(c->backend());

@@ -1,6 +1,11 @@
-// MPI backend on real ranks: collective results equal the formulas, metered bytes are exact.
+// MPI backend on real ranks: collective results equal the formulas, metered bytes are exact, and
+// with idle waiting a rank whose peers are late sleeps instead of spinning.
 #include <gtest/gtest.h>
+#include <time.h>
 #include <torch/torch.h>
+
+#include <chrono>
+#include <thread>
 
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
@@ -10,8 +15,11 @@
 namespace cedar {
 namespace {
 
-TEST(MpiComm, AllreduceAllgatherBroadcastAndBytes) {
+class MpiCollectives : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MpiCollectives, AllreduceAllgatherBroadcastAndBytes) {
   MpiCommunicator mpi;
+  mpi.set_idle_wait(GetParam());
   MeteredCommunicator comm(mpi);
   const int n = comm.size(), r = comm.rank();
   ASSERT_GE(n, 2) << "run under mpirun -np 2 or more";
@@ -44,6 +52,39 @@ TEST(MpiComm, AllreduceAllgatherBroadcastAndBytes) {
   EXPECT_EQ(tot.at("allgatherv").payload_bytes, 8 * r + 8);
   EXPECT_EQ(tot.at("allgatherv").bus_bytes, allgather_bus_bytes(8 * (n * (n - 1) / 2) + 8 * n, n));
   EXPECT_EQ(tot.at("broadcast").payload_bytes, r == 1 ? 16 : 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(MpiComm, MpiCollectives, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "IdleWait" : "BlockingWait";
+                         });
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+TEST(MpiComm, IdleWaitSleepsWhileItsPeersAreLate) {
+  // Every rank but 0 reaches the allreduce 0.4 s after the barrier, so rank 0 waits at least that
+  // long inside it; with idle waiting it spends a small part of the wait on the CPU (spinning in
+  // MPI would spend all of it).
+  MpiCommunicator mpi;
+  mpi.set_idle_wait(true);
+  mpi.barrier();
+  if (mpi.rank() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = thread_cpu_seconds();
+  at::Tensor t = torch::ones({1000});
+  mpi.allreduce_sum(t);
+  const double cpu = thread_cpu_seconds() - cpu0;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  EXPECT_EQ(t[0].item<float>(), float(mpi.size()));
+  if (mpi.rank() == 0) {
+    EXPECT_GE(wall, 0.3);
+    EXPECT_LT(cpu, 0.25 * wall) << "rank 0 waited " << wall << " s and used " << cpu << " s of CPU";
+  }
 }
 
 TEST(MpiComm, PointToPointMessagesArriveAndAreMeteredAsSent) {
