@@ -253,7 +253,9 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const s
     delete part;
     check(rc, "Comm_split");
   }
-  return std::unique_ptr<Communicator>(new MpiCommunicator(part));
+  std::unique_ptr<MpiCommunicator> sub(new MpiCommunicator(part));
+  sub->idle_wait_ = idle_wait_;
+  return sub;
 }
 
 void MpiCommunicator::abort_job(int code) {

@@ -39,7 +39,8 @@ class MpiCommunicator final : public Communicator {
   // reached it (a non-blocking barrier tested with growing pauses of 20 to 500 us), so that a rank
   // that arrives early does not spin inside MPI for its peers: a communication thread that shares
   // the cores with backward (train.overlap) leaves them to the computation. The extra barrier is
-  // a few microseconds on one node and is not counted as the algorithm's traffic.
+  // a few microseconds on one node and is not counted as the algorithm's traffic. Communicators
+  // split from this one inherit the setting.
   void set_idle_wait(bool on) { idle_wait_ = on; }
 
  private:
