@@ -8,6 +8,24 @@ namespace cedar {
 
 namespace {
 
+// last <- combine((sum + last) / n or sign(sum + last)) in one pass over fp32 storage: the same
+// operations, in the same order and precision, as sum.add_(last) then sum.div_(n) or sum.sign_(),
+// without the second pass over the sum.
+void add_and_combine(at::Tensor& sum, const at::Tensor& last, int64_t ranks, Combine combine) {
+  float* s = sum.data_ptr<float>();
+  const float* d = last.data_ptr<float>();
+  const int64_t n = sum.numel();
+  if (combine == Combine::kAverage) {
+    const float divisor = static_cast<float>(ranks);
+    for (int64_t i = 0; i < n; ++i) s[i] = (s[i] + d[i]) / divisor;
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = s[i] + d[i];
+      s[i] = static_cast<float>((0.0f < v) - (v < 0.0f));
+    }
+  }
+}
+
 // The decodings of `payloads` (one per rank) summed in rank order and combined into `grad`,
 // without a tensor per rank.
 void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& payloads,
@@ -20,12 +38,13 @@ void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& 
   for (size_t r = 1; r < payloads.size(); ++r) {
     if (!decoded.defined()) decoded = at::empty_like(sum);
     compressor.decompress_into(payloads[r], decoded);
+    if (r + 1 == payloads.size()) {
+      add_and_combine(sum, decoded, static_cast<int64_t>(payloads.size()), combine);
+      break;
+    }
     sum.add_(decoded);
   }
-  if (combine == Combine::kAverage)
-    sum.div_(static_cast<double>(payloads.size()));
-  else
-    sum.sign_();
+  if (payloads.size() == 1 && combine == Combine::kMajority) sum.sign_();
   if (!in_place) grad.copy_(sum.view(grad.sizes()));
 }
 
