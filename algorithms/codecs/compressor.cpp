@@ -61,4 +61,14 @@ void Compressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
   out.view({-1}).copy_(decompress(payload, out.numel()));
 }
 
+void Compressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) {
+  check_decode_target(x, "subtract_decoded");
+  if (!scratch.defined() || scratch.numel() < x.numel())
+    scratch = at::empty({x.numel()}, at::kFloat);
+  at::Tensor decoded = scratch.narrow(0, 0, x.numel());
+  decompress_into(payload, decoded);
+  at::Tensor flat = x.view({-1});
+  flat.sub_(decoded);
+}
+
 }  // namespace cedar

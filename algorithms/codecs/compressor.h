@@ -23,6 +23,11 @@ class Compressor {
   // copies decompress()'s result. Reusing `out` spares a fresh allocation (and its page faults)
   // per call. Throws std::invalid_argument when `out` is not contiguous CPU fp32.
   virtual void decompress_into(const at::Tensor& payload, at::Tensor& out);
+  // x <- x - decode(payload) in place, x a contiguous CPU fp32 tensor of the payload's element
+  // count: what error feedback keeps. The default decodes into `scratch` (grown as needed; the
+  // caller keeps it between calls) and subtracts; sparse codecs subtract at their indices only.
+  // Either way the bits are those of x - decompress(payload).
+  virtual void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch);
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }
 };

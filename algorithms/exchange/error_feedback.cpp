@@ -15,15 +15,11 @@ at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, 
     e = p - c.decompress(payload, p.numel()).to(p.device());  // decoders work on the CPU
     return payload;
   }
-  // The same operations on reused storage: p = g + e in a scratch buffer, the decoding of its
-  // encoding into the memory, then e = p - D(C(p)) in place.
-  if (scratch_.numel() < g.numel()) scratch_ = at::empty({g.numel()}, at::kFloat);
-  at::Tensor p = scratch_.narrow(0, 0, g.numel()).view(g.sizes());
-  at::add_out(p, g, e);
-  at::Tensor payload = c.compress(p, gen);
-  at::Tensor flat = e.view({-1});
-  c.decompress_into(payload, flat);
-  at::sub_out(e, p, e);
+  // The same operations in the memory itself: p = e + g (the same sum as g + e), its encoding,
+  // then e = p - D(C(p)), which a sparse codec computes at its indices only.
+  e.add_(g);
+  at::Tensor payload = c.compress(e, gen);
+  c.subtract_decoded(payload, e, scratch_);
   return payload;
 }
 

@@ -21,7 +21,7 @@ class ErrorFeedback {
 
  private:
   std::map<std::string, at::Tensor> memory_;
-  at::Tensor scratch_;  // p = g + e of the tensor being encoded
+  at::Tensor scratch_;  // the decoding, for codecs that subtract it densely (subtract_decoded)
 };
 
 }  // namespace cedar

@@ -86,6 +86,17 @@ void SparseCompressor::decompress_into(const at::Tensor& payload, at::Tensor& ou
   scatter_into_zeros<int32_t>(p, p + 4 * k, k, out.data_ptr<float>(), out.numel(), "sparse decode");
 }
 
+void SparseCompressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor&) {
+  check_decode_target(x, "sparse subtract");
+  const at::Tensor c = payload.contiguous();
+  const uint8_t* p = payload_bytes_of(c, "sparse subtract");
+  if (c.numel() % kSparseBytesPerEntry != 0)
+    throw std::invalid_argument("sparse subtract: payload of " + std::to_string(c.numel()) +
+                                " bytes is not a whole number of 8-byte (index, value) pairs");
+  const int64_t k = c.numel() / kSparseBytesPerEntry;
+  subtract_at<int32_t>(p, p + 4 * k, k, x.data_ptr<float>(), x.numel(), "sparse subtract");
+}
+
 at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t numel) {
   if (!values_only_) return SparseCompressor::decompress(payload, numel);
   if (numel < 0)
@@ -111,6 +122,24 @@ void RandomKCompressor::decompress_into(const at::Tensor& payload, at::Tensor& o
                                 std::to_string(4 * k) + ": one fp32 value each)");
   scatter_into_zeros<int64_t>(reinterpret_cast<const uint8_t*>(idx.data_ptr<int64_t>()), p, k,
                               out.data_ptr<float>(), out.numel(), "random-k");
+}
+
+void RandomKCompressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x,
+                                         at::Tensor& scratch) {
+  if (!values_only_) return SparseCompressor::subtract_decoded(payload, x, scratch);
+  check_decode_target(x, "random-k subtract");
+  if (!last_indices_.defined())
+    throw std::logic_error("random-k: values-only payload subtracted without its index set");
+  const at::Tensor c = payload.contiguous();
+  const uint8_t* p = payload_bytes_of(c, "random-k subtract");
+  const at::Tensor idx = last_indices_.to(at::kCPU, at::kLong).contiguous();
+  const int64_t k = idx.numel();
+  if (c.numel() != 4 * k)
+    throw std::invalid_argument("random-k subtract: a values-only payload of " +
+                                std::to_string(c.numel()) + " bytes for " + std::to_string(k) +
+                                " shared indices");
+  subtract_at<int64_t>(reinterpret_cast<const uint8_t*>(idx.data_ptr<int64_t>()), p, k,
+                       x.data_ptr<float>(), x.numel(), "random-k subtract");
 }
 
 std::vector<SparseView> allgather_sparse(const at::Tensor& payload, Communicator& comm) {

@@ -51,6 +51,8 @@ class SparseCompressor : public Compressor {
   // the values).
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override;
+  // x[i] -= v for the payload's (i, v): the other coordinates are left as they are (x - 0).
+  void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) override;
 };
 
 // Top-k by magnitude, exact: the k = ⌈ratio·numel⌉ largest |x_i|, equal magnitudes at the k-th
@@ -83,6 +85,7 @@ class RandomKCompressor final : public SparseCompressor {
   at::Tensor compress(const at::Tensor& x, at::Generator& gen) override;
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override;
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override;
+  void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) override;
   int64_t payload_bytes(int64_t numel) const override {
     int64_t k = keep_count(numel, ratio_);
     return values_only_ ? 4 * k : sparse_payload_bytes(k);

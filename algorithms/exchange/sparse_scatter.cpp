@@ -83,6 +83,29 @@ void scatter_into_zeros(const uint8_t* index, const uint8_t* value, int64_t k, f
   if (j < k) throw bad();  // an index at or past numel
 }
 
+template <class Index>
+void subtract_at(const uint8_t* index, const uint8_t* value, int64_t k, float* x, int64_t numel,
+                 const char* who) {
+  int64_t last = -1;
+  for (int64_t j = 0; j < k; ++j) {
+    Index i;
+    std::memcpy(&i, index + j * static_cast<int64_t>(sizeof(Index)), sizeof(Index));
+    float v;
+    std::memcpy(&v, value + 4 * j, sizeof v);
+    if (static_cast<int64_t>(i) <= last || static_cast<int64_t>(i) >= numel)
+      throw std::invalid_argument(std::string(who) + ": " + std::to_string(k) +
+                                  " indices are not strictly ascending within [0, " +
+                                  std::to_string(numel) + ")");
+    last = static_cast<int64_t>(i);
+    x[last] -= v;
+  }
+}
+
+template void subtract_at<int32_t>(const uint8_t*, const uint8_t*, int64_t, float*, int64_t,
+                                   const char*);
+template void subtract_at<int64_t>(const uint8_t*, const uint8_t*, int64_t, float*, int64_t,
+                                   const char*);
+
 template void scatter_into_zeros<int32_t>(const uint8_t*, const uint8_t*, int64_t, float*, int64_t,
                                           const char*);
 template void scatter_into_zeros<int64_t>(const uint8_t*, const uint8_t*, int64_t, float*, int64_t,

@@ -16,9 +16,20 @@ template <class Index>
 void scatter_into_zeros(const uint8_t* index, const uint8_t* value, int64_t k, float* out,
                         int64_t numel, const char* who);
 
+// x[index[j]] -= value[j] (j < k) in place, leaving the rest of x[0, numel) untouched: x minus the
+// dense decoding, bit for bit (x - 0 is x). The indices are checked as above; a bad one throws
+// std::invalid_argument naming `who`, with x partly updated.
+template <class Index>
+void subtract_at(const uint8_t* index, const uint8_t* value, int64_t k, float* x, int64_t numel,
+                 const char* who);
+
 extern template void scatter_into_zeros<int32_t>(const uint8_t*, const uint8_t*, int64_t, float*,
                                                  int64_t, const char*);
 extern template void scatter_into_zeros<int64_t>(const uint8_t*, const uint8_t*, int64_t, float*,
                                                  int64_t, const char*);
+extern template void subtract_at<int32_t>(const uint8_t*, const uint8_t*, int64_t, float*, int64_t,
+                                          const char*);
+extern template void subtract_at<int64_t>(const uint8_t*, const uint8_t*, int64_t, float*, int64_t,
+                                          const char*);
 
 }  // namespace cedar

@@ -13,6 +13,7 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/simd.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -28,6 +29,42 @@ TEST(Compressor, DrawKeyAdvancesTheGeneratorAndFollowsItsSeed) {
   EXPECT_EQ(k1, draw_key(b));
   EXPECT_EQ(k2, draw_key(b));
   EXPECT_NE(k1, draw_key(c));
+}
+
+// subtract_decoded(payload, x) leaves in x, bit for bit, x - decompress(payload): the default path
+// of the dense codecs (through the caller's scratch, reused and grown) and the sparse codecs'
+// own, which touch only their indices; x holds signed zeros too.
+TEST(Compressor, SubtractDecodedLeavesXMinusTheDecoding) {
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  auto sign = make_sign_compressor();
+  auto scaled_sign = make_scaled_sign_compressor();
+  auto fp16 = make_fp16_compressor();
+  TopKCompressor topk(0.01);
+  RandomKCompressor randomk(0.02, false), randomk_values(0.02, true);
+  const std::vector<std::pair<const char*, Compressor*>> codecs = {
+      {"qsgd", qsgd.get()},
+      {"sign", sign.get()},
+      {"scaled sign", scaled_sign.get()},
+      {"fp16", fp16.get()},
+      {"top-k", &topk},
+      {"random-k", &randomk},
+      {"random-k values", &randomk_values}};
+  at::Tensor scratch;
+  for (const auto& [name, codec] : codecs)
+    for (int64_t n : {int64_t{5}, int64_t{40000}}) {
+      at::Tensor x = at::randn({n}, make_generator(n, 4, 0));
+      x.narrow(0, 0, 2).fill_(-0.0f);  // -0 - 0 stays -0; a dense x - D keeps it so
+      at::Generator gen = make_generator(2, 0, 0);
+      at::Tensor payload = codec->compress(x, gen);
+      at::Tensor expected = x - codec->decompress(payload, n);
+      codec->subtract_decoded(payload, x, scratch);
+      EXPECT_TRUE(same_bits(x, expected)) << name << ", " << n << " elements";
+    }
+  EXPECT_GE(scratch.numel(), 40000);  // the dense codecs decoded into it
+  // A peer's sparse payload with descending indices is refused.
+  at::Tensor x = at::zeros({10});
+  at::Tensor bad = encode_sparse(at::tensor({int64_t{5}, int64_t{2}}), at::tensor({1.0f, 2.0f}));
+  EXPECT_THROW(topk.subtract_decoded(bad, x, scratch), std::invalid_argument);
 }
 
 // decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
