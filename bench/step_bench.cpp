@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
   MeteredCommunicator comm(mpi);
   const bool root = comm.rank() == 0;
   if (algorithms == "all") {
-    for (const auto& info : algorithm_catalog()) o.algorithms.push_back(info.name);
+    for (const auto& info : algorithm_catalog())
+      if (info.exchanges_gradients) o.algorithms.push_back(info.name);
   } else {
     o.algorithms = split(algorithms);
   }
