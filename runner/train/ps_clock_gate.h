@@ -11,7 +11,8 @@ namespace cedar {
 class ClockGate {
  public:
   // bound < 0: no bound (asp).
-  ClockGate(int workers, int64_t bound) : clocks_(workers, 0), active_(workers, true), bound_(bound) {}
+  ClockGate(int workers, int64_t bound)
+      : clocks_(workers, 0), active_(workers, true), bound_(bound) {}
   void applied(int worker) { ++clocks_[worker]; }
   // The worker left the run: it no longer holds the others back.
   void leave(int worker) { active_[worker] = false; }

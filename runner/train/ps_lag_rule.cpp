@@ -7,7 +7,10 @@ namespace cedar {
 double squared_distance(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
   double sum = 0;
   for (size_t i = 0; i < a.size(); ++i)
-    sum += (a[i].detach().to(at::kDouble) - b[i].detach().to(at::kDouble)).square().sum().item<double>();
+    sum += (a[i].detach().to(at::kDouble) - b[i].detach().to(at::kDouble))
+               .square()
+               .sum()
+               .item<double>();
   return sum;
 }
 

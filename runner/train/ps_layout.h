@@ -11,8 +11,8 @@ namespace cedar {
 struct PsLayout {
   int servers = 1;
   int workers = 1;
-  std::vector<int> server_of;         // per parameter (model order): the server holding it
-  std::vector<int64_t> shard_numel;   // per server: the elements of its shard
+  std::vector<int> server_of;        // per parameter (model order): the server holding it
+  std::vector<int64_t> shard_numel;  // per server: the elements of its shard
   bool is_server(int rank) const { return rank < servers; }
   int worker_of_rank(int rank) const { return rank - servers; }
   int rank_of_worker(int worker) const { return servers + worker; }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runner/train/evaluator.h"
+#include "runner/train/hold_for_signal.h"
 #include "runner/train/log.h"
 #include "runner/train/lr_schedule.h"
 #include "runner/train/ps_lag_rule.h"
@@ -121,12 +122,12 @@ class PsRecorder {
                           eval_row(r, version, epoch, monotonic_seconds() - start_, cum_payload_,
                                    cum_bus_, epoch_loss_, epoch_correct_, epoch_count_));
     if (!in_.quiet)
-      log_info(strprintf("ps: %lld updates (epoch %.2f) | train loss %.4f acc %.2f%% | test acc "
-                         "%.2f%% (server-held model) | payload %.2f MB per worker",
-                         static_cast<long long>(version), epoch,
-                         epoch_loss_ / std::max(1.0, epoch_count_),
-                         100.0 * epoch_correct_ / std::max(1.0, epoch_count_), 100.0 * r.accuracy,
-                         cum_payload_ / 1e6 / layout_.workers));
+      log_info(strprintf(
+          "ps: %lld updates (epoch %.2f) | train loss %.4f acc %.2f%% | test acc "
+          "%.2f%% (server-held model) | payload %.2f MB per worker",
+          static_cast<long long>(version), epoch, epoch_loss_ / std::max(1.0, epoch_count_),
+          100.0 * epoch_correct_ / std::max(1.0, epoch_count_), 100.0 * r.accuracy,
+          cum_payload_ / 1e6 / layout_.workers));
     epoch_loss_ = epoch_correct_ = epoch_count_ = 0;
   }
 
@@ -182,9 +183,18 @@ RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions 
   hooks.on_update = [&](const PsUpdate& u) {
     if (recorder) recorder->record(u);
     const bool boundary = u.last || u.version % updates_per_epoch == 0;
-    if (!boundary) return;
-    exchange_shards(in, layout, server, tensors);
-    if (recorder) recorder->evaluate_now(u.version);
+    if (boundary) {
+      exchange_shards(in, layout, server, tensors);
+      if (recorder) recorder->evaluate_now(u.version);
+    }
+  };
+  hooks.on_answered = [&](int64_t version) {
+    // Tests: this server has provably applied `version` updates (their rows handed to the store)
+    // and answered them.
+    if (hold_requested_after(version, server)) {
+      if (in.store) in.store->flush();
+      hold_for_signal(server);
+    }
   };
   PsServer ps(in.comm, layout, server, params, in.cfg.optimizer, std::move(options),
               std::move(lr_at), std::move(hooks));
@@ -206,6 +216,8 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
   double compute_seconds = 0;
   PsWorkerHooks hooks;
   hooks.compute = [&](int64_t step) {
+    // Tests: `step` steps of this worker are complete (pushed and answered).
+    if (hold_requested_after(step, in.comm.rank())) hold_for_signal(in.comm.rank());
     const double t0 = monotonic_seconds();
     while (!loader.next(batch)) loader.start_epoch(++epoch);
     auto x = batch.images.to(in.device);
@@ -231,10 +243,10 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
   };
   hooks.after_push = [&](const PsWorkerStep& s, int64_t) {
     const CommCounters& c = in.comm.step();
-    const at::Tensor t = at::tensor({s.loss_sum, s.correct, s.count, compute_seconds, c.seconds,
-                                     double(c.payload_bytes), double(c.bus_bytes),
-                                     double(c.latency_steps), double(epoch)},
-                                    at::kDouble);
+    const at::Tensor t = at::tensor(
+        {s.loss_sum, s.correct, s.count, compute_seconds, c.seconds, double(c.payload_bytes),
+         double(c.bus_bytes), double(c.latency_steps), double(epoch)},
+        at::kDouble);
     in.control.send(t, 0, kStatsTag);
   };
   PsWorker(in.comm, layout, params, std::move(hooks)).run();
@@ -250,7 +262,8 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
     fail("algorithm.servers " + std::to_string(ps.servers) + " leaves no worker among world size " +
          std::to_string(world_size) + " (servers must be fewer than the ranks)");
   if (ps.upload == "lag" && ps.mode != "bsp")
-    fail("algorithm.upload lag with mode " + ps.mode + ": LAG's rule is stated for synchronous "
+    fail("algorithm.upload lag with mode " + ps.mode +
+         ": LAG's rule is stated for synchronous "
          "rounds (use mode: bsp)");
   if (ps.mode != "bsp" && ps.servers != 1)
     fail("algorithm.servers " + std::to_string(ps.servers) + " with mode " + ps.mode +
@@ -292,8 +305,7 @@ RunSummary run_parameter_server(const PsRunInputs& in) {
   const int64_t per_update = bsp ? 1 : layout.workers;  // gradients per update
   const int64_t updates_per_epoch = steps_per_epoch * per_update;
   const double base_lr = scaled_base_lr(cfg.optimizer, layout.workers, cfg.train.batch_size);
-  const std::function<double(int64_t)> lr_at = [&cfg, base_lr,
-                                                updates_per_epoch](int64_t version) {
+  const std::function<double(int64_t)> lr_at = [&cfg, base_lr, updates_per_epoch](int64_t version) {
     const int64_t epoch = version / updates_per_epoch, i = version % updates_per_epoch;
     const double epoch_f = epoch + double(i) / updates_per_epoch;
     return learning_rate(cfg.optimizer, base_lr, epoch_f, static_cast<double>(cfg.train.epochs));
@@ -311,8 +323,7 @@ RunSummary run_parameter_server(const PsRunInputs& in) {
   if (rank == 0 && !in.quiet)
     log_info(strprintf("ps: %s%s, %d server(s), %d worker(s), %lld updates of %lld gradient(s)",
                        in.ps.mode.c_str(), in.ps.upload == "lag" ? " with LAG uploads" : "",
-                       layout.servers, layout.workers,
-                       static_cast<long long>(options.budget),
+                       layout.servers, layout.workers, static_cast<long long>(options.budget),
                        static_cast<long long>(bsp ? layout.workers : 1)));
   return serve(in, layout, std::move(options), lr_at, updates_per_epoch);
 }

@@ -3,7 +3,9 @@
 // rank: servers (ranks 0..S-1) serve their shards, workers train on their shard of the data, and
 // rank 0 (server 0) records the run: one step row per applied update (bsp: per round), with its
 // staleness and worker in step_stats, and an evaluation of the server-held model at every epoch
-// boundary counted in applied updates and at the end.
+// boundary counted in applied updates and at the end. CEDAR_HOLD_AFTER_STEP=N
+// (runner/train/hold_for_signal.h) holds a server once it has applied N updates, a worker once
+// N of its steps are complete.
 #include <torch/types.h>
 
 #include <memory>

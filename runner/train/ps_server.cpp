@@ -143,6 +143,7 @@ void PsServer::run_bsp() {
       apply(sum, pushed, staleness, uploads);
     }
     for (int w : pushed) reply(w, stopped_);
+    if (hooks_.on_answered) hooks_.on_answered(version_);
   }
 }
 
@@ -199,6 +200,7 @@ void PsServer::drain() {
       reply(w, stopped_);
       progress = true;
     }
+    if (progress && hooks_.on_answered) hooks_.on_answered(version_);
   }
   if (!stopped_) return;
   for (int w = 0; w < layout_.workers; ++w)

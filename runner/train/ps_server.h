@@ -51,6 +51,8 @@ struct PsServerHooks {
   std::function<void(int worker)> on_push;
   // After each update, before its replies.
   std::function<void(const PsUpdate&)> on_update;
+  // After the replies to the update that made `version` were sent (ssp: those not held back).
+  std::function<void(int64_t version)> on_answered;
 };
 
 class PsServer {

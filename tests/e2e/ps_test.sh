@@ -15,6 +15,9 @@
 #    with xi = 1 some uploads are skipped, and the workers' bytes are exactly the uploads'
 #    gradients plus one header per step (a skipped upload sends no gradient), learning still;
 #  - the run records its workers and servers, `cedar report --staleness` shows the distribution;
+#  - kill -9 of a worker and of the server, each held after round 20 (CEDAR_HOLD_AFTER_STEP):
+#    the job ends non-zero within 30 s, the run is marked failed (by rank 0, or found stale by
+#    `cedar report` when rank 0 died), its 20 rounds are in the database, which stays intact;
 #  - bad settings are refused naming the key and value.
 # Usage: ps_test.sh CEDAR_BINARY SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
@@ -117,6 +120,32 @@ check "asp: learns (accuracy > 50%)" greater "$(q "SELECT final_test_accuracy FR
 report=$("$CEDAR" report "$DB" --suite e2e --staleness 2>&1)
 check "report --staleness: a row per parameter-server run" contains "$report" "| asp | 3 | 2 | 1 |"
 check "report --staleness: bsp's distribution" contains "$report" "| 0 | 0 | 0 | 0x128 |"
+
+for victim in 1 0; do
+  name="kill-$victim"
+  CEDAR_HOLD_AFTER_STEP=20 CEDAR_HOLD_FILE="$WORK/hold-$victim" "${MPIRUN[@]}" -np 3 "$CEDAR" run \
+      "$WORK/ps.yaml" --db "$DB" --quiet --set name="$name" > "$WORK/$name.log" 2>&1 &
+  job=$!
+  pid=$(wait_held "$WORK/hold-$victim" 3 "$victim" "$job")
+  check "kill rank $victim: every rank holds after round 20" greater "$pid" 0
+  start=$(date +%s)
+  kill -9 "$pid"
+  wait "$job"; rc=$?
+  took=$(( $(date +%s) - start ))
+  K=$(id_of "$name")
+  check "kill rank $victim: the job ends non-zero" greater "$rc" 0
+  check "kill rank $victim: ... within 30 s (took $took s)" greater 30 "$took"
+  if [ "$victim" = 0 ]; then
+    "$CEDAR" report "$DB" > /dev/null 2>&1
+    check "kill the server: cedar report finds the run stale and marks it failed" contains \
+      "$(q "SELECT status||': '||error FROM runs WHERE id=$K")" "failed: stale"
+  else
+    check "kill a worker: rank 0 marks the run failed" equals "$(q "SELECT status FROM runs WHERE id=$K")" failed
+  fi
+  check "kill rank $victim: the 20 rounds before the hold are recorded" equals \
+    "$(q "SELECT COUNT(*) FROM steps WHERE run_id=$K")" 20
+  check "kill rank $victim: database intact" equals "$(q "PRAGMA integrity_check")" ok
+done
 
 err=$(run bad 3 --set algorithm.servers=3)
 check "servers >= world size is refused" contains "$err" "algorithm.servers 3 leaves no worker among world size 3"

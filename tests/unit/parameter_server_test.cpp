@@ -62,8 +62,7 @@ struct PsOutcome {
 std::vector<torch::Tensor> worker_gradient(int worker, int64_t step,
                                            const std::vector<torch::Tensor>& x,
                                            bool constant_worker1) {
-  if (worker == 1 && constant_worker1)
-    return {torch::full({4, 3}, 0.3f), torch::full({3}, -0.2f)};
+  if (worker == 1 && constant_worker1) return {torch::full({4, 3}, 0.3f), torch::full({3}, -0.2f)};
   return gradient_of(worker, step, x);
 }
 
@@ -90,8 +89,8 @@ PsOutcome run_ps(int workers, PsServerOptions options, double lr, double momentu
         std::lock_guard<std::mutex> lock(mu);
         for (int w : u.workers) out.applied.push_back({w, u.staleness});
       };
-      PsServer server(comm, layout, 0, named, sgd(momentum), options,
-                      [lr](int64_t) { return lr; }, hooks);
+      PsServer server(
+          comm, layout, 0, named, sgd(momentum), options, [lr](int64_t) { return lr; }, hooks);
       server.run();
       out.server_params = params;
     } else {
@@ -121,9 +120,8 @@ PsOutcome run_ps(int workers, PsServerOptions options, double lr, double momentu
       out.sent[static_cast<size_t>(comm.rank())] = sent;
     }
     std::lock_guard<std::mutex> lock(mu);
-    out.payload[static_cast<size_t>(comm.rank())] = comm.totals().count("send")
-                                                        ? comm.totals().at("send").payload_bytes
-                                                        : 0;
+    out.payload[static_cast<size_t>(comm.rank())] =
+        comm.totals().count("send") ? comm.totals().at("send").payload_bytes : 0;
   });
   return out;
 }
@@ -214,9 +212,9 @@ TEST(ParameterServer, AspAppliesTheHeldWorkersGradientsStale) {
 }
 
 // LAG on the server: worker 1's gradient never changes, so after its first upload its rule
-// always says skip (worker 0 uploads every gradient), and each such step sends the 32-byte header and no gradient (metered),
-// while the server reuses the upload: plain SGD steps on the average of worker 0's gradient and
-// worker 1's constant one.
+// always says skip (worker 0 uploads every gradient), and each such step sends the 32-byte header
+// and no gradient (metered), while the server reuses the upload: plain SGD steps on the average of
+// worker 0's gradient and worker 1's constant one.
 TEST(ParameterServer, LagSkipSendsNoGradientAndTheServerReusesTheLastUpload) {
   constexpr int64_t kSteps = 8;
   constexpr double kLr = 0.05, kWd = 1e-2;
