@@ -90,8 +90,8 @@ class PsRecorder {
       row.payload_bytes = static_cast<int64_t>(std::llround(double(payload) / n));
       row.bus_bytes = static_cast<int64_t>(std::llround(double(bus) / n));
       row.payload_bytes_all = payload;
-      row.cum_payload_bytes = cum_payload_;
-      row.cum_bus_bytes = cum_bus_;
+      row.cum_payload_bytes = per_worker(cum_payload_);
+      row.cum_bus_bytes = per_worker(cum_bus_);
       row.dense_bytes = dense_bytes_;
       row.train_loss = loss / std::max(1.0, count);
       row.train_accuracy = correct / std::max(1.0, count);
@@ -99,6 +99,7 @@ class PsRecorder {
       row.latency_steps = static_cast<int64_t>(latency / n);
       row.modeled_comm_seconds = 0;
       row.stats.push_back({"staleness", static_cast<double>(u.staleness)});
+      row.stats.push_back({"gradients", static_cast<double>(u.workers.size())});
       if (u.workers.size() == 1) row.stats.push_back({"worker", u.workers[0]});
       if (in_.ps.upload == "lag") row.stats.push_back({"uploads", double(u.uploads)});
       in_.store->add_step(in_.run_id, row);
@@ -118,9 +119,9 @@ class PsRecorder {
     best_accuracy_ = std::max(best_accuracy_, r.accuracy);
     const double epoch = double(version) / double(updates_per_epoch_);
     if (in_.store)
-      in_.store->add_eval(in_.run_id,
-                          eval_row(r, version, epoch, monotonic_seconds() - start_, cum_payload_,
-                                   cum_bus_, epoch_loss_, epoch_correct_, epoch_count_));
+      in_.store->add_eval(in_.run_id, eval_row(r, version, epoch, monotonic_seconds() - start_,
+                                               per_worker(cum_payload_), per_worker(cum_bus_),
+                                               epoch_loss_, epoch_correct_, epoch_count_));
     if (!in_.quiet)
       log_info(strprintf(
           "ps: %lld updates (epoch %.2f) | train loss %.4f acc %.2f%% | test acc "
@@ -136,12 +137,17 @@ class PsRecorder {
     s.final_test_accuracy = last_accuracy_;
     s.best_test_accuracy = best_accuracy_;
     s.wall_seconds = monotonic_seconds() - start_;
-    s.total_payload_bytes = cum_payload_;
-    s.total_bus_bytes = cum_bus_;
+    s.total_payload_bytes = per_worker(cum_payload_);
+    s.total_bus_bytes = per_worker(cum_bus_);
     return s;
   }
 
  private:
+  // The workers' pushes so far, per worker (what one all-reduce rank's counters would say).
+  int64_t per_worker(int64_t bytes) const {
+    return static_cast<int64_t>(std::llround(double(bytes) / layout_.workers));
+  }
+
   const PsRunInputs& in_;
   const PsLayout& layout_;
   int64_t updates_per_epoch_;

@@ -2,7 +2,8 @@
 // A parameter-server run (algorithm `ps`, algorithms/parameter_server.cpp) on this process's
 // rank: servers (ranks 0..S-1) serve their shards, workers train on their shard of the data, and
 // rank 0 (server 0) records the run: one step row per applied update (bsp: per round), with its
-// staleness and worker in step_stats, and an evaluation of the server-held model at every epoch
+// staleness, worker and gradient count in step_stats (cumulative bytes per worker: the mean of the
+// workers' pushes), and an evaluation of the server-held model at every epoch
 // boundary counted in applied updates and at the end. CEDAR_HOLD_AFTER_STEP=N
 // (runner/train/hold_for_signal.h) holds a server once it has applied N updates, a worker once
 // N of its steps are complete.

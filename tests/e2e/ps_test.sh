@@ -65,6 +65,11 @@ check "bsp: both workers' pushes per round" equals \
 check "bsp: the server's replies" equals \
   "$(q "SELECT payload_bytes FROM comm_totals WHERE run_id=$B AND rank=0 AND op='send'")" \
   $((2 * (127 * (16 + 4 * MODEL) + 16)))
+check "bsp: cumulative bytes per worker = 128 x (32 + 4 x 61,706)" equals \
+  "$(q "SELECT MAX(cum_payload_bytes) FROM steps WHERE run_id=$B")" $((128 * (32 + 4 * MODEL)))
+proj=$("$CEDAR" project "$DB" --run-id "$B" --network 1gbe --workers 16 2>&1)
+check "cedar project: costs bsp on the server's link, P counting workers" contains "$proj" \
+  "Parameter server: 1 server(s) and 2 workers measured"
 check "bsp: staleness 0 throughout" equals \
   "$(q "SELECT COUNT(*)||','||MAX(value) FROM step_stats WHERE run_id=$B AND key='staleness'")" "128,0.0"
 
