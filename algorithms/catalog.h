@@ -23,5 +23,6 @@ AlgorithmInfo gtopk_algorithm();
 AlgorithmInfo hierarchical_algorithm();
 AlgorithmInfo dpsgd_algorithm();
 AlgorithmInfo choco_sgd_algorithm();
+AlgorithmInfo parameter_server_algorithm();
 
 }  // namespace cedar

@@ -24,6 +24,7 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       hierarchical_algorithm(),
       dpsgd_algorithm(),
       choco_sgd_algorithm(),
+      parameter_server_algorithm(),
   };
   // clang-format on
   return catalog;

@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
   const std::set<std::string> with_codec = {"qsgd", "signsgd", "ef-signsgd", "topk", "randomk"};
   for (const auto& info : cedar::algorithm_catalog()) {
     if (info.name == "dense" || info.name == "local-sgd" || info.name == "dpsgd" ||
-        info.name == "choco-sgd")
+        info.name == "choco-sgd" || !info.exchanges_gradients)
       continue;
     if (with_codec.count(info.name)) {
       add_sized("reduce/" + info.name, reduce, info.name)->Arg(kSizes[0]);

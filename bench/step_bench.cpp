@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
       o.algorithms.push_back(item);
       continue;
     }
-    for (const auto& info : algorithm_catalog()) o.algorithms.push_back(info.name);
+    for (const auto& info : algorithm_catalog())
+      if (info.exchanges_gradients) o.algorithms.push_back(info.name);
   }
 
   struct Row {

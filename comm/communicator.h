@@ -42,6 +42,10 @@ class Communicator {
   // sends and receives at once uses sendrecv, which never deadlocks on a ring or a pairing.
   virtual void send(const at::Tensor& t, int peer, int tag = 0) = 0;
   virtual void recv(at::Tensor& t, int peer, int tag = 0) = 0;
+  // Receives the next message with `tag` from whichever rank sends one first and returns that
+  // rank. Like recv, `t` names the exact count and type; the messages one sender sends with one
+  // tag arrive in order. A parameter server serves its workers in the order they arrive this way.
+  virtual int recv_any(at::Tensor& t, int tag = 0) = 0;
   // Sends `out` to `dest` and receives into `in` from `source`, both at once. dest == source ==
   // rank() copies `out` into `in`.
   virtual void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
@@ -67,6 +71,7 @@ class LocalCommunicator final : public Communicator {
   void barrier() override {}
   void send(const at::Tensor& t, int peer, int tag) override;
   void recv(at::Tensor& t, int peer, int tag) override;
+  int recv_any(at::Tensor& t, int tag) override;
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override;
   std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
 

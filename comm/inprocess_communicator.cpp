@@ -39,7 +39,7 @@ void InProcessWorld::exchange(int rank, const at::Tensor& t,
 void InProcessWorld::post(int from, int to, int tag, const at::Tensor& t) {
   at::Tensor copy = t.reshape({-1}).clone();
   std::lock_guard<std::mutex> lock(mu_);
-  mail_[{from, to, tag}].push_back(std::move(copy));
+  mail_[{from, to, tag}].push_back({posted_++, std::move(copy)});
   cv_.notify_all();
 }
 
@@ -47,9 +47,29 @@ at::Tensor InProcessWorld::take(int from, int to, int tag) {
   std::unique_lock<std::mutex> lock(mu_);
   auto& queue = mail_[{from, to, tag}];
   cv_.wait(lock, [&] { return !queue.empty(); });
-  at::Tensor t = std::move(queue.front());
+  at::Tensor t = std::move(queue.front().message);
   queue.pop_front();
   return t;
+}
+
+std::pair<at::Tensor, int> InProcessWorld::take_any(int to, int tag) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::deque<Letter>* oldest = nullptr;
+  int sender = -1;
+  cv_.wait(lock, [&] {
+    for (int from = 0; from < size_; ++from) {
+      auto it = mail_.find({from, to, tag});
+      if (it == mail_.end() || it->second.empty()) continue;
+      if (!oldest || it->second.front().posted < oldest->front().posted) {
+        oldest = &it->second;
+        sender = from;
+      }
+    }
+    return oldest != nullptr;
+  });
+  at::Tensor t = std::move(oldest->front().message);
+  oldest->pop_front();
+  return {std::move(t), sender};
 }
 
 std::shared_ptr<InProcessWorld> InProcessWorld::part(uint64_t split, int color, int members) {
@@ -125,6 +145,12 @@ void InProcessCommunicator::send(const at::Tensor& t, int peer, int tag) {
 void InProcessCommunicator::recv(at::Tensor& t, int peer, int tag) {
   check_peer(peer, size(), "recv");
   deliver(world_.take(peer, rank_, tag), t, peer, "recv");
+}
+
+int InProcessCommunicator::recv_any(at::Tensor& t, int tag) {
+  auto [message, sender] = world_.take_any(rank_, tag);
+  deliver(message, t, sender, "recv_any");
+  return sender;
 }
 
 void InProcessCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,

@@ -27,6 +27,8 @@ class InProcessWorld {
   // the oldest such message.
   void post(int from, int to, int tag, const at::Tensor& t);
   at::Tensor take(int from, int to, int tag);
+  // Waits for the oldest message to `to` with `tag` from any rank; returns it and its sender.
+  std::pair<at::Tensor, int> take_any(int to, int tag);
 
   // The world of the ranks in `members` (in their new rank order) for the split numbered
   // `split` with color `color`: made by the first member to ask, shared by the others.
@@ -40,7 +42,12 @@ class InProcessWorld {
   int arrived_ = 0;
   uint64_t generation_ = 0;
   std::vector<at::Tensor> slots_;
-  std::map<std::tuple<int, int, int>, std::deque<at::Tensor>> mail_;
+  struct Letter {
+    uint64_t posted;  // the order of posting over the whole world
+    at::Tensor message;
+  };
+  std::map<std::tuple<int, int, int>, std::deque<Letter>> mail_;
+  uint64_t posted_ = 0;
   std::map<std::pair<uint64_t, int>, std::shared_ptr<InProcessWorld>> parts_;
 };
 
@@ -60,6 +67,7 @@ class InProcessCommunicator final : public Communicator {
   void barrier() override;
   void send(const at::Tensor& t, int peer, int tag) override;
   void recv(at::Tensor& t, int peer, int tag) override;
+  int recv_any(at::Tensor& t, int tag) override;
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override;
   std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
 

@@ -36,6 +36,10 @@ void LocalCommunicator::send(const at::Tensor&, int peer, int) { no_peer("send",
 
 void LocalCommunicator::recv(at::Tensor&, int peer, int) { no_peer("recv", peer); }
 
+int LocalCommunicator::recv_any(at::Tensor&, int) {
+  throw CommError("backend local: recv_any, but a one-process run has no peers to receive from");
+}
+
 void LocalCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int) {
   if (dest != 0) no_peer("sendrecv", dest);
   if (source != 0) no_peer("sendrecv", source);

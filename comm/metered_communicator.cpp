@@ -107,12 +107,22 @@ void MeteredCommunicator::send(const at::Tensor& t, int peer, int tag) {
 void MeteredCommunicator::recv(at::Tensor& t, int peer, int tag) {
   auto t0 = Clock::now();
   inner_.recv(t, peer, tag);
+  record_received("recv", t, since(t0));
+}
+
+int MeteredCommunicator::recv_any(at::Tensor& t, int tag) {
+  auto t0 = Clock::now();
+  const int sender = inner_.recv_any(t, tag);
+  record_received("recv_any", t, since(t0));
+  return sender;
+}
+
+void MeteredCommunicator::record_received(const char* op, const at::Tensor& t, double seconds) {
   // The sender counts the bytes; the receive cannot end before they could have arrived.
-  const double seconds = emulated(1, nbytes(t), since(t0));
-  CommCounters c{1, t.numel(), 0, 0, 0, seconds};
+  CommCounters c{1, t.numel(), 0, 0, 0, emulated(1, nbytes(t), seconds)};
   step_.add(c);
-  totals_["recv"].add(c);
-  if (parent_) parent_->absorb(level_, "recv", c);
+  totals_[op].add(c);
+  if (parent_) parent_->absorb(level_, op, c);
 }
 
 void MeteredCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,

@@ -48,6 +48,8 @@ class MeteredCommunicator final : public Communicator {
   void barrier() override;
   void send(const at::Tensor& t, int peer, int tag = 0) override;
   void recv(at::Tensor& t, int peer, int tag = 0) override;
+  // Counted as recv: no bytes (the sender counts them).
+  int recv_any(at::Tensor& t, int tag = 0) override;
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag = 0) override;
   // Returns a MeteredCommunicator (see the top of this file).
   std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
@@ -80,6 +82,8 @@ class MeteredCommunicator final : public Communicator {
  private:
   void record(const char* op, int64_t elements, int64_t payload, int64_t bus, int64_t latency,
               double seconds);
+  // Counts a received message (no bytes: its sender counts them).
+  void record_received(const char* op, const at::Tensor& t, double seconds);
   // Sleeps until `seconds` reach the emulated profile's time for (latency, bus); returns the
   // seconds the operation then took.
   double emulated(int64_t latency, int64_t bus, double seconds) const;

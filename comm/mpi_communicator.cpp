@@ -232,6 +232,19 @@ void MpiCommunicator::recv(at::Tensor& t, int peer, int tag) {
   std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(bytes));
 }
 
+int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
+  check_cpu(t, "recv_any");
+  MPI_Status status;
+  const int64_t bytes = byte_count(t);
+  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any"), MPI_BYTE, MPI_ANY_SOURCE, tag,
+                 as_comm(comm_), &status),
+        "Recv");
+  check_received(status, bytes, "recv_any");
+  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(bytes));
+  return status.MPI_SOURCE;
+}
+
 void MpiCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
                                int tag) {
   check_cpu(out, "sendrecv");

@@ -140,6 +140,12 @@ class NcclCommunicator final : public Communicator {
     check(ncclRecv(t.data_ptr(), t.numel(), nccl_type(t, "recv"), peer, comm_, stream(t)), "Recv");
   }
 
+  int recv_any(at::Tensor&, int) override {
+    throw CommError(
+        "backend nccl does not support recv_any (NCCL has no receive from any rank); "
+        "the parameter server runs on backend mpi");
+  }
+
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override {
     check_cuda(out, "sendrecv");
     check_cuda(in, "sendrecv");

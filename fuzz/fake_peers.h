@@ -36,6 +36,11 @@ class FakePeers final : public Communicator {
     part.resize(static_cast<size_t>(bytes), 0);
     if (bytes) std::memcpy(t.data_ptr(), part.data(), static_cast<size_t>(bytes));
   }
+  // What rank 1 sends (the fuzzer's first peer), as recv.
+  int recv_any(at::Tensor& t, int tag) override {
+    recv(t, 1, tag);
+    return 1;
+  }
   void sendrecv(const at::Tensor&, int, at::Tensor& in, int source, int tag) override {
     recv(in, source, tag);
   }

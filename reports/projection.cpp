@@ -20,7 +20,12 @@ const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
        (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id)
+       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id),
+       COALESCE(r.servers, 0),
+       (SELECT COALESCE(SUM(v.value), 0) FROM step_stats v WHERE v.run_id = r.id
+          AND v.key = 'gradients'),
+       (SELECT COALESCE(SUM(s.payload_bytes_all), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COUNT(DISTINCT s.epoch) FROM steps s WHERE s.run_id = r.id)
 FROM runs r
 WHERE CASE WHEN ?2 > 0 THEN r.id = ?2
       ELSE (?1 = '' OR r.suite = ?1) AND r.status = 'completed'
@@ -170,17 +175,17 @@ CollectiveCost collective_cost(const CollectiveMix& mix, int workers) {
     c.bus_bytes = workers > 1 ? mix.bus_bytes : 0;
   } else if (mix.op == "barrier") {
     c.latency_steps = mix.calls * double(allgather_latency_steps(workers));
-  } else if (mix.op == "send" || mix.op == "sendrecv" || mix.op == "recv") {
+  } else if (mix.op == "send" || mix.op == "sendrecv" || mix.op == "recv" || mix.op == "recv_any") {
     // Point to point: each send or sendrecv one message of its payload (a recv's bytes are its
     // sender's). How many messages a rank sends on other P depends on the exchange (gTop-k's
     // recursive doubling: log2 P), which the mix does not say: costed as measured.
-    const bool sends = mix.op != "recv";
+    const bool sends = mix.op != "recv" && mix.op != "recv_any";
     c.latency_steps = sends ? mix.calls : 0;
     c.bus_bytes = sends && workers > 1 ? mix.payload_bytes : 0;
   } else {
     throw std::runtime_error("comm_totals: collective '" + mix.op +
                              "' has no cost rule (known: allreduce, allgather, allgatherv, "
-                             "broadcast, barrier, send, sendrecv, recv)");
+                             "broadcast, barrier, send, sendrecv, recv, recv_any)");
   }
   return c;
 }
@@ -233,6 +238,15 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
     m.recorded_latency_steps = double(sqlite3_column_int64(st, 11)) / steps;
     m.recorded_bus_bytes = double(sqlite3_column_int64(st, 12)) / steps;
     m.dense_payload_bytes = double(sqlite3_column_int64(st, 13)) / steps;
+    m.servers = sqlite3_column_int64(st, 14);
+    if (m.servers > 0) {
+      const double gradients = sqlite3_column_double(st, 15);
+      const double epochs = double(std::max<int64_t>(1, sqlite3_column_int64(st, 17)));
+      m.gradients_per_epoch = gradients / epochs;
+      m.push_bytes_per_gradient =
+          gradients > 0 ? double(sqlite3_column_int64(st, 16)) / gradients : 0;
+      if (gradients <= 0) m.unusable = "a parameter-server run without its gradient counts";
+    }
     out.push_back(m);
   }
   sqlite3_finalize(st);
@@ -316,10 +330,34 @@ const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baseline
   return best;
 }
 
+int measured_workers(const RunMeasurement& m) { return static_cast<int>(m.world_size - m.servers); }
+
+namespace {
+
+// The servers' links carry every push: see the top of projection.h.
+ProjectionPoint project_parameter_server(const RunMeasurement& m, int workers,
+                                         const NetworkProfile& net) {
+  ProjectionPoint pt;
+  pt.workers = workers;
+  pt.measured = workers == measured_workers(m);
+  const double g = m.gradients_per_epoch;
+  pt.steps_per_epoch = static_cast<int64_t>(g / workers);  // rounds of one gradient per worker
+  const double per_server = m.push_bytes_per_gradient / double(m.servers);
+  pt.comm_seconds = net.seconds(std::llround(2 * g), std::llround(g * per_server));
+  // The compute of one gradient (steps rows: a round's gradients are computed in parallel).
+  pt.compute_seconds = m.compute_seconds_per_step * double(pt.steps_per_epoch);
+  pt.total_seconds = pt.compute_seconds + pt.comm_seconds;
+  pt.payload_compression = payload_compression(m.dense_payload_bytes, m.push_bytes_per_gradient);
+  return pt;
+}
+
+}  // namespace
+
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net,
                               const NetworkProfile* intra) {
   if (workers < 1)
     throw std::invalid_argument("workers must be at least 1 (got " + std::to_string(workers) + ")");
+  if (m.servers > 0) return project_parameter_server(m, workers, net);
   ProjectionPoint pt;
   pt.workers = workers;
   pt.measured = workers == m.world_size;
@@ -380,10 +418,10 @@ std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects
     p.network = net.name;
     const RunMeasurement* dense = dense_baseline(dense_runs, m);
     if (dense) p.dense_name = dense->name;
-    std::vector<int> sizes = {static_cast<int>(m.world_size)};
+    std::vector<int> sizes = {measured_workers(m)};
     for (int w : workers)
       if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
-    const ProjectionPoint own = project_point(m, static_cast<int>(m.world_size), net, intra);
+    const ProjectionPoint own = project_point(m, measured_workers(m), net, intra);
     for (int w : sizes) {
       ProjectionPoint pt = project_point(m, w, net, intra);
       if (pt.total_seconds > 0) {
@@ -416,6 +454,13 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
     s << "\n## " << m.name << " — " << m.algorithm << ", " << m.model << ", " << m.dataset
       << " (suite " << (m.suite.empty() ? "–" : m.suite) << "), measured on " << m.world_size
       << " ranks, " << m.seeds << (m.seeds == 1 ? " seed" : " seeds") << "\n\n";
+    if (m.servers > 0)
+      s << "Parameter server: " << m.servers << " server(s) and " << measured_workers(m)
+        << " workers measured; P below counts workers. Per epoch "
+        << fmt("%.0f", m.gradients_per_epoch) << " gradients, each pushed as "
+        << fmt("%.4f", m.push_bytes_per_gradient / 1e6)
+        << " MB (headers included), all through the servers' links: α·2G + β·G·push/S per "
+           "epoch at every P.\n\n";
     s << "Per step at " << m.world_size << " ranks: compute "
       << fmt("%.2f", 1e3 * m.compute_seconds_per_step) << " ms";
     for (const auto& c : m.collectives)

@@ -27,6 +27,15 @@
 // recorded it, or the one given), every other level grows with P (N = measured size · P / P0
 // node leaders, at least 1) on the projection's network. A level's mix is per rank taking part
 // in it (the leaders, between nodes); its payload weighs in by the share of ranks taking part.
+//
+// Parameter-server runs (runs.servers > 0) are costed on the servers' links instead, where every
+// push and pull concentrates: P is then the number of workers, the S servers stay as measured.
+// An epoch is G gradients (G = samples / batch per worker, whatever P), each pushed in 2
+// messages (header, gradient) of `push` bytes in all, 1/S of them to each server; so each server's
+// link receives 2G messages and G·push/S bytes per epoch (the pulls leave it in the other direction
+// of a full-duplex link, as many bytes less the headers' difference): comm per epoch =
+// α·2G + β·G·push/S, the same at every P, while compute per epoch (G/P gradients in parallel)
+// shrinks. That is the parameter server's bottleneck the surveys describe.
 // No LibTorch here.
 #include <cstdint>
 #include <string>
@@ -70,6 +79,10 @@ struct RunMeasurement {
   // reproduces them at world_size, which `cedar project` checks and reports.
   double recorded_latency_steps = 0, recorded_bus_bytes = 0;
   std::string unusable;  // why it cannot be projected (empty: it can)
+  // Parameter-server runs: the server ranks (0: not one), the gradients of an epoch (all workers
+  // together) and the bytes one gradient's pushes took (headers included, LAG's skips averaged in).
+  int64_t servers = 0;
+  double gradients_per_epoch = 0, push_bytes_per_gradient = 0;
 };
 
 // The α and β terms of one step's collectives on `workers` ranks.
@@ -128,7 +141,10 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
 const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baselines,
                                      const RunMeasurement& m);
 
-// `intra`: the profile of level "intra" (nullptr: the one the run recorded).
+// The measured point's P: the world size, or a parameter server's workers.
+int measured_workers(const RunMeasurement& m);
+// `intra`: the profile of level "intra" (nullptr: the one the run recorded). A parameter-server
+// run is costed on its servers' links (see the top of this file), `workers` its workers.
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net,
                               const NetworkProfile* intra = nullptr);
 // One projection per usable subject; the dense baseline (same model and dataset, preferably the

@@ -85,7 +85,9 @@ void migrate(sqlite3* db, const std::string& path) {
           {"uuid", "TEXT"},
           {"attempt", "INTEGER NOT NULL DEFAULT 0"},
           {"results_mode", "TEXT"},
-          {"filesystem", "TEXT"}};
+          {"filesystem", "TEXT"},
+          {"workers", "INTEGER"},
+          {"servers", "INTEGER"}};
       for (const auto& [column, type] : added)
         if (!have.count(column))
           exec(db, path, std::string("ALTER TABLE runs ADD COLUMN ") + column + " " + type);

@@ -11,8 +11,9 @@ namespace cedar {
 // PRAGMA user_version of the schema this build writes. 1: the schema before versions were
 // recorded (user_version 0 on disk); 2: run uuids, attempts, results mode, shards; 3: per-level
 // traffic of each step (step_levels); 4: the consensus distance of each evaluation
-// (evals.consensus_distance).
-constexpr int kSchemaVersion = 4;
+// (evals.consensus_distance); 5: workers and servers of each run (runs.workers, runs.servers; NULL
+// in older rows).
+constexpr int kSchemaVersion = 5;
 
 // WAL: readers and one writer at once, all processes on one host. Rollback: a journal file
 // beside the database, for a database that only one process at a time writes on a shared

@@ -40,10 +40,14 @@ CREATE TABLE IF NOT EXISTS runs (
   uuid          TEXT,                    -- globally unique id: names checkpoints and shards
   attempt       INTEGER NOT NULL DEFAULT 0, -- 0, then +1 each time the run is resumed
   results_mode  TEXT,                    -- wal / shards (results/results_mode.h)
-  filesystem    TEXT                     -- the database folder's filesystem, e.g. ext4, nfs
+  filesystem    TEXT,                    -- the database folder's filesystem, e.g. ext4, nfs
+  workers       INTEGER,                 -- ranks computing gradients (world_size but servers)
+  servers       INTEGER                  -- parameter-server ranks (0: all-reduce or gossip)
 );
 
--- One row per training step (rank 0's view, plus the sum of payload bytes over all ranks).
+-- One row per training step (rank 0's view, plus the sum of payload bytes over all ranks). A
+-- parameter-server run has one row per applied update (bsp: per round): payload and bus bytes are
+-- what one of its workers pushed (their mean in a round), payload_bytes_all their sum.
 CREATE TABLE IF NOT EXISTS steps (
   run_id            INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   step              INTEGER NOT NULL,
@@ -65,7 +69,8 @@ CREATE TABLE IF NOT EXISTS steps (
   PRIMARY KEY (run_id, step)
 );
 
--- Values an algorithm reports per step (e.g. LAG's number of uploads, DGC's density).
+-- Values an algorithm reports per step (e.g. LAG's number of uploads, DGC's density; a
+-- parameter server's 'staleness' of each applied update, in versions, and its 'worker').
 CREATE TABLE IF NOT EXISTS step_stats (
   run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   step    INTEGER NOT NULL,

@@ -64,8 +64,9 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
       db_, path_,
       "INSERT INTO runs (suite, name, algorithm, model, dataset, world_size, seed, config, "
       "config_hash, code_version, host, backend, threads, parameters, start_time, network, pid, "
-      "heartbeat, effective_momentum, provenance, uuid, attempt, results_mode, filesystem, status) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
+      "heartbeat, effective_momentum, provenance, uuid, attempt, results_mode, filesystem, "
+      "workers, "
+      "servers, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, 'running')");
   st.bind(1, r.suite).bind(2, r.name).bind(3, r.algorithm).bind(4, r.model).bind(5, r.dataset);
   st.bind(6, r.world_size).bind(7, r.seed).bind(8, r.config).bind(9, r.config_hash);
   st.bind(10, r.code_version).bind(11, r.host).bind(12, r.backend).bind(13, r.threads);
@@ -73,6 +74,7 @@ int64_t ResultStore::begin_run(const RunRecord& r) {
   st.bind(17, static_cast<int64_t>(::getpid())).bind(18, unix_now()).bind(19, r.effective_momentum);
   st.bind(20, r.provenance).bind(21, r.uuid.empty() ? new_uuid() : r.uuid).bind(22, r.attempt);
   st.bind(23, r.results_mode).bind(24, r.filesystem);
+  st.bind(25, r.workers > 0 ? r.workers : r.world_size).bind(26, r.servers);
   st.run();
   return sqlite3_last_insert_rowid(db_);
 }

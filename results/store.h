@@ -38,6 +38,9 @@ struct RunRecord {
   std::string uuid;                      // globally unique id (empty: begin_run makes one)
   int64_t attempt = 0;                   // 0, then +1 each time the run is resumed
   std::string results_mode, filesystem;  // how and where results are written
+  // The ranks that compute gradients (0: world_size) and the parameter-server ranks (0 for
+  // all-reduce and gossip runs, where every rank is a worker).
+  int64_t workers = 0, servers = 0;
 };
 
 // One level of sub-communicators in one step (schema.sql's step_levels).

@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
   report->add_flag("--levels", report_args.levels,
                    "also the bytes per level (intra, inter) of runs with hierarchical exchanges, "
                    "per step and per run");
+  report->add_flag("--staleness", report_args.staleness,
+                   "also the staleness distribution of parameter-server runs' applied updates");
   report->add_flag("--provenance", report_args.provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
   report

@@ -16,6 +16,7 @@
 #include "reports/level_bytes.h"
 #include "reports/plots.h"
 #include "reports/provenance_table.h"
+#include "reports/staleness.h"
 #include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
@@ -124,6 +125,9 @@ int command_report(const ReportArgs& args) {
   if (args.levels)
     std::printf("\n### Bytes per level\n\n%s",
                 render_level_bytes_markdown(load_level_bytes(args.db, args.suite)).c_str());
+  if (args.staleness)
+    std::printf("\n### Staleness\n\n%s",
+                render_staleness_markdown(load_staleness(args.db, args.suite)).c_str());
   if (args.provenance)
     std::printf("\n### Provenance\n\n%s",
                 render_provenance_markdown(load_provenance(args.db, args.suite)).c_str());

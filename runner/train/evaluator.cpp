@@ -17,6 +17,23 @@ bool evaluation_due(int64_t done, int64_t steps_per_epoch, int64_t evals_per_epo
   return done * n / steps_per_epoch > (done - 1) * n / steps_per_epoch;
 }
 
+EvalRow eval_row(const EvalResult& r, int64_t step, double epoch, double wall_seconds,
+                 int64_t cum_payload_bytes, int64_t cum_bus_bytes, double train_loss_sum,
+                 double train_correct, double train_count) {
+  EvalRow row;
+  row.step = step;
+  row.epoch = epoch;
+  row.wall_seconds = wall_seconds;
+  row.cum_payload_bytes = cum_payload_bytes;
+  row.cum_bus_bytes = cum_bus_bytes;
+  row.test_loss = r.loss;
+  row.test_accuracy = r.accuracy;
+  row.train_loss = train_loss_sum / std::max(1.0, train_count);
+  row.train_accuracy = train_correct / std::max(1.0, train_count);
+  row.consensus_distance = r.consensus_distance;
+  return row;
+}
+
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
                     int64_t batch_size, const torch::Device& device, Communicator& comm) {
   torch::NoGradGuard no_grad;

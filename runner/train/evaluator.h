@@ -5,6 +5,7 @@
 
 #include "datasets/image_set.h"
 #include "models/model.h"
+#include "results/store.h"
 
 namespace cedar {
 
@@ -24,6 +25,12 @@ struct EvalResult {
 // ceil(k * steps_per_epoch / n), so the n-th is at the epoch's end; with more evaluations than
 // steps, after every step.
 bool evaluation_due(int64_t done, int64_t steps_per_epoch, int64_t evals_per_epoch);
+
+// The results row of evaluation `r` after `step` steps (at `epoch`, `wall_seconds` into training,
+// with the bytes sent so far), with the training loss and accuracy of the sums given.
+EvalRow eval_row(const EvalResult& r, int64_t step, double epoch, double wall_seconds,
+                 int64_t cum_payload_bytes, int64_t cum_bus_bytes, double train_loss_sum,
+                 double train_correct, double train_count);
 
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
                     int64_t batch_size, const torch::Device& device, Communicator& comm);

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/parameter_server.h"
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "results/disk_space.h"
@@ -20,6 +22,7 @@
 #include "runner/train/communicators.h"
 #include "runner/train/log.h"
 #include "runner/train/optimizer.h"
+#include "runner/train/ps_run.h"
 #include "runner/train/run_guard.h"
 #include "runner/train/run_record.h"
 #include "runner/train/run_results.h"
@@ -132,10 +135,10 @@ struct TrainingEnd {
 };
 
 // Any other error is recorded as the run's failure (rank 0) and rethrown.
-TrainingEnd train(Trainer& trainer, ResultStore* store, int64_t run_id) {
+TrainingEnd train(const std::function<RunSummary()>& run, ResultStore* store, int64_t run_id) {
   TrainingEnd end;
   try {
-    end.summary = trainer.run();
+    end.summary = run();
   } catch (const Diverged& e) {
     end.status = "diverged";
     end.error = e.what();
@@ -190,6 +193,8 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   auto algorithm = make_run_algorithm(cfg, rank, algorithm_yaml);
   LoadedDataset data = load_dataset(dataset_spec(cfg));
   auto model = make_run_model(cfg, data, comms->device);
+  const ParameterServerParams* ps = parameter_server_params(*algorithm);
+  if (ps) check_parameter_server_run(cfg, *ps, backend.size(), *model);
   require_disk_space(cfg, opts.db_path, data, *model, backend.size(), rank);
 
   RunOutcome outcome;
@@ -218,10 +223,24 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
       prepare_checkpoints(cfg, opts.db_path, identity.uuid, rank, backend.size(), results.get());
   if (rank == 0 && !opts.quiet) log_run_start(cfg, outcome, backend, threads, *results);
 
-  Trainer trainer(cfg, model, data, std::move(algorithm), *comms->metered, control, row_store,
-                  outcome.run_id, comms->device, opts.quiet);
-  trainer.set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
-  const TrainingEnd end = train(trainer, store, outcome.run_id);
+  std::unique_ptr<Trainer> trainer;
+  std::function<RunSummary()> training;
+  if (ps) {
+    if (rank == 0 && checkpoints)
+      log_warn("ps: parameter-server runs write no checkpoints (train.checkpoint is not used)");
+    training = [&] {
+      return run_parameter_server(PsRunInputs{cfg, *ps, model, data, *comms->metered, control,
+                                              row_store, outcome.run_id, comms->device,
+                                              opts.quiet});
+    };
+  } else {
+    trainer =
+        std::make_unique<Trainer>(cfg, model, data, std::move(algorithm), *comms->metered, control,
+                                  row_store, outcome.run_id, comms->device, opts.quiet);
+    trainer->set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
+    training = [&] { return trainer->run(); };
+  }
+  const TrainingEnd end = train(training, store, outcome.run_id);
   // Per-rank communication totals, gathered through the control channel; rank 0 records them.
   const std::vector<CommTotalRow> totals = gather_comm_totals(*comms->metered, control);
   if (store) finish_record(*store, outcome.run_id, end, totals, checkpoints.get());

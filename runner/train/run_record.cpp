@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "algorithms/parameter_server.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/provenance.h"
 #include "runner/version.h"
@@ -28,6 +29,9 @@ RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolv
   rec.threads = threads;
   rec.parameters = count_parameters(model);
   rec.effective_momentum = effective_momentum(cfg.optimizer, algorithm);
+  const ParameterServerParams* ps = parameter_server_params(algorithm);
+  rec.servers = ps ? ps->servers : 0;
+  rec.workers = backend.size() - rec.servers;
   rec.provenance = collect_provenance(threads, device.is_cuda() ? device.index() : -1);
   return rec;
 }

@@ -209,20 +209,9 @@ void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
   best_accuracy_ = std::max(best_accuracy_, r.accuracy);
   if (cfg_.train.target_accuracy > 0 && r.accuracy >= cfg_.train.target_accuracy)
     reached_target_ = true;
-  if (store_) {
-    EvalRow row;
-    row.step = step_;
-    row.epoch = epoch;
-    row.wall_seconds = monotonic_seconds() - start_;
-    row.cum_payload_bytes = cum_payload_;
-    row.cum_bus_bytes = cum_bus_;
-    row.test_loss = r.loss;
-    row.test_accuracy = r.accuracy;
-    row.train_loss = es.loss_sum / std::max(1.0, es.count);
-    row.train_accuracy = es.correct / std::max(1.0, es.count);
-    row.consensus_distance = r.consensus_distance;
-    store_->add_eval(run_id_, row);
-  }
+  if (store_)
+    store_->add_eval(run_id_, eval_row(r, step_, epoch, monotonic_seconds() - start_, cum_payload_,
+                                       cum_bus_, es.loss_sum, es.correct, es.count));
 }
 
 RunSummary Trainer::summary() const {

@@ -92,6 +92,11 @@ TEST(MpiComm, PointToPointMessagesArriveAndAreMeteredAsSent) {
   testing::check_point_to_point(mpi);
 }
 
+TEST(MpiComm, ReceiveFromAnyRankNamesTheSender) {
+  MpiCommunicator mpi;
+  testing::check_receive_from_any(mpi);
+}
+
 TEST(MpiComm, SplitsFormTheirGroupsAndCountTheirLevels) {
   MpiCommunicator mpi;
   testing::check_split(mpi);

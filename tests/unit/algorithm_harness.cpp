@@ -16,7 +16,8 @@ YAML::Node resolved_params(const std::string& name, const std::string& yaml) {
 
 std::vector<std::string> registered_algorithm_names() {
   std::vector<std::string> names;
-  for (const auto& a : algorithm_catalog()) names.push_back(a.name);
+  for (const auto& a : algorithm_catalog())
+    if (a.exchanges_gradients) names.push_back(a.name);
   return names;
 }
 

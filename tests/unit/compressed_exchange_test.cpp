@@ -43,7 +43,8 @@ std::vector<at::Tensor> oracle(const std::string& codec_name, int ranks, Combine
     at::Generator gen = make_generator(5, r, 0);
     std::vector<at::Tensor> g = grads_of(r);
     for (size_t i = 0; i < g.size(); ++i) {
-      at::Tensor decoded = codec->decompress(codec->compress(g[i].reshape({-1}), gen), g[i].numel());
+      at::Tensor decoded =
+          codec->decompress(codec->compress(g[i].reshape({-1}), gen), g[i].numel());
       if (r == 0)
         sums.push_back(decoded);
       else

@@ -73,6 +73,8 @@ TEST(Experiments, QuickSuiteRunsEveryRegisteredAlgorithm) {
   ASSERT_NE(src, nullptr);
   Suite quick = expand_suite(std::string(src) + "/experiments/quick.yaml");
   for (const auto& a : algorithm_catalog()) {
+    if (!a.exchanges_gradients)
+      continue;  // the parameter server: experiments/parameter_server.yaml
     bool found = false;
     for (const auto& r : quick.runs)
       found = found || load_experiment(quick.file, r.overrides).algorithm == a.name;
@@ -142,6 +144,30 @@ TEST(Experiments, SurveyAxesRunEachExchangeAtFourAndEightRanks) {
   }
 }
 
+// The parameter-server suite: each mode and LAG on the server at 4 and 5 ranks against dense SGD,
+// every claim citing its source and naming a run of the suite, its baseline too.
+TEST(Experiments, ParameterServerSuiteRunsEachModeAgainstDense) {
+  std::set<std::string> runs;
+  for (const auto& [name, c] : suite_configs("parameter_server.yaml")) {
+    runs.insert(name);
+    EXPECT_EQ(c.data.name, "fashion-mnist") << name;
+    if (name.rfind("ps-", 0) == 0) EXPECT_EQ(c.algorithm, "ps") << name;
+  }
+  std::set<std::string> expected;
+  for (const char* a : {"dense", "ps-bsp", "ps-ssp", "ps-asp", "ps-lag", "ps-bsp-plain"})
+    for (int p : {4, 5}) expected.insert(std::string(a) + "/np" + std::to_string(p));
+  EXPECT_EQ(runs, expected);
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const auto claims = load_claims(std::string(src) + "/experiments/parameter_server.yaml");
+  EXPECT_GE(claims.size(), 4u);
+  for (const auto& c : claims) {
+    EXPECT_FALSE(c.source.empty()) << "claim '" << c.text << "' cites no source";
+    EXPECT_TRUE(runs.count(c.run)) << "claim '" << c.text << "' names no run of the suite";
+    EXPECT_TRUE(c.baseline.empty() || runs.count(c.baseline)) << c.text;
+  }
+}
+
 // The ImageNet subset: the papers' ImageNet models with their ImageNet stems at Imagenette's 160
 // px, each with dense SGD and the core compressors, on 4 ranks.
 TEST(Experiments, ImagenetteTrainsTheImageNetModels) {
@@ -202,8 +228,9 @@ TEST(Experiments, SweepsVaryWhatTheirPapersVary) {
     EXPECT_EQ(c.model.name, "resnet20") << name;
     algorithms.insert(c.algorithm);
   }
+  // The parameter server has its own suite (parameter_server.yaml).
   for (const auto& a : algorithm_catalog())
-    EXPECT_TRUE(algorithms.count(a.name))
+    EXPECT_TRUE(algorithms.count(a.name) || !a.exchanges_gradients)
         << "cifar10_resnet20.yaml does not run '" << a.name << "'";
 }
 

@@ -85,6 +85,36 @@ void check_point_to_point(Communicator& backend) {
   comm.barrier();
 }
 
+void check_receive_from_any(Communicator& backend) {
+  MeteredCommunicator comm(backend);
+  const int n = comm.size(), r = comm.rank();
+  ASSERT_GE(n, 2);
+  if (r == 0) {
+    std::vector<int> seen(n, 0);
+    for (int m = 0; m < 2 * (n - 1); ++m) {
+      auto got = torch::empty({2}, torch::kInt);
+      const int sender = comm.recv_any(got, 5);
+      ASSERT_GE(sender, 1);
+      ASSERT_LT(sender, n);
+      EXPECT_EQ(got[0].item<int>(), sender);
+      EXPECT_EQ(got[1].item<int>(), seen[sender]) << "messages of rank " << sender << " reordered";
+      ++seen[sender];
+    }
+    for (int s = 1; s < n; ++s) EXPECT_EQ(seen[s], 2) << "rank " << s;
+    EXPECT_EQ(comm.totals().at("recv_any").calls, 2 * (n - 1));
+    EXPECT_EQ(comm.totals().at("recv_any").payload_bytes, 0);
+    // A message of the wrong size is an error naming what was expected.
+    auto room = torch::empty({3}, torch::kInt);
+    EXPECT_THROW(comm.recv_any(room, 6), CommError);
+  } else {
+    comm.send(torch::tensor({r, 0}, torch::kInt), 0, 5);
+    comm.send(torch::tensor({r, 1}, torch::kInt), 0, 5);
+    if (r == 1) comm.send(torch::tensor({7, 7}, torch::kInt), 0, 6);
+    EXPECT_EQ(comm.totals().at("send").payload_bytes, r == 1 ? 24 : 16);
+  }
+  comm.barrier();
+}
+
 void check_split(Communicator& backend) {
   MeteredCommunicator comm(backend);
   const int n = comm.size(), r = comm.rank();

@@ -10,6 +10,11 @@ namespace cedar::testing {
 // size rejected, and their metered counts. Needs 2 or more ranks.
 void check_point_to_point(Communicator& backend);
 
+// recv_any: rank 0 receives one message from every other rank (their rank number, tag 5, in
+// whichever order they arrive), learns each sender, and every rank's two messages sent with one
+// tag arrive in order; no bytes are counted on the receiving side. Needs 2 or more ranks.
+void check_receive_from_any(Communicator& backend);
+
 // A split into two halves (even and odd ranks, reversed by key) and a split by blocks of two
 // ("intra"), with the levels' traffic counted in the parent under "<level>/<op>". Needs 2 or
 // more ranks.

@@ -313,6 +313,7 @@ class AllreduceRecorder final : public Communicator {
   void barrier() override { inner_.barrier(); }
   void send(const at::Tensor& t, int peer, int tag) override { inner_.send(t, peer, tag); }
   void recv(at::Tensor& t, int peer, int tag) override { inner_.recv(t, peer, tag); }
+  int recv_any(at::Tensor& t, int tag) override { return inner_.recv_any(t, tag); }
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override {
     inner_.sendrecv(out, dest, in, source, tag);
   }

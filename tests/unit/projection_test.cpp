@@ -352,5 +352,36 @@ TEST(ProjectionCost, UnknownCollectiveIsNamed) {
   }
 }
 
+// A parameter server's epoch: G gradients pushed through the servers' links, so the
+// communication per epoch is α·2G + β·G·push/S at any number of workers P, while the compute
+// (G/P gradients in parallel) shrinks: written here from the wire format, not the code.
+TEST(ParameterServerProjection, TheServersLinksCarryEveryPush) {
+  RunMeasurement m;
+  m.name = "ps-bsp";
+  m.algorithm = "ps";
+  m.world_size = 5;  // 4 workers + 1 server
+  m.servers = 1;
+  m.gradients_per_epoch = 1000;
+  m.push_bytes_per_gradient = 32 + 4 * 61706;
+  m.compute_seconds_per_step = 0.01;  // one gradient
+  m.dense_payload_bytes = 4 * 61706;
+  const NetworkProfile& net = find_network_profile("1gbe");
+  for (int p : {4, 16, 64}) {
+    const ProjectionPoint pt = project_point(m, p, net);
+    EXPECT_EQ(pt.steps_per_epoch, 1000 / p);
+    EXPECT_NEAR(pt.comm_seconds, net.alpha * 2000 + net.beta * 1000 * (32 + 4 * 61706), 1e-9)
+        << "P = " << p;
+    EXPECT_NEAR(pt.compute_seconds, 0.01 * (1000 / p), 1e-12);
+    EXPECT_EQ(pt.measured, p == 4);
+  }
+  // Two servers halve each link's bytes (the messages stay: each server gets a header and a
+  // gradient shard per push).
+  m.servers = 2;
+  m.world_size = 6;
+  EXPECT_NEAR(project_point(m, 4, net).comm_seconds,
+              net.alpha * 2000 + net.beta * 1000 * (32 + 4 * 61706) / 2.0, 1e-9);
+  EXPECT_EQ(measured_workers(m), 4);
+}
+
 }  // namespace
 }  // namespace cedar

@@ -104,6 +104,36 @@ TEST(Store, AnOlderDatabaseGainsTheConsensusDistance) {
   EXPECT_EQ(query(path, "SELECT consensus_distance FROM evals WHERE step=2"), 1.5);
 }
 
+// A run records its workers and servers; a database of schema version 4, without those columns,
+// gains them when opened (NULL in its earlier runs).
+TEST(Store, AnOlderDatabaseGainsWorkersAndServers) {
+  auto path = fresh_db("v4.db");
+  {
+    ResultStore s(path);
+    RunRecord r = record("ps");
+    r.world_size = 3;
+    r.workers = 2;
+    r.servers = 1;
+    s.begin_run(r);
+  }
+  EXPECT_EQ(query(path, "SELECT workers FROM runs"), 2);
+  EXPECT_EQ(query(path, "SELECT servers FROM runs"), 1);
+  query(path, "ALTER TABLE runs DROP COLUMN workers");
+  query(path, "ALTER TABLE runs DROP COLUMN servers");
+  query(path, "PRAGMA user_version = 4");
+  {
+    ResultStore s(path);
+    RunRecord r = record("dense");
+    r.world_size = 2;
+    s.begin_run(r);
+  }
+  EXPECT_EQ(query(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(query(path, "SELECT COUNT(*) FROM runs WHERE name='ps' AND workers IS NULL"), 1);
+  // An all-reduce run: every rank a worker, no servers.
+  EXPECT_EQ(query(path, "SELECT workers FROM runs WHERE name='dense'"), 2);
+  EXPECT_EQ(query(path, "SELECT servers FROM runs WHERE name='dense'"), 0);
+}
+
 // A row the database refuses (a NaN into a NOT NULL column) is an error that leaves no
 // transaction open: the rows before it stay, and the run's record is then marked failed.
 TEST(Store, RefusedRowLeavesTheRunMarkable) {

@@ -1,0 +1,337 @@
+#include "runner/train/ps_run.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "runner/train/evaluator.h"
+#include "runner/train/hold_for_signal.h"
+#include "runner/train/log.h"
+#include "runner/train/lr_schedule.h"
+#include "runner/train/ps_lag_rule.h"
+#include "runner/train/ps_layout.h"
+#include "runner/train/ps_protocol.h"
+#include "runner/train/ps_server.h"
+#include "runner/train/ps_worker.h"
+#include "runner/train/trainer.h"
+
+namespace cedar {
+namespace {
+
+std::vector<int64_t> parameter_numels(Model& model) {
+  std::vector<int64_t> n;
+  for (const auto& p : model.parameters()) n.push_back(p.numel());
+  return n;
+}
+
+// CEDAR_PS_HOLD_WORKER=<worker>:<updates> (tests): PsServerOptions::hold_worker.
+void read_hold(PsServerOptions& o) {
+  const char* v = std::getenv("CEDAR_PS_HOLD_WORKER");
+  if (!v || !*v) return;
+  const std::string s(v);
+  const auto colon = s.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument(s);
+    o.hold_worker = std::stoi(s.substr(0, colon));
+    o.hold_updates = std::stoll(s.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw ConfigError("CEDAR_PS_HOLD_WORKER='" + s + "': expected <worker>:<updates>");
+  }
+}
+
+// Rank 0's records: the workers' statistics as they arrive, a step row per update, evaluations.
+class PsRecorder {
+ public:
+  PsRecorder(const PsRunInputs& in, const PsLayout& layout, int64_t updates_per_epoch)
+      : in_(in), layout_(layout), updates_per_epoch_(updates_per_epoch), stats_(layout.workers) {
+    for (const auto& p : in.model->parameters()) dense_bytes_ += p.numel() * 4;
+    start_ = monotonic_seconds();
+  }
+
+  void receive_stats(int worker) {
+    at::Tensor t = at::empty({kStatsWords}, at::kDouble);
+    in_.control.recv(t, layout_.rank_of_worker(worker), kStatsTag);
+    const double* v = t.data_ptr<double>();
+    stats_[static_cast<size_t>(worker)] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+  }
+
+  void record(const PsUpdate& u) {
+    double loss = 0, correct = 0, count = 0, compute = 0, comm = 0, latency = 0, epoch = 0;
+    int64_t payload = 0, bus = 0;
+    for (int w : u.workers) {
+      const WorkerStepStats& s = stats_[static_cast<size_t>(w)];
+      loss += s.loss_sum;
+      correct += s.correct;
+      count += s.count;
+      compute += s.compute_seconds;
+      comm += s.comm_seconds;
+      payload += static_cast<int64_t>(s.payload_bytes);
+      bus += static_cast<int64_t>(s.bus_bytes);
+      latency += s.latency_steps;
+      epoch = std::max(epoch, s.epoch);
+    }
+    const double n = static_cast<double>(std::max<size_t>(1, u.workers.size()));
+    epoch_loss_ += loss;
+    epoch_correct_ += correct;
+    epoch_count_ += count;
+    cum_payload_ += payload;
+    cum_bus_ += bus;
+    if (in_.store) {
+      StepRow row;
+      row.step = u.version - 1;
+      row.epoch = (u.version - 1) / updates_per_epoch_;
+      row.wall_seconds = monotonic_seconds() - start_;
+      row.compute_seconds = compute / n;
+      row.comm_seconds = comm / n;
+      row.payload_bytes = static_cast<int64_t>(std::llround(double(payload) / n));
+      row.bus_bytes = static_cast<int64_t>(std::llround(double(bus) / n));
+      row.payload_bytes_all = payload;
+      row.cum_payload_bytes = per_worker(cum_payload_);
+      row.cum_bus_bytes = per_worker(cum_bus_);
+      row.dense_bytes = dense_bytes_;
+      row.train_loss = loss / std::max(1.0, count);
+      row.train_accuracy = correct / std::max(1.0, count);
+      row.learning_rate = u.lr;
+      row.latency_steps = static_cast<int64_t>(latency / n);
+      row.modeled_comm_seconds = 0;
+      row.stats.push_back({"staleness", static_cast<double>(u.staleness)});
+      row.stats.push_back({"gradients", static_cast<double>(u.workers.size())});
+      if (u.workers.size() == 1) row.stats.push_back({"worker", u.workers[0]});
+      if (in_.ps.upload == "lag") row.stats.push_back({"uploads", double(u.uploads)});
+      in_.store->add_step(in_.run_id, row);
+    }
+  }
+
+  bool epoch_boundary(const PsUpdate& u) const {
+    return u.last || u.version % updates_per_epoch_ == 0;
+  }
+
+  void evaluate_now(int64_t version) {
+    LocalCommunicator alone;
+    const EvalResult r =
+        evaluate(*in_.model, in_.data.test, in_.data.norm,
+                 std::max<int64_t>(in_.cfg.train.batch_size, 256), in_.device, alone);
+    last_accuracy_ = r.accuracy;
+    best_accuracy_ = std::max(best_accuracy_, r.accuracy);
+    const double epoch = double(version) / double(updates_per_epoch_);
+    if (in_.store)
+      in_.store->add_eval(in_.run_id, eval_row(r, version, epoch, monotonic_seconds() - start_,
+                                               per_worker(cum_payload_), per_worker(cum_bus_),
+                                               epoch_loss_, epoch_correct_, epoch_count_));
+    if (!in_.quiet)
+      log_info(strprintf(
+          "ps: %lld updates (epoch %.2f) | train loss %.4f acc %.2f%% | test acc "
+          "%.2f%% (server-held model) | payload %.2f MB per worker",
+          static_cast<long long>(version), epoch, epoch_loss_ / std::max(1.0, epoch_count_),
+          100.0 * epoch_correct_ / std::max(1.0, epoch_count_), 100.0 * r.accuracy,
+          cum_payload_ / 1e6 / layout_.workers));
+    epoch_loss_ = epoch_correct_ = epoch_count_ = 0;
+  }
+
+  RunSummary summary() const {
+    RunSummary s;
+    s.final_test_accuracy = last_accuracy_;
+    s.best_test_accuracy = best_accuracy_;
+    s.wall_seconds = monotonic_seconds() - start_;
+    s.total_payload_bytes = per_worker(cum_payload_);
+    s.total_bus_bytes = per_worker(cum_bus_);
+    return s;
+  }
+
+ private:
+  // The workers' pushes so far, per worker (what one all-reduce rank's counters would say).
+  int64_t per_worker(int64_t bytes) const {
+    return static_cast<int64_t>(std::llround(double(bytes) / layout_.workers));
+  }
+
+  const PsRunInputs& in_;
+  const PsLayout& layout_;
+  int64_t updates_per_epoch_;
+  std::vector<WorkerStepStats> stats_;
+  int64_t dense_bytes_ = 0, cum_payload_ = 0, cum_bus_ = 0;
+  double epoch_loss_ = 0, epoch_correct_ = 0, epoch_count_ = 0;
+  double start_ = 0, last_accuracy_ = 0, best_accuracy_ = 0;
+};
+
+// Servers other than 0 send their shard to rank 0 at each evaluation (bsp only: the servers are
+// in the same round).
+void exchange_shards(const PsRunInputs& in, const PsLayout& layout, int server,
+                     const std::vector<at::Tensor>& params) {
+  if (layout.servers == 1) return;
+  if (server != 0) {
+    in.control.send(flatten_shard(params, layout, server), 0, kShardTag);
+    return;
+  }
+  for (int s = 1; s < layout.servers; ++s) {
+    at::Tensor flat = at::empty({layout.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
+    in.control.recv(flat, s, kShardTag);
+    unflatten_shard(flat, params, layout, s);
+  }
+}
+
+RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions options,
+                 std::function<double(int64_t)> lr_at, int64_t updates_per_epoch) {
+  const int server = in.comm.rank();
+  std::vector<NamedTensor> params;
+  std::vector<at::Tensor> tensors;
+  for (const auto& p : in.model->named_parameters()) {
+    params.push_back({p.key(), p.value()});
+    tensors.push_back(p.value().detach());
+  }
+  std::unique_ptr<PsRecorder> recorder;
+  if (server == 0) recorder = std::make_unique<PsRecorder>(in, layout, updates_per_epoch);
+  PsServerHooks hooks;
+  if (recorder) hooks.on_push = [&](int worker) { recorder->receive_stats(worker); };
+  hooks.on_update = [&](const PsUpdate& u) {
+    if (recorder) recorder->record(u);
+    const bool boundary = u.last || u.version % updates_per_epoch == 0;
+    if (boundary) {
+      exchange_shards(in, layout, server, tensors);
+      if (recorder) recorder->evaluate_now(u.version);
+    }
+  };
+  hooks.on_answered = [&](int64_t version) {
+    // Tests: this server has provably applied `version` updates (their rows handed to the store)
+    // and answered them.
+    if (hold_requested_after(version, server)) {
+      if (in.store) in.store->flush();
+      hold_for_signal(server);
+    }
+  };
+  PsServer ps(in.comm, layout, server, params, in.cfg.optimizer, std::move(options),
+              std::move(lr_at), std::move(hooks));
+  ps.run();
+  return recorder ? recorder->summary() : RunSummary{};
+}
+
+// bsp: step k's update is the one that makes version k + 1, with lr_at(k).
+void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
+          const std::function<double(int64_t)>& lr_at) {
+  std::vector<at::Tensor> params;
+  for (const auto& p : in.model->parameters()) params.push_back(p.detach());
+  std::unique_ptr<LagUploadRule> lag;
+  std::vector<at::Tensor> previous;  // LAG: the parameters of the previous step
+  if (in.ps.upload == "lag") lag = std::make_unique<LagUploadRule>(in.ps.xi, in.ps.history);
+  in.model->train();
+  int64_t epoch = 0;
+  Batch batch;
+  double compute_seconds = 0;
+  PsWorkerHooks hooks;
+  hooks.compute = [&](int64_t step) {
+    // Tests: `step` steps of this worker are complete (pushed and answered).
+    if (hold_requested_after(step, in.comm.rank())) hold_for_signal(in.comm.rank());
+    const double t0 = monotonic_seconds();
+    while (!loader.next(batch)) loader.start_epoch(++epoch);
+    auto x = batch.images.to(in.device);
+    auto y = batch.labels.to(in.device);
+    in.model->zero_grad();
+    auto out = in.model->forward(x);
+    auto loss = torch::nn::functional::cross_entropy(out, y);
+    loss.backward();
+    PsWorkerStep s;
+    for (const auto& p : in.model->parameters())
+      s.grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+    s.loss_sum = loss.item<double>() * double(y.size(0));
+    s.correct = out.argmax(1).eq(y).sum().item<double>();
+    s.count = double(y.size(0));
+    if (lag) {
+      if (!previous.empty()) lag->moved(squared_distance(params, previous), lr_at(step - 1));
+      previous.clear();
+      for (const auto& p : params) previous.push_back(p.clone());
+      s.upload = lag->upload(s.grads);
+    }
+    compute_seconds = monotonic_seconds() - t0;
+    return s;
+  };
+  hooks.after_push = [&](const PsWorkerStep& s, int64_t) {
+    const CommCounters& c = in.comm.step();
+    const at::Tensor t = at::tensor(
+        {s.loss_sum, s.correct, s.count, compute_seconds, c.seconds, double(c.payload_bytes),
+         double(c.bus_bytes), double(c.latency_steps), double(epoch)},
+        at::kDouble);
+    in.control.send(t, 0, kStatsTag);
+  };
+  PsWorker(in.comm, layout, params, std::move(hooks)).run();
+}
+
+}  // namespace
+
+void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServerParams& ps,
+                                int world_size, const Model& model) {
+  const std::string where = cfg.source.file.empty() ? "the configuration" : cfg.source.file;
+  auto fail = [&](const std::string& what) { throw ConfigError(where + ": " + what); };
+  if (ps.servers >= world_size)
+    fail("algorithm.servers " + std::to_string(ps.servers) + " leaves no worker among world size " +
+         std::to_string(world_size) + " (servers must be fewer than the ranks)");
+  if (ps.upload == "lag" && ps.mode != "bsp")
+    fail("algorithm.upload lag with mode " + ps.mode +
+         ": LAG's rule is stated for synchronous "
+         "rounds (use mode: bsp)");
+  if (ps.mode != "bsp" && ps.servers != 1)
+    fail("algorithm.servers " + std::to_string(ps.servers) + " with mode " + ps.mode +
+         ": ssp and asp run with one server (use servers: 1, or mode: bsp)");
+  if (cfg.train.overlap) fail("train.overlap is not supported with algorithm ps");
+  if (cfg.train.device != "cpu")
+    fail("train.device '" + cfg.train.device + "': algorithm ps runs on the CPU (backend mpi)");
+  if (!model.buffers().empty())
+    fail("model.name '" + cfg.model.name +
+         "' has buffers (batch-norm statistics), which algorithm ps does not carry to the "
+         "servers: use a model without batch norm (lenet5)");
+  const auto params = model.parameters();
+  if (static_cast<int64_t>(params.size()) < ps.servers)
+    fail("algorithm.servers " + std::to_string(ps.servers) + " for a model of " +
+         std::to_string(params.size()) + " parameter tensors: a server would hold nothing");
+}
+
+RunSummary run_parameter_server(const PsRunInputs& in) {
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : in.model->parameters()) in.control.broadcast(p, 0);
+  }
+  const PsLayout layout =
+      make_ps_layout(parameter_numels(*in.model), static_cast<int>(in.ps.servers), in.comm.size());
+  const int rank = in.comm.rank();
+  const ExperimentConfig& cfg = in.cfg;
+  const int worker = layout.is_server(rank) ? 0 : layout.worker_of_rank(rank);
+  Augmentation aug = cfg.data.augment ? in.data.train_aug : Augmentation{};
+  ShardedLoader loader(in.data.train, in.data.norm, aug, cfg.train.batch_size, worker,
+                       layout.workers, cfg.train.seed, /*shuffle=*/true, /*drop_last=*/true);
+  const int64_t steps_per_epoch = loader.batches_per_epoch();
+  if (steps_per_epoch == 0)
+    throw ConfigError("train.batch_size " + std::to_string(cfg.train.batch_size) + " x " +
+                      std::to_string(layout.workers) + " workers exceeds the " +
+                      std::to_string(in.data.train.count) + " training images");
+  const bool bsp = in.ps.mode == "bsp";
+  const int64_t steps =
+      cfg.train.max_steps > 0 ? cfg.train.max_steps : cfg.train.epochs * steps_per_epoch;
+  const int64_t per_update = bsp ? 1 : layout.workers;  // gradients per update
+  const int64_t updates_per_epoch = steps_per_epoch * per_update;
+  const double base_lr = scaled_base_lr(cfg.optimizer, layout.workers, cfg.train.batch_size);
+  const std::function<double(int64_t)> lr_at = [&cfg, base_lr, updates_per_epoch](int64_t version) {
+    const int64_t epoch = version / updates_per_epoch, i = version % updates_per_epoch;
+    const double epoch_f = epoch + double(i) / updates_per_epoch;
+    return learning_rate(cfg.optimizer, base_lr, epoch_f, static_cast<double>(cfg.train.epochs));
+  };
+  if (!layout.is_server(rank)) {
+    work(in, layout, loader, lr_at);
+    return RunSummary{};
+  }
+  PsServerOptions options;
+  options.mode = in.ps.mode;
+  options.staleness = in.ps.staleness;
+  options.budget = steps * per_update;
+  options.momentum = in.ps.upload != "lag";
+  read_hold(options);
+  if (rank == 0 && !in.quiet)
+    log_info(strprintf("ps: %s%s, %d server(s), %d worker(s), %lld updates of %lld gradient(s)",
+                       in.ps.mode.c_str(), in.ps.upload == "lag" ? " with LAG uploads" : "",
+                       layout.servers, layout.workers, static_cast<long long>(options.budget),
+                       static_cast<long long>(bsp ? layout.workers : 1)));
+  return serve(in, layout, std::move(options), lr_at, updates_per_epoch);
+}
+
+}  // namespace cedar

@@ -1,0 +1,46 @@
+#pragma once
+// A parameter-server run (algorithm `ps`, algorithms/parameter_server.cpp) on this process's
+// rank: servers (ranks 0..S-1) serve their shards, workers train on their shard of the data, and
+// rank 0 (server 0) records the run: one step row per applied update (bsp: per round), with its
+// staleness, worker and gradient count in step_stats (cumulative bytes per worker: the mean of the
+// workers' pushes), and an evaluation of the server-held model at every epoch
+// boundary counted in applied updates and at the end. CEDAR_HOLD_AFTER_STEP=N
+// (runner/train/hold_for_signal.h) holds a server once it has applied N updates, a worker once
+// N of its steps are complete.
+#include <torch/types.h>
+
+#include <memory>
+
+#include "algorithms/parameter_server.h"
+#include "comm/metered_communicator.h"
+#include "config/experiment_config.h"
+#include "datasets/loader.h"
+#include "models/model.h"
+#include "results/store.h"
+
+namespace cedar {
+
+// Throws ConfigError naming the file and key when the run cannot be a parameter-server run:
+// servers >= world size, ssp / asp with more than one server, train.overlap, a GPU device, a model
+// with buffers (batch-norm statistics would stay on the workers).
+void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServerParams& ps,
+                                int world_size, const Model& model);
+
+struct PsRunInputs {
+  const ExperimentConfig& cfg;
+  const ParameterServerParams& ps;
+  std::shared_ptr<Model> model;
+  const LoadedDataset& data;
+  MeteredCommunicator& comm;  // the run's traffic
+  Communicator& control;      // unmetered: initial broadcast, step statistics, shards to evaluate
+  ResultStore* store;         // rank 0 only
+  int64_t run_id = -1;
+  torch::Device device = torch::Device(torch::kCPU);
+  bool quiet = false;
+};
+
+// Trains to the end (train.epochs or train.max_steps, counted as the steps of the workers
+// together: bsp rounds, or workers x steps gradients in ssp / asp). The summary is rank 0's.
+RunSummary run_parameter_server(const PsRunInputs& in);
+
+}  // namespace cedar

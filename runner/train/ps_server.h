@@ -1,0 +1,115 @@
+#pragma once
+// One server of a parameter-server run (algorithms/parameter_server.cpp for the modes, the
+// messages in runner/train/ps_protocol.h): it receives the workers' pushes, applies them to its
+// shard with the configured optimizer and answers each with the shard's parameters, until every
+// worker has left. The server decides the stop: once `budget` updates are applied, every reply
+// says stop, and each worker answers it by leaving.
+#include <ATen/core/Tensor.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "comm/communicator.h"
+#include "config/experiment_config.h"
+#include "runner/train/ps_clock_gate.h"
+#include "runner/train/ps_layout.h"
+
+namespace cedar {
+
+class Optimizer;
+
+struct PsServerOptions {
+  std::string mode = "bsp";  // bsp, ssp or asp
+  int64_t staleness = 0;     // ssp's bound in clocks
+  int64_t budget = 0;        // updates to apply: bsp rounds, ssp / asp gradients
+  bool momentum = true;      // false: plain gradient steps (LAG), optimizer.momentum unused
+  // Tests (CEDAR_PS_HOLD_WORKER): each push of worker hold_worker waits, unapplied, until
+  // hold_updates gradients of other workers have been applied after it arrived, or until no other
+  // worker can push any more (each has left or waits for its ssp reply); and no other worker's
+  // push is applied before hold_worker's first one arrived. Makes that worker the provably slow
+  // one: in asp its first gradient, computed on version 0, is applied at version hold_updates.
+  int hold_worker = -1;
+  int64_t hold_updates = 0;
+};
+
+// An applied update, for the run's records.
+struct PsUpdate {
+  int64_t version = 0;       // the shard's version after it (1, 2, ...)
+  std::vector<int> workers;  // whose gradients it applied (bsp: every worker, in order)
+  int64_t staleness = 0;     // versions applied between the gradient's pull and this update
+  int64_t uploads = 0;       // gradients sent for it (bsp with LAG: the workers that did not skip)
+  double lr = 0;
+  bool last = false;  // the budget is reached: replies from now on say stop
+};
+
+struct PsServerHooks {
+  // After a worker's push (header and body) arrived, before anything is applied.
+  std::function<void(int worker)> on_push;
+  // After each update, before its replies.
+  std::function<void(const PsUpdate&)> on_update;
+  // After the replies to the update that made `version` were sent (ssp: those not held back).
+  std::function<void(int64_t version)> on_answered;
+};
+
+class PsServer {
+ public:
+  // `params`: every parameter of the model in model order; this server updates those of its
+  // shard (layout.server_of) in place. `lr_at(v)`: the learning rate of the update that makes
+  // version v + 1.
+  PsServer(Communicator& comm, const PsLayout& layout, int server,
+           const std::vector<NamedTensor>& params, const OptimizerConfig& optimizer,
+           PsServerOptions options, std::function<double(int64_t)> lr_at, PsServerHooks hooks);
+  ~PsServer();
+
+  // Serves until every worker has left.
+  void run();
+  int64_t version() const { return version_; }
+
+ private:
+  struct Push {
+    int worker = 0;
+    int64_t computed_on = 0;
+    int64_t others_applied_at_arrival = 0;  // for the tests' hold
+    at::Tensor gradient;
+    bool skipped = false;  // LAG: no gradient sent (bsp reuses the worker's last one)
+  };
+  void run_bsp();
+  void run_async();
+  // Receives the next push header (and body); false for a worker leaving.
+  bool receive(Push& push);
+  // ssp / asp: applies every held push that may be applied, answering the workers that may go on.
+  void drain();
+  bool releasable(const Push& push) const;
+  void apply(const at::Tensor& direction, std::vector<int> workers, int64_t staleness,
+             int64_t uploads);
+  void reply(int worker, bool stop);
+
+  Communicator& comm_;
+  const PsLayout& layout_;
+  int server_;
+  PsServerOptions options_;
+  std::function<double(int64_t)> lr_at_;
+  PsServerHooks hooks_;
+  std::vector<at::Tensor> shard_params_;
+  at::Tensor gradient_;  // the shard's update direction, flat; the optimizer's grads view it
+  std::unique_ptr<Optimizer> optimizer_;
+  int64_t version_ = 0;
+  bool stopped_ = false;
+  int active_ = 0;
+  std::vector<bool> present_;
+  ClockGate gate_;
+  std::deque<Push> held_;
+  std::vector<bool> waiting_;     // a worker whose gradient was applied, its reply waiting (ssp)
+  std::vector<int64_t> applied_;  // gradients applied per worker
+  // bsp: each worker's last gradient and the version it was computed on (reused when it skips).
+  std::vector<at::Tensor> last_gradient_;
+  std::vector<int64_t> last_computed_on_;
+  int64_t applied_total_ = 0;
+  bool hold_worker_pushed_ = false;
+};
+
+}  // namespace cedar
