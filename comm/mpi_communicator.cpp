@@ -104,17 +104,39 @@ MpiCommunicator::~MpiCommunicator() {
   delete c;
 }
 
+namespace {
+
+// Calls `ready` until it returns true, sleeping between calls for pauses that grow from 20 to
+// 500 us: how an idle-waiting rank waits without spinning.
+template <class Ready>
+void sleep_until(Ready ready) {
+  std::chrono::microseconds pause(20);
+  while (!ready()) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::microseconds(500));
+  }
+}
+
+// Returns once a message from `source` (or MPI_ANY_SOURCE) with `tag` has arrived, sleeping.
+void sleep_until_message(MPI_Comm comm, int source, int tag) {
+  sleep_until([&] {
+    int arrived = 0;
+    check(MPI_Iprobe(source, tag, comm, &arrived, MPI_STATUS_IGNORE), "Iprobe");
+    return arrived != 0;
+  });
+}
+
+}  // namespace
+
 void MpiCommunicator::await_peers() {
   if (!idle_wait_ || size_ == 1) return;
   MPI_Request request;
   check(MPI_Ibarrier(as_comm(comm_), &request), "Ibarrier");
-  std::chrono::microseconds pause(20);
-  for (int done = 0;;) {
+  sleep_until([&] {
+    int done = 0;
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "Test");
-    if (done) return;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(2 * pause, std::chrono::microseconds(500));
-  }
+    return done != 0;
+  });
 }
 
 void MpiCommunicator::allreduce_sum(at::Tensor& t) {
@@ -225,6 +247,7 @@ void MpiCommunicator::recv(at::Tensor& t, int peer, int tag) {
   // (MPI_Get_count) instead of as MPI's truncation error.
   const int64_t bytes = byte_count(t);
   at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  if (idle_wait_) sleep_until_message(as_comm(comm_), checked_peer(peer, size_, "recv"), tag);
   check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv"), MPI_BYTE,
                  checked_peer(peer, size_, "recv"), tag, as_comm(comm_), &status),
         "Recv");
@@ -237,6 +260,7 @@ int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
   MPI_Status status;
   const int64_t bytes = byte_count(t);
   at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
   check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any"), MPI_BYTE, MPI_ANY_SOURCE, tag,
                  as_comm(comm_), &status),
         "Recv");

@@ -36,12 +36,13 @@ class MpiCommunicator final : public Communicator {
   // Ends every rank of the job (used when one rank fails so that none hangs).
   static void abort_job(int code);
 
-  // With `on`, every collective first waits, sleeping, until each rank of the communicator has
-  // reached it (a non-blocking barrier tested with growing pauses of 20 to 500 us), so that a rank
-  // that arrives early does not spin inside MPI for its peers: a communication thread that shares
-  // the cores with backward (train.overlap) leaves them to the computation. The extra barrier is
-  // a few microseconds on one node and is not counted as the algorithm's traffic. Communicators
-  // split from this one inherit the setting.
+  // With `on`, a rank that must wait for its peers waits asleep instead of spinning inside MPI:
+  // every collective first waits until each rank of the communicator has reached it (a
+  // non-blocking barrier, a few microseconds on one node, not counted as the algorithm's
+  // traffic), and a receive until its message has arrived (MPI_Iprobe), both tested with pauses
+  // growing from 20 to 500 us. A communication thread that shares the cores with backward
+  // (train.overlap), or a parameter server's ranks waiting for one another, so leave the cores to
+  // the computation. Communicators split from this one inherit the setting.
   void set_idle_wait(bool on) { idle_wait_ = on; }
 
  private:

@@ -36,7 +36,9 @@ const char* const kBytesLegend =
     "(nccl-tests factors). Payload compression = dense fp32 payload ÷ the run's payload (the "
     "papers' definition); wire ratio = dense SGD's bus bytes at the same ranks (ring allreduce) ÷ "
     "the run's bus bytes (what the network carries). Evaluation of the averaged model is "
-    "bookkeeping, not counted.";
+    "bookkeeping, not counted. A parameter server (ps) has no ratio here: its ranks are servers "
+    "and workers that send different traffic, and its step rows count applied updates, not "
+    "rounds; `cedar report --staleness` and `cedar project` give its bytes per worker step.";
 const char* const kThroughputLegend =
     "img/s/rank: training throughput of one rank, the images it trained on ÷ the wall-clock of "
     "those steps (evaluations left out), median over epochs, mean over seeds.";
@@ -158,8 +160,11 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     row.images_per_second = rated > 0 ? rate / rated : 0;
     row.payload_mb = payload / n / 1e6;
     row.bus_mb = bus / n / 1e6;
-    row.payload_compression = payload_compression(dense, payload);
-    row.wire_ratio = wire_ratio(dense, bus, static_cast<int>(row.world_size));
+    // A parameter server's mean over ranks mixes servers and workers, and its dense reference
+    // counts applied updates, not rounds: neither ratio would mean what it means for the others.
+    const bool comparable = row.algorithm != "ps";
+    row.payload_compression = comparable ? payload_compression(dense, payload) : 0;
+    row.wire_ratio = comparable ? wire_ratio(dense, bus, static_cast<int>(row.world_size)) : 0;
     for (const auto& [status, count] : status_count)
       row.statuses += (row.statuses.empty() ? "" : ", ") + std::to_string(count) + " " + status;
     rows.push_back(row);

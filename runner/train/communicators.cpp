@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "algorithms/algorithm.h"
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
 
@@ -42,13 +43,15 @@ const NetworkProfile& level_profile(const ExperimentConfig& cfg, const std::stri
 
 std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg) {
   auto c = std::make_unique<RunCommunicators>();
-  // With overlap the communication thread shares cores with backward: an MPI rank waiting for
-  // its peer should sleep instead of spinning (and yield where it still polls inside MPI, unless
-  // the user chose otherwise).
-  if (cfg.train.overlap) setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+  // With overlap the communication thread shares cores with backward, and a parameter server's
+  // ranks wait for one another's messages by design: an MPI rank waiting for its peers should
+  // sleep instead of spinning on a core that computation needs (and yield where it still polls
+  // inside MPI, unless the user chose otherwise).
+  const bool idle_wait = cfg.train.overlap || !find_algorithm(cfg.algorithm).exchanges_gradients;
+  if (idle_wait) setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   if (launched_under_mpi()) {
     auto mpi = std::make_unique<MpiCommunicator>();
-    mpi->set_idle_wait(cfg.train.overlap);
+    mpi->set_idle_wait(idle_wait);
     c->bootstrap = std::move(mpi);
   } else {
     c->bootstrap = std::make_unique<LocalCommunicator>();

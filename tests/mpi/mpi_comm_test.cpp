@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
@@ -65,26 +66,54 @@ double thread_cpu_seconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-TEST(MpiComm, IdleWaitSleepsWhileItsPeersAreLate) {
-  // Every rank but 0 reaches the allreduce 0.4 s after the barrier, so rank 0 waits at least that
-  // long inside it; with idle waiting it spends a small part of the wait on the CPU (spinning in
-  // MPI would spend all of it).
-  MpiCommunicator mpi;
-  mpi.set_idle_wait(true);
+// Rank 0 runs `wait` (an operation that needs the other ranks) while every other rank reaches its
+// part, `late`, 0.4 s after a barrier; returns rank 0's seconds in `wait`, wall-clock and CPU.
+template <class Wait, class Late>
+std::pair<double, double> timed_wait(MpiCommunicator& mpi, Wait wait, Late late) {
   mpi.barrier();
-  if (mpi.rank() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  if (mpi.rank() != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    late();
+    return {0, 0};
+  }
   const auto wall0 = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_seconds();
-  at::Tensor t = torch::ones({1000});
-  mpi.allreduce_sum(t);
+  wait();
   const double cpu = thread_cpu_seconds() - cpu0;
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(), cpu};
+}
+
+TEST(MpiComm, IdleWaitSleepsWhileItsPeersAreLate) {
+  // Rank 0 waits at least 0.4 s for the others in a collective, in a receive from rank 1 and in a
+  // receive from any rank; with idle waiting it spends a small part of each wait on the CPU
+  // (spinning in MPI would spend all of it).
+  MpiCommunicator mpi;
+  mpi.set_idle_wait(true);
+  at::Tensor t = torch::ones({1000});
+  const auto check = [&](const char* what, std::pair<double, double> seconds) {
+    if (mpi.rank() != 0) return;
+    EXPECT_GE(seconds.first, 0.3) << what;
+    EXPECT_LT(seconds.second, 0.25 * seconds.first)
+        << what << ": rank 0 waited " << seconds.first << " s and used " << seconds.second
+        << " s of CPU";
+  };
+  check("allreduce", timed_wait(
+                         mpi, [&] { mpi.allreduce_sum(t); }, [&] { mpi.allreduce_sum(t); }));
   EXPECT_EQ(t[0].item<float>(), float(mpi.size()));
-  if (mpi.rank() == 0) {
-    EXPECT_GE(wall, 0.3);
-    EXPECT_LT(cpu, 0.25 * wall) << "rank 0 waited " << wall << " s and used " << cpu << " s of CPU";
-  }
+  at::Tensor message = torch::zeros({10});
+  check("recv", timed_wait(
+                    mpi, [&] { mpi.recv(message, 1, 7); },
+                    [&] {
+                      if (mpi.rank() == 1) mpi.send(torch::full({10}, 3.0f), 0, 7);
+                    }));
+  EXPECT_EQ(message.sum().item<float>(), mpi.rank() == 0 ? 30.0f : 0.0f);
+  int sender = -1;
+  check("recv_any", timed_wait(
+                        mpi, [&] { sender = mpi.recv_any(message, 8); },
+                        [&] {
+                          if (mpi.rank() == 1) mpi.send(torch::full({10}, 4.0f), 0, 8);
+                        }));
+  if (mpi.rank() == 0) EXPECT_EQ(sender, 1);
 }
 
 TEST(MpiComm, PointToPointMessagesArriveAndAreMeteredAsSent) {

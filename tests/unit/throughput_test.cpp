@@ -83,5 +83,34 @@ TEST(Throughput, ComparisonColumnIsTheMeanOverSeeds) {
   EXPECT_NE(csv.find(",96.0\n"), std::string::npos) << csv;
 }
 
+// A parameter server's ranks are servers and workers with different traffic, and its step rows
+// count applied updates: the comparison prints no byte ratios for it, while a dense run beside it
+// keeps its own.
+TEST(Comparison, ParameterServerRowHasNoByteRatios) {
+  const std::string path = ::testing::TempDir() + "ps_ratios_test.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  {
+    ResultStore store(path);
+    fixture::RunSpec s;
+    s.suite = "t";
+    s.name = "dense";
+    s.algorithm = "dense";
+    s.collectives = {{"allreduce", 1, {400, 400}}};
+    fixture::write_run(store, s);
+    s.name = "ps-asp";
+    s.algorithm = "ps";
+    s.collectives = {{"allgather", 1, {100, 100}}};
+    fixture::write_run(store, s);
+  }
+  auto rows = compare_runs(load_runs(path, "t"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_GT(rows[0].payload_compression, 0);
+  EXPECT_GT(rows[0].wire_ratio, 0);
+  EXPECT_EQ(rows[1].payload_compression, 0);
+  EXPECT_EQ(rows[1].wire_ratio, 0);
+  const std::string md = render_markdown(rows);
+  EXPECT_NE(md.find("A parameter server (ps) has no ratio here"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace cedar
