@@ -41,5 +41,5 @@ same=$(sqlite3 "$DB" "SELECT COUNT(*) FROM steps a JOIN steps b ON a.step = b.st
   # The share of the modeled communication that overlap hides (target: at least 60%).
   awk -v a="$off" -v b="$on" -v m="$modeled" 'BEGIN {
     h = (a - b) / m; printf "hidden: (%.3f - %.3f) / %.3f = %.1f%% of the modeled communication, target >= 60%%: %s\n",
-    a, b, m, 100 * h, h >= 0.6 ? "met" : "MISSED" }'
+    a, b, m, 100 * h, (h >= 0.6 ? "met" : "MISSED") }'
 } | tee "$OUT/overlap.md"
