@@ -1,5 +1,7 @@
 #include "runner/train/backward_overlap.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -111,6 +113,12 @@ void BackwardOverlap::write_trace() {
 void BackwardOverlap::worker(int threads) {
   // A new thread starts with default intra-op settings: use the trainer's thread count.
   at::set_num_threads(threads);
+  // The exchange thread sleeps most of the time (emulated links, idle waits) and must run as soon
+  // as it wakes while backward keeps every core busy: a higher priority (nice -10, where the
+  // process may raise it; elsewhere the call fails and nothing changes) makes its wake-ups preempt
+  // the computation. On VGG-16 under emulated 1 GbE (bench/overlap.sh, 2 ranks on 2 cores) the
+  // overlapped step went from 0.793-0.816 s to 0.762-0.790 s.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), -10);
   for (;;) {
     std::unique_lock<std::mutex> lock(mu_);
     ready_.wait(lock, [&] { return stop_ || started_ > finished_; });
