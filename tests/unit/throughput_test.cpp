@@ -84,8 +84,8 @@ TEST(Throughput, ComparisonColumnIsTheMeanOverSeeds) {
 }
 
 // A parameter server's ranks are servers and workers with different traffic, and its step rows
-// count applied updates: the comparison prints no byte ratios for it, while a dense run beside it
-// keeps its own.
+// count applied updates: the comparison prints no byte ratios for it, while another run with the
+// same bytes keeps its own.
 TEST(Comparison, ParameterServerRowHasNoByteRatios) {
   const std::string path = ::testing::TempDir() + "ps_ratios_test.db";
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
@@ -93,13 +93,13 @@ TEST(Comparison, ParameterServerRowHasNoByteRatios) {
     ResultStore store(path);
     fixture::RunSpec s;
     s.suite = "t";
-    s.name = "dense";
-    s.algorithm = "dense";
-    s.collectives = {{"allreduce", 1, {400, 400}}};
+    s.name = "topk";
+    s.algorithm = "topk";
+    s.dense_bytes = 400;
+    s.collectives = {{"allgather", 1, {100, 100}}};
     fixture::write_run(store, s);
     s.name = "ps-asp";
     s.algorithm = "ps";
-    s.collectives = {{"allgather", 1, {100, 100}}};
     fixture::write_run(store, s);
   }
   auto rows = compare_runs(load_runs(path, "t"));
