@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "algorithms/algorithm_state.h"
 #include "algorithms/exchange/sparse_scatter.h"
@@ -60,6 +61,18 @@ const uint8_t* payload_bytes_of(const at::Tensor& payload, const char* who) {
   return payload.numel() ? payload.data_ptr<uint8_t>() : nullptr;
 }
 
+// A payload of (int32 index, fp32 value) pairs: its bytes and its pair count; throws naming `who`
+// when it is not a 1-D uint8 CPU tensor of whole 8-byte pairs. `c` keeps the bytes alive.
+std::pair<const uint8_t*, int64_t> sparse_pairs(const at::Tensor& payload, at::Tensor& c,
+                                                const char* who) {
+  c = payload.contiguous();
+  const uint8_t* p = payload_bytes_of(c, who);
+  if (c.numel() % kSparseBytesPerEntry != 0)
+    throw std::invalid_argument(std::string(who) + ": payload of " + std::to_string(c.numel()) +
+                                " bytes is not a whole number of 8-byte (index, value) pairs");
+  return {p, c.numel() / kSparseBytesPerEntry};
+}
+
 }  // namespace
 
 at::Tensor SparseCompressor::compress(const at::Tensor& x, at::Generator& gen) {
@@ -77,23 +90,15 @@ at::Tensor SparseCompressor::decompress(const at::Tensor& payload, int64_t numel
 
 void SparseCompressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
   check_decode_target(out, "sparse decode");
-  const at::Tensor c = payload.contiguous();
-  const uint8_t* p = payload_bytes_of(c, "sparse decode");
-  if (c.numel() % kSparseBytesPerEntry != 0)
-    throw std::invalid_argument("sparse decode: payload of " + std::to_string(c.numel()) +
-                                " bytes is not a whole number of 8-byte (index, value) pairs");
-  const int64_t k = c.numel() / kSparseBytesPerEntry;
+  at::Tensor c;
+  const auto [p, k] = sparse_pairs(payload, c, "sparse decode");
   scatter_into_zeros<int32_t>(p, p + 4 * k, k, out.data_ptr<float>(), out.numel(), "sparse decode");
 }
 
 void SparseCompressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor&) {
   check_decode_target(x, "sparse subtract");
-  const at::Tensor c = payload.contiguous();
-  const uint8_t* p = payload_bytes_of(c, "sparse subtract");
-  if (c.numel() % kSparseBytesPerEntry != 0)
-    throw std::invalid_argument("sparse subtract: payload of " + std::to_string(c.numel()) +
-                                " bytes is not a whole number of 8-byte (index, value) pairs");
-  const int64_t k = c.numel() / kSparseBytesPerEntry;
+  at::Tensor c;
+  const auto [p, k] = sparse_pairs(payload, c, "sparse subtract");
   subtract_at<int32_t>(p, p + 4 * k, k, x.data_ptr<float>(), x.numel(), "sparse subtract");
 }
 
