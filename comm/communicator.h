@@ -46,6 +46,13 @@ class Communicator {
   // rank. Like recv, `t` names the exact count and type; the messages one sender sends with one
   // tag arrive in order. A parameter server serves its workers in the order they arrive this way.
   virtual int recv_any(at::Tensor& t, int tag = 0) = 0;
+  // As recv_any, but the message may hold fewer elements of t's type than t (none at all: an
+  // empty message, which carries no bytes): they fill t's first elements, and `received` says how
+  // many arrived. Backends without a receive from any rank throw.
+  virtual int recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
+    (void)t, (void)tag, (void)received;
+    throw CommError("backend " + backend() + " does not support recv_any_up_to");
+  }
   // Sends `out` to `dest` and receives into `in` from `source`, both at once. dest == source ==
   // rank() copies `out` into `in`.
   virtual void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,

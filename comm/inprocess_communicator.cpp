@@ -153,6 +153,18 @@ int InProcessCommunicator::recv_any(at::Tensor& t, int tag) {
   return sender;
 }
 
+int InProcessCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
+  auto [message, sender] = world_.take_any(rank_, tag);
+  if (message.numel() > t.numel() || message.scalar_type() != t.scalar_type())
+    throw CommError("inproc recv_any_up_to: expected at most " + std::to_string(t.numel()) + " " +
+                    std::string(c10::toString(t.scalar_type())) + " values from rank " +
+                    std::to_string(sender) + ", received " + std::to_string(message.numel()) + " " +
+                    std::string(c10::toString(message.scalar_type())));
+  received = message.numel();
+  if (received > 0) t.reshape({-1}).narrow(0, 0, received).copy_(message.reshape({-1}));
+  return sender;
+}
+
 void InProcessCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
                                      int tag) {
   check_peer(dest, size(), "sendrecv");

@@ -117,6 +117,13 @@ int MeteredCommunicator::recv_any(at::Tensor& t, int tag) {
   return sender;
 }
 
+int MeteredCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
+  auto t0 = Clock::now();
+  const int sender = inner_.recv_any_up_to(t, tag, received);
+  record_received("recv_any", t.reshape({-1}).narrow(0, 0, received), since(t0));
+  return sender;
+}
+
 void MeteredCommunicator::record_received(const char* op, const at::Tensor& t, double seconds) {
   // The sender counts the bytes; the receive cannot end before they could have arrived.
   CommCounters c{1, t.numel(), 0, 0, 0, emulated(1, nbytes(t), seconds)};

@@ -50,6 +50,7 @@ class MeteredCommunicator final : public Communicator {
   void recv(at::Tensor& t, int peer, int tag = 0) override;
   // Counted as recv: no bytes (the sender counts them).
   int recv_any(at::Tensor& t, int tag = 0) override;
+  int recv_any_up_to(at::Tensor& t, int tag, int64_t& received) override;
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag = 0) override;
   // Returns a MeteredCommunicator (see the top of this file).
   std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;

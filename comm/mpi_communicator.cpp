@@ -269,6 +269,27 @@ int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
   return status.MPI_SOURCE;
 }
 
+int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
+  check_cpu(t, "recv_any_up_to");
+  MPI_Status status;
+  const int64_t bytes = byte_count(t);
+  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
+  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any_up_to"), MPI_BYTE, MPI_ANY_SOURCE,
+                 tag, as_comm(comm_), &status),
+        "Recv");
+  int got = 0;
+  MPI_Get_count(&status, MPI_BYTE, &got);
+  const int64_t element = static_cast<int64_t>(t.element_size());
+  if (got > bytes || got % element != 0)
+    throw CommError("mpi recv_any_up_to: expected at most " + std::to_string(bytes) +
+                    " bytes in whole elements of " + std::to_string(element) + " from rank " +
+                    std::to_string(status.MPI_SOURCE) + ", received " + std::to_string(got));
+  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(got));
+  received = got / element;
+  return status.MPI_SOURCE;
+}
+
 void MpiCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
                                int tag) {
   check_cpu(out, "sendrecv");

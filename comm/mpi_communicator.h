@@ -30,6 +30,7 @@ class MpiCommunicator final : public Communicator {
   void send(const at::Tensor& t, int peer, int tag) override;
   void recv(at::Tensor& t, int peer, int tag) override;
   int recv_any(at::Tensor& t, int tag) override;
+  int recv_any_up_to(at::Tensor& t, int tag, int64_t& received) override;
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override;
   std::unique_ptr<Communicator> split(int color, int key, const std::string& level) override;
 

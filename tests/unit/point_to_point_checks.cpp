@@ -106,11 +106,30 @@ void check_receive_from_any(Communicator& backend) {
     // A message of the wrong size is an error naming what was expected.
     auto room = torch::empty({3}, torch::kInt);
     EXPECT_THROW(comm.recv_any(room, 6), CommError);
+    // recv_any_up_to takes shorter messages, an empty one included, in order, and says how
+    // many elements came; a longer one is an error.
+    auto up_to = torch::full({2}, -1, torch::kInt);
+    int64_t received = -1;
+    EXPECT_EQ(comm.recv_any_up_to(up_to, 7, received), 1);
+    EXPECT_EQ(received, 0) << "the empty message";
+    EXPECT_EQ(comm.recv_any_up_to(up_to, 7, received), 1);
+    EXPECT_EQ(received, 1);
+    EXPECT_EQ(up_to[0].item<int>(), 9);
+    EXPECT_EQ(up_to[1].item<int>(), -1) << "beyond the message: untouched";
+    EXPECT_THROW(comm.recv_any_up_to(up_to, 7, received), CommError);
+    EXPECT_EQ(comm.totals().at("recv_any").calls, 2 * (n - 1) + 2) << "refused ones not counted";
   } else {
     comm.send(torch::tensor({r, 0}, torch::kInt), 0, 5);
     comm.send(torch::tensor({r, 1}, torch::kInt), 0, 5);
-    if (r == 1) comm.send(torch::tensor({7, 7}, torch::kInt), 0, 6);
-    EXPECT_EQ(comm.totals().at("send").payload_bytes, r == 1 ? 24 : 16);
+    if (r == 1) {
+      comm.send(torch::tensor({7, 7}, torch::kInt), 0, 6);
+      comm.send(torch::empty({0}, torch::kInt), 0, 7);
+      comm.send(torch::tensor({9}, torch::kInt), 0, 7);
+      comm.send(torch::tensor({1, 2, 3}, torch::kInt), 0, 7);
+    }
+    // An empty message is one message of no bytes.
+    EXPECT_EQ(comm.totals().at("send").payload_bytes, r == 1 ? 24 + 0 + 4 + 12 : 16);
+    EXPECT_EQ(comm.totals().at("send").calls, r == 1 ? 6 : 2);
   }
   comm.barrier();
 }

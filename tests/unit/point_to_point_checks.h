@@ -12,7 +12,8 @@ void check_point_to_point(Communicator& backend);
 
 // recv_any: rank 0 receives one message from every other rank (their rank number, tag 5, in
 // whichever order they arrive), learns each sender, and every rank's two messages sent with one
-// tag arrive in order; no bytes are counted on the receiving side. Needs 2 or more ranks.
+// tag arrive in order; no bytes are counted on the receiving side; recv_any_up_to takes an empty
+// and a short message and refuses a long one. Needs 2 or more ranks.
 void check_receive_from_any(Communicator& backend);
 
 // A split into two halves (even and odd ranks, reversed by key) and a split by blocks of two
