@@ -22,11 +22,12 @@
 // LAG on the server (upload: lag; Chen, Giannakis, Sun, Yin, "LAG: Lazily Aggregated Gradient
 // for Communication-Efficient Distributed Learning", NeurIPS 2018, stated there for a parameter
 // server): in bsp, a worker whose gradient changed little since its last upload (LAG-WK's rule,
-// runner/train/ps_lag_rule.h) sends only the push header, no gradient, and the server reuses the
-// last gradient that worker uploaded. The worker uploads its whole new gradient, not the
-// innovation: the same bytes, and the server's sum of the workers' last uploads then equals LAG's
-// aggregate ∇^k = ∇^{k−1} + Σ innovations without rounding drift, so with ξ = 0 (every changed
-// gradient uploaded) the run is bsp's, bitwise. Plain gradient steps (no momentum), as the paper's.
+// runner/train/ps_lag_rule.h) sends nothing (an empty message: the round must still be known to
+// be complete), and the server reuses the last gradient that worker uploaded. The worker uploads
+// its whole new gradient, not the innovation: the same bytes, and the server's sum of the workers'
+// last uploads then equals LAG's aggregate ∇^k = ∇^{k−1} + Σ innovations without rounding drift, so
+// with ξ = 0 (every changed gradient uploaded) the run is bsp's, bitwise. Plain gradient steps (no
+// momentum), as the paper's.
 //
 // Hyper-parameters: mode (bsp), servers (1), staleness (1), upload (every), xi (1), history (10);
 // see ParameterServerParams.

@@ -32,11 +32,11 @@ int command_run(const RunArgs& args) {
                                   : "run " + out.uuid + " in " + out.results_path +
                                         ", for `cedar merge " + opts.db_path + "`";
     std::printf(
-        "%-24s %-10s %-9s test acc %6.2f%% (averaged model)  wall %7.1f s  payload %10.3f MB (rank "
-        "0)  (%d ranks, %s)\n",
+        "%-24s %-10s %-9s test acc %6.2f%% (%s)  wall %7.1f s  payload %10.3f MB (%s)  (%d "
+        "ranks, %s)\n",
         cfg.name.c_str(), cfg.algorithm.c_str(), out.status.c_str(),
-        100.0 * out.final_test_accuracy, out.wall_seconds, out.total_payload_bytes / 1e6,
-        out.world_size, where.c_str());
+        100.0 * out.final_test_accuracy, out.evaluated_model.c_str(), out.wall_seconds,
+        out.total_payload_bytes / 1e6, out.payload_of.c_str(), out.world_size, where.c_str());
     std::fflush(stdout);
   }
   return out.status == "completed" ? 0 : 3;

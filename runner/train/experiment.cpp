@@ -199,6 +199,10 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
 
   RunOutcome outcome;
   outcome.world_size = backend.size();
+  if (ps) {
+    outcome.evaluated_model = "server-held model";
+    outcome.payload_of = "per worker";
+  }
   const std::string resolved = resolved_yaml(cfg, algorithm_yaml);
   const std::string fingerprint = run_fingerprint(resolved, backend.size());
   std::unique_ptr<RunResults> results;
@@ -226,12 +230,10 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   std::unique_ptr<Trainer> trainer;
   std::function<RunSummary()> training;
   if (ps) {
-    if (rank == 0 && checkpoints)
-      log_warn("ps: parameter-server runs write no checkpoints (train.checkpoint is not used)");
     training = [&] {
-      return run_parameter_server(PsRunInputs{cfg, *ps, model, data, *comms->metered, control,
-                                              row_store, outcome.run_id, comms->device,
-                                              opts.quiet});
+      return run_parameter_server(PsRunInputs{
+          cfg, *ps, model, data, *comms->metered, control, row_store, outcome.run_id, comms->device,
+          opts.quiet, checkpoints.get(), checkpoints ? outcome.resumed_from_step : -1});
     };
   } else {
     trainer =

@@ -28,6 +28,10 @@ struct RunOutcome {
   int64_t total_payload_bytes = 0;
   int world_size = 1;
   int64_t resumed_from_step = -1;  // -1: a fresh run
+  // What the accuracy and the payload are of: the ranks' averaged model and rank 0's traffic, or
+  // (parameter server) the server-held model and the mean worker's pushes.
+  std::string evaluated_model = "averaged model";
+  std::string payload_of = "rank 0";
 };
 
 // Throws after recording the failure when the run fails.

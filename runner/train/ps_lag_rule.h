@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
+
+#include "runner/train/checkpoint.h"
 
 namespace cedar {
 
@@ -23,6 +26,9 @@ class LagUploadRule {
   // upload that later gradients are compared with.
   bool upload(const std::vector<at::Tensor>& grads);
   double threshold() const;
+  // Checkpoints: the moves and the last upload under `prefix`.
+  void save(TensorMap& state, const std::string& prefix) const;
+  void restore(const TensorMap& state, const std::string& prefix);
 
  private:
   double xi_;

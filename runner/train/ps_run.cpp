@@ -8,10 +8,12 @@
 #include <map>
 #include <string>
 
+#include "runner/train/checkpoint_state.h"
 #include "runner/train/evaluator.h"
 #include "runner/train/hold_for_signal.h"
 #include "runner/train/log.h"
 #include "runner/train/lr_schedule.h"
+#include "runner/train/ps_checkpoint.h"
 #include "runner/train/ps_lag_rule.h"
 #include "runner/train/ps_layout.h"
 #include "runner/train/ps_protocol.h"
@@ -57,6 +59,18 @@ class PsRecorder {
     in_.control.recv(t, layout_.rank_of_worker(worker), kStatsTag);
     const double* v = t.data_ptr<double>();
     stats_[static_cast<size_t>(worker)] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+  }
+
+  // Whether the training losses of u's gradients are finite; else `why` says whose is not.
+  bool losses_finite(const PsUpdate& u, std::string& why) const {
+    for (int w : u.workers) {
+      const double loss = stats_[static_cast<size_t>(w)].loss_sum;
+      if (std::isfinite(loss)) continue;
+      why = "update " + std::to_string(u.version) + ": the training loss of worker " +
+            std::to_string(w) + " is " + std::to_string(loss);
+      return false;
+    }
+    return true;
   }
 
   void record(const PsUpdate& u) {
@@ -106,15 +120,13 @@ class PsRecorder {
     }
   }
 
-  bool epoch_boundary(const PsUpdate& u) const {
-    return u.last || u.version % updates_per_epoch_ == 0;
-  }
-
-  void evaluate_now(int64_t version) {
+  // The test loss of the server-held model.
+  double evaluate_now(int64_t version) {
     LocalCommunicator alone;
     const EvalResult r =
         evaluate(*in_.model, in_.data.test, in_.data.norm,
                  std::max<int64_t>(in_.cfg.train.batch_size, 256), in_.device, alone);
+    if (!std::isfinite(r.loss)) return r.loss;  // the run diverged: no evaluation row
     last_accuracy_ = r.accuracy;
     best_accuracy_ = std::max(best_accuracy_, r.accuracy);
     const double epoch = double(version) / double(updates_per_epoch_);
@@ -130,6 +142,29 @@ class PsRecorder {
           100.0 * epoch_correct_ / std::max(1.0, epoch_count_), 100.0 * r.accuracy,
           cum_payload_ / 1e6 / layout_.workers));
     epoch_loss_ = epoch_correct_ = epoch_count_ = 0;
+    return r.loss;
+  }
+
+  void save(TensorMap& state) const {
+    state["ps.recorder"] =
+        at::tensor({double(cum_payload_), double(cum_bus_), epoch_loss_, epoch_correct_,
+                    epoch_count_, last_accuracy_, best_accuracy_, monotonic_seconds() - start_},
+                   at::kDouble);
+  }
+
+  void restore(const TensorMap& state) {
+    const at::Tensor t = need(state, "ps.recorder").contiguous();
+    if (t.scalar_type() != at::kDouble || t.numel() != 8)
+      throw std::runtime_error("checkpoint: 'ps.recorder' is not 8 doubles");
+    const double* v = t.data_ptr<double>();
+    cum_payload_ = static_cast<int64_t>(v[0]);
+    cum_bus_ = static_cast<int64_t>(v[1]);
+    epoch_loss_ = v[2];
+    epoch_correct_ = v[3];
+    epoch_count_ = v[4];
+    last_accuracy_ = v[5];
+    best_accuracy_ = v[6];
+    start_ = monotonic_seconds() - v[7];
   }
 
   RunSummary summary() const {
@@ -173,8 +208,20 @@ void exchange_shards(const PsRunInputs& in, const PsLayout& layout, int server,
   }
 }
 
+// The run's end as every rank reports it: Diverged or Interrupted for those stop codes.
+void raise_stop(int64_t code, const std::string& reason) {
+  if (code == kStopDiverged)
+    throw Diverged(reason.empty() ? "a parameter server stopped the run: its parameters or the "
+                                    "evaluated model are not finite"
+                                  : reason);
+  if (code == kStopInterrupted)
+    throw Interrupted(reason.empty() ? "a parameter server stopped the run: interrupted by a signal"
+                                     : reason);
+}
+
 RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions options,
-                 std::function<double(int64_t)> lr_at, int64_t updates_per_epoch) {
+                 std::function<double(int64_t)> lr_at, const PsCheckpointPlan& plan,
+                 int64_t updates_per_epoch) {
   const int server = in.comm.rank();
   std::vector<NamedTensor> params;
   std::vector<at::Tensor> tensors;
@@ -182,17 +229,25 @@ RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions 
     params.push_back({p.key(), p.value()});
     tensors.push_back(p.value().detach());
   }
+  const int64_t budget = options.budget;
   std::unique_ptr<PsRecorder> recorder;
   if (server == 0) recorder = std::make_unique<PsRecorder>(in, layout, updates_per_epoch);
+  PsServer* self = nullptr;
   PsServerHooks hooks;
   if (recorder) hooks.on_push = [&](int worker) { recorder->receive_stats(worker); };
   hooks.on_update = [&](const PsUpdate& u) {
-    if (recorder) recorder->record(u);
-    const bool boundary = u.last || u.version % updates_per_epoch == 0;
-    if (boundary) {
-      exchange_shards(in, layout, server, tensors);
-      if (recorder) recorder->evaluate_now(u.version);
-    }
+    std::string why;
+    const bool finite = !recorder || recorder->losses_finite(u, why);
+    if (!finite) self->diverge(why);
+    if (finite && recorder) recorder->record(u);
+    // The same versions on every server (bsp): their shards meet at rank 0.
+    if (u.version % updates_per_epoch != 0 && u.version != budget) return;
+    exchange_shards(in, layout, server, tensors);
+    if (!recorder || !finite) return;
+    const double loss = recorder->evaluate_now(u.version);
+    if (!std::isfinite(loss))
+      self->diverge("update " + std::to_string(u.version) +
+                    ": the test loss of the server-held model is " + std::to_string(loss));
   };
   hooks.on_answered = [&](int64_t version) {
     // Tests: this server has provably applied `version` updates (their rows handed to the store)
@@ -202,15 +257,38 @@ RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions 
       hold_for_signal(server);
     }
   };
+  if (plan.enabled()) {
+    hooks.checkpoint_due = [&plan](int64_t version) { return plan.due(version); };
+    hooks.on_checkpoint = [&](int64_t version) {
+      TensorMap state;
+      self->save(state);
+      if (recorder) recorder->save(state);
+      save_cpu_rng(state);
+      save_comm_totals(state, in.comm);
+      if (in.store) in.store->flush();  // rows up to this update are committed first
+      plan.write(version, state, in.control);
+    };
+  }
   PsServer ps(in.comm, layout, server, params, in.cfg.optimizer, std::move(options),
               std::move(lr_at), std::move(hooks));
-  ps.run();
+  self = &ps;
+  const bool resumed = in.resume_step >= 0;
+  if (resumed) {
+    torch::NoGradGuard no_grad;
+    const TensorMap state = plan.dir->read(in.resume_step);
+    ps.restore(state);
+    if (recorder) recorder->restore(state);
+    restore_cpu_rng(state);
+    restore_comm_totals(state, in.comm);
+  }
+  ps.run(resumed);
+  raise_stop(ps.stop_code(), ps.stop_reason());
   return recorder ? recorder->summary() : RunSummary{};
 }
 
 // bsp: step k's update is the one that makes version k + 1, with lr_at(k).
 void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
-          const std::function<double(int64_t)>& lr_at) {
+          const std::function<double(int64_t)>& lr_at, const PsCheckpointPlan& plan) {
   std::vector<at::Tensor> params;
   for (const auto& p : in.model->parameters()) params.push_back(p.detach());
   std::unique_ptr<LagUploadRule> lag;
@@ -255,7 +333,45 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
         at::kDouble);
     in.control.send(t, 0, kStatsTag);
   };
-  PsWorker(in.comm, layout, params, std::move(hooks)).run();
+  if (plan.enabled())
+    hooks.checkpoint = [&](int64_t version, int64_t steps, int64_t code) {
+      TensorMap state;
+      const LoaderPosition pos = loader.position();
+      state["ps.worker.numbers"] =
+          at::tensor({steps, epoch, pos.epoch, pos.cursor, version, code}, at::kLong);
+      state["loader.rng"] = bytes_tensor(pos.rng_state);
+      if (lag) {
+        lag->save(state, "ps.lag.");
+        for (size_t i = 0; i < previous.size(); ++i)
+          state["ps.lag.previous." + std::to_string(i)] = previous[i].clone();
+      }
+      save_cpu_rng(state);
+      save_comm_totals(state, in.comm);
+      plan.write(version, state, in.control);
+    };
+  std::unique_ptr<PsWorkerResume> resume;
+  if (in.resume_step >= 0) {
+    const TensorMap state = plan.dir->read(in.resume_step);
+    const at::Tensor n = need(state, "ps.worker.numbers").contiguous();
+    if (n.scalar_type() != at::kLong || n.numel() != 6)
+      throw std::runtime_error("checkpoint: 'ps.worker.numbers' is not 6 int64");
+    const int64_t* v = n.data_ptr<int64_t>();
+    resume = std::make_unique<PsWorkerResume>(PsWorkerResume{v[0], v[4], v[5]});
+    epoch = v[1];
+    loader.restore(LoaderPosition{v[2], v[3], tensor_bytes(need(state, "loader.rng"))});
+    if (lag) {
+      lag->restore(state, "ps.lag.");
+      previous.clear();
+      for (size_t i = 0; i < params.size(); ++i) {
+        auto it = state.find("ps.lag.previous." + std::to_string(i));
+        if (it != state.end()) previous.push_back(it->second.clone());
+      }
+    }
+    restore_cpu_rng(state);
+    restore_comm_totals(state, in.comm);
+  }
+  PsWorker worker(in.comm, layout, params, std::move(hooks));
+  raise_stop(worker.run(resume.get()), "");
 }
 
 }  // namespace
@@ -316,8 +432,14 @@ RunSummary run_parameter_server(const PsRunInputs& in) {
     const double epoch_f = epoch + double(i) / updates_per_epoch;
     return learning_rate(cfg.optimizer, base_lr, epoch_f, static_cast<double>(cfg.train.epochs));
   };
+  PsCheckpointPlan plan;
+  plan.dir = in.checkpoints;
+  plan.every = cfg.train.checkpoint_every_steps;
+  plan.updates_per_epoch = updates_per_epoch;
+  if (in.resume_step >= 0 && !plan.enabled())
+    throw ConfigError("train.checkpoint is off: there is no checkpoint to resume from");
   if (!layout.is_server(rank)) {
-    work(in, layout, loader, lr_at);
+    work(in, layout, loader, lr_at, plan);
     return RunSummary{};
   }
   PsServerOptions options;
@@ -331,7 +453,7 @@ RunSummary run_parameter_server(const PsRunInputs& in) {
                        in.ps.mode.c_str(), in.ps.upload == "lag" ? " with LAG uploads" : "",
                        layout.servers, layout.workers, static_cast<long long>(options.budget),
                        static_cast<long long>(bsp ? layout.workers : 1)));
-  return serve(in, layout, std::move(options), lr_at, updates_per_epoch);
+  return serve(in, layout, std::move(options), lr_at, plan, updates_per_epoch);
 }
 
 }  // namespace cedar

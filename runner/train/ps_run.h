@@ -6,7 +6,7 @@
 // workers' pushes), and an evaluation of the server-held model at every epoch
 // boundary counted in applied updates and at the end. CEDAR_HOLD_AFTER_STEP=N
 // (runner/train/hold_for_signal.h) holds a server once it has applied N updates, a worker once
-// N of its steps are complete.
+// N of its steps are complete. Checkpoints and resume: runner/train/ps_checkpoint.h.
 #include <torch/types.h>
 
 #include <memory>
@@ -17,6 +17,7 @@
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "results/store.h"
+#include "runner/train/checkpoint.h"
 
 namespace cedar {
 
@@ -37,10 +38,14 @@ struct PsRunInputs {
   int64_t run_id = -1;
   torch::Device device = torch::Device(torch::kCPU);
   bool quiet = false;
+  const CheckpointDir* checkpoints = nullptr;  // null: train.checkpoint off
+  int64_t resume_step = -1;                    // the checkpoint (version) to resume from
 };
 
 // Trains to the end (train.epochs or train.max_steps, counted as the steps of the workers
 // together: bsp rounds, or workers x steps gradients in ssp / asp). The summary is rank 0's.
+// Every rank throws Diverged when a server's parameters or the evaluated model stop being
+// finite, and Interrupted after SIGINT / SIGTERM (with a checkpoint when checkpoints are on).
 RunSummary run_parameter_server(const PsRunInputs& in);
 
 }  // namespace cedar

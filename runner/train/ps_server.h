@@ -2,8 +2,11 @@
 // One server of a parameter-server run (algorithms/parameter_server.cpp for the modes, the
 // messages in runner/train/ps_protocol.h): it receives the workers' pushes, applies them to its
 // shard with the configured optimizer and answers each with the shard's parameters, until every
-// worker has left. The server decides the stop: once `budget` updates are applied, every reply
-// says stop, and each worker answers it by leaving.
+// worker has left. The server decides the stop: once `budget` updates are applied (or its
+// parameters stop being finite, or a signal arrived), every reply says stop and why, and each
+// worker answers it by leaving. It also decides the checkpoints: when one is due it waits until
+// every worker waits for its reply (bsp: at the end of each round; ssp / asp: replies are held
+// back until then), tells every worker to write its checkpoint, writes its own, and goes on.
 #include <ATen/core/Tensor.h>
 
 #include <deque>
@@ -15,6 +18,7 @@
 #include "algorithms/algorithm.h"
 #include "comm/communicator.h"
 #include "config/experiment_config.h"
+#include "runner/train/checkpoint.h"
 #include "runner/train/ps_clock_gate.h"
 #include "runner/train/ps_layout.h"
 
@@ -53,6 +57,11 @@ struct PsServerHooks {
   std::function<void(const PsUpdate&)> on_update;
   // After the replies to the update that made `version` were sent (ssp: those not held back).
   std::function<void(int64_t version)> on_answered;
+  // Whether a checkpoint is due once `version` updates are applied (null: never).
+  std::function<bool(int64_t version)> checkpoint_due;
+  // Every worker waits for its reply and has been told to write its checkpoint of `version`:
+  // writes this server's (PsServer::save) and commits it with the other ranks.
+  std::function<void(int64_t version)> on_checkpoint;
 };
 
 class PsServer {
@@ -65,9 +74,21 @@ class PsServer {
            PsServerOptions options, std::function<double(int64_t)> lr_at, PsServerHooks hooks);
   ~PsServer();
 
-  // Serves until every worker has left.
-  void run();
+  // Serves until every worker has left. `resumed`: the state came from restore(), every worker
+  // waits for the reply to its last push (as at the checkpoint), and gets it first.
+  void run(bool resumed = false);
   int64_t version() const { return version_; }
+  // Ends the run at the next reply with kStopDiverged (e.g. the evaluated model's loss is not
+  // finite); `why` becomes stop_reason().
+  void diverge(std::string why);
+  // Why the run ended (a ReplyCode: the first stop of this server or, from a worker's goodbye,
+  // another server's) and, where this server decided it, in words.
+  int64_t stop_code() const { return stop_code_; }
+  const std::string& stop_reason() const { return stop_reason_; }
+  // The checkpoint state of this server at a checkpoint (version, per-worker clocks and counts,
+  // the shard's parameters and optimizer buffers, LAG's last uploads) and its restoration.
+  void save(TensorMap& state) const;
+  void restore(const TensorMap& state);
 
  private:
   struct Push {
@@ -77,7 +98,7 @@ class PsServer {
     at::Tensor gradient;
     bool skipped = false;  // LAG: no gradient sent (bsp reuses the worker's last one)
   };
-  void run_bsp();
+  void run_bsp(bool resumed);
   void run_async();
   // Receives the next push header (and body); false for a worker leaving.
   bool receive(Push& push);
@@ -87,6 +108,13 @@ class PsServer {
   void apply(const at::Tensor& direction, std::vector<int> workers, int64_t staleness,
              int64_t uploads);
   void reply(int worker, bool stop);
+  // Stops the run with `code` (the first stop wins).
+  void stop_with(int64_t code, std::string why);
+  // The workers' signals (push headers) and, with one server, this process's own.
+  void note_signal(int64_t signal);
+  // When a checkpoint is due or pending and every present worker waits: writes it.
+  void checkpoint_if_quiescent();
+  bool shard_finite(std::string& bad) const;
 
   Communicator& comm_;
   const PsLayout& layout_;
@@ -95,15 +123,21 @@ class PsServer {
   std::function<double(int64_t)> lr_at_;
   PsServerHooks hooks_;
   std::vector<at::Tensor> shard_params_;
+  std::vector<std::string> shard_names_;
   at::Tensor gradient_;  // the shard's update direction, flat; the optimizer's grads view it
   std::unique_ptr<Optimizer> optimizer_;
   int64_t version_ = 0;
   bool stopped_ = false;
+  int64_t stop_code_ = 0;  // ReplyCode
+  std::string stop_reason_;
+  bool checkpoint_pending_ = false;
+  int64_t interrupted_by_ = 0;  // the signal that asks for a stop
   int active_ = 0;
   std::vector<bool> present_;
   ClockGate gate_;
   std::deque<Push> held_;
   std::vector<bool> waiting_;     // a worker whose gradient was applied, its reply waiting (ssp)
+  std::vector<bool> body_due_;    // its reply's header went out at a checkpoint (kCheckpoint)
   std::vector<int64_t> applied_;  // gradients applied per worker
   // bsp: each worker's last gradient and the version it was computed on (reused when it skips).
   std::vector<at::Tensor> last_gradient_;

@@ -28,6 +28,23 @@ wait_held() {  # wait_held PREFIX RANKS RANK JOB
   done
   echo none; return 1
 }
+# Everything a run records, except wall-clock times (which differ between attempts).
+metrics() {  # metrics DB RUN_NAME
+  local id
+  id=$(sqlite3 "$1" "SELECT MAX(id) FROM runs WHERE name='$2'")
+  [ -n "$id" ] || { echo "no run named $2 in $1"; return; }
+  sqlite3 "$1" "SELECT step, epoch, payload_bytes, bus_bytes, payload_bytes_all, cum_payload_bytes,
+                       train_loss, train_accuracy, learning_rate, latency_steps FROM steps
+                WHERE run_id=$id ORDER BY step;
+                SELECT step, key, value FROM step_stats WHERE run_id=$id ORDER BY step, key;
+                SELECT step, epoch, cum_payload_bytes, test_loss, test_accuracy, train_loss FROM evals
+                WHERE run_id=$id ORDER BY step;
+                SELECT rank, op, calls, elements, payload_bytes, bus_bytes FROM comm_totals
+                WHERE run_id=$id ORDER BY rank, op;
+                SELECT status, final_test_accuracy, best_test_accuracy, total_payload_bytes
+                FROM runs WHERE id=$id"
+}
+
 finish() {
   echo "$PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]

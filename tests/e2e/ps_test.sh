@@ -13,11 +13,17 @@
 #    worker 1's gradients at least 3 versions stale; both learn well above chance;
 #  - LAG on the server (upload: lag): with xi = 0 the run is bsp's (plain SGD steps), bitwise;
 #    with xi = 1 some uploads are skipped, and the workers' bytes are exactly the uploads'
-#    gradients plus one header per step (a skipped upload sends no gradient), learning still;
+#    headers and gradients (a skipped upload sends no bytes at all), learning still;
 #  - the run records its workers and servers, `cedar report --staleness` shows the distribution;
+#  - checkpoints (every 8 updates here) add no bytes: the replies above are the formula's;
 #  - kill -9 of a worker and of the server, each held after round 20 (CEDAR_HOLD_AFTER_STEP):
 #    the job ends non-zero within 30 s, the run is marked failed (by rank 0, or found stale by
-#    `cedar report` when rank 0 died), its 20 rounds are in the database, which stays intact;
+#    `cedar report` when rank 0 died), its 20 rounds are in the database, which stays intact,
+#    and `cedar run --resume` continues from the checkpoint of round 16 to exactly the records
+#    of the uninterrupted bsp run (bitwise, bytes included); SIGTERM stops every rank at the next
+#    round with a checkpoint there, and resuming from it gives the same records again;
+#  - asp killed at its server resumes from the server's snapshot and completes every update once;
+#  - parameters that overflow mark the run diverged, naming the update and the tensor;
 #  - bad settings are refused naming the key and value.
 # Usage: ps_test.sh CEDAR_BINARY SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +37,7 @@ name: ps
 suite: e2e
 model: {name: lenet5}
 data: {name: fashion-mnist, train_limit: 4096, test_limit: 1000}
-train: {epochs: 2, batch_size: 32, threads: 1, seed: 7, checkpoint: false}
+train: {epochs: 2, batch_size: 32, threads: 1, seed: 7, checkpoint_every_steps: 8}
 optimizer: {lr: 0.05, schedule: constant, weight_decay: 0}
 algorithm: {name: ps, mode: bsp}
 YAML
@@ -61,7 +67,8 @@ check "bsp: payload per worker and step = 32 + 4 x 61,706" equals \
   "$(q "SELECT DISTINCT payload_bytes FROM steps WHERE run_id=$B")" $((32 + 4 * MODEL))
 check "bsp: both workers' pushes per round" equals \
   "$(q "SELECT DISTINCT payload_bytes_all FROM steps WHERE run_id=$B")" $((2 * (32 + 4 * MODEL)))
-# The server answers 127 rounds with 16 + 4n bytes, the last with a 16-byte stop, to each worker.
+# The server answers 127 rounds with 16 + 4n bytes, the last with a 16-byte stop, to each worker;
+# its 15 checkpoints add nothing (the reply's own header says checkpoint).
 check "bsp: the server's replies" equals \
   "$(q "SELECT payload_bytes FROM comm_totals WHERE run_id=$B AND rank=0 AND op='send'")" \
   $((2 * (127 * (16 + 4 * MODEL) + 16)))
@@ -93,12 +100,12 @@ run lag 3 --set algorithm.upload=lag --set algorithm.xi=1 > /dev/null
 L=$(id_of lag)
 uploads=$(q "SELECT CAST(SUM(value) AS INTEGER) FROM step_stats WHERE run_id=$L AND key='uploads'")
 check "lag, xi = 1: some uploads skipped ($uploads of 256 sent)" greater 256 "$uploads"
-# Each worker: a 32-byte header per round and its goodbye, and 4n bytes per upload.
-check "lag: the workers' bytes = uploads x 4n + headers" equals \
+# Each worker: a 32-byte header and 4n bytes per upload, nothing for a skip, and its goodbye.
+check "lag: the workers' bytes = uploads x (32 + 4n) + goodbyes" equals \
   "$(q "SELECT SUM(payload_bytes) FROM comm_totals WHERE run_id=$L AND rank > 0 AND op='send'")" \
-  $((uploads * 4 * MODEL + 2 * (128 + 1) * 32))
-check "lag: a round where both workers skip sends 32 bytes each" equals \
-  "$(q "SELECT COUNT(*) = 0 OR MIN(s.payload_bytes) = 32 FROM steps s JOIN step_stats v ON v.run_id = s.run_id AND v.step = s.step AND v.key = 'uploads' WHERE s.run_id=$L AND v.value = 0")" 1
+  $((uploads * (32 + 4 * MODEL) + 2 * 32))
+check "lag: every round's bytes are its uploads' (32 + 4n each), a skip's none" equals \
+  "$(q "SELECT COUNT(*) FROM steps s JOIN step_stats v ON v.run_id = s.run_id AND v.step = s.step AND v.key = 'uploads' WHERE s.run_id=$L AND s.payload_bytes_all != CAST(v.value AS INTEGER) * $((32 + 4 * MODEL))")" 0
 check "lag: learns (accuracy > 50%)" greater "$(q "SELECT final_test_accuracy FROM runs WHERE id=$L")" 0.5
 err=$(run bad 3 --set algorithm.upload=lag --set algorithm.mode=asp)
 check "lag outside bsp is refused" contains "$err" "LAG's rule is stated for synchronous rounds"
@@ -114,7 +121,8 @@ check "ssp: the held worker's gradients are 1 to s + 1 = 2 stale" equals \
   "$(q "SELECT MIN(value)||','||MAX(value) FROM step_stats WHERE ${worker1[*]} AND key='staleness'")" "1.0,2.0"
 check "ssp: learns (accuracy > 50%, chance 10%)" greater "$(q "SELECT final_test_accuracy FROM runs WHERE id=$S")" 0.5
 
-CEDAR_PS_HOLD_WORKER=1:3 run asp 3 --set algorithm.mode=asp > /dev/null
+# (No checkpoints here: one waits until every worker waits, which would release the held push.)
+CEDAR_PS_HOLD_WORKER=1:3 run asp 3 --set algorithm.mode=asp --set train.checkpoint=false > /dev/null
 A=$(id_of asp)
 check "asp: completed" equals "$(q "SELECT status FROM runs WHERE id=$A")" completed
 worker1=(run_id=$A AND step IN \(SELECT step FROM step_stats WHERE run_id=$A AND key=\'worker\' AND value=1\))
@@ -133,6 +141,9 @@ for victim in 1 0; do
   job=$!
   pid=$(wait_held "$WORK/hold-$victim" 3 "$victim" "$job")
   check "kill rank $victim: every rank holds after round 20" greater "$pid" 0
+  K=$(id_of "$name")
+  check "kill rank $victim: the last checkpoint is round 16's" equals \
+    "$(awk '{print $2}' "$DB.checkpoints/run-$(q "SELECT uuid FROM runs WHERE id=$K")/LATEST")" 16
   start=$(date +%s)
   kill -9 "$pid"
   wait "$job"; rc=$?
@@ -150,7 +161,48 @@ for victim in 1 0; do
   check "kill rank $victim: the 20 rounds before the hold are recorded" equals \
     "$(q "SELECT COUNT(*) FROM steps WHERE run_id=$K")" 20
   check "kill rank $victim: database intact" equals "$(q "PRAGMA integrity_check")" ok
+  out=$(run "$name" 3 --resume); rc=$?
+  check "kill rank $victim: --resume continues run $K and completes" equals "$rc,$(id_of "$name")" "0,$K"
+  check "kill rank $victim: the resumed run's records are the uninterrupted run's, bitwise" equals \
+    "$(metrics "$DB" "$name" | md5sum)" "$(metrics "$DB" bsp | md5sum)"
 done
+
+CEDAR_HOLD_AFTER_STEP=12 CEDAR_HOLD_FILE="$WORK/hold-term" "${MPIRUN[@]}" -np 3 "$CEDAR" run \
+    "$WORK/ps.yaml" --db "$DB" --quiet --set name=term > "$WORK/term.log" 2>&1 &
+job=$!
+wait_held "$WORK/hold-term" 3 0 "$job" > /dev/null
+kill -TERM "$job"; wait "$job"; rc=$?
+T=$(id_of term)
+check "SIGTERM: the job exits non-zero" greater "$rc" 0
+check "SIGTERM: every rank stops at the next round, with a checkpoint there" equals \
+  "$(q "SELECT status||': '||error FROM runs WHERE id=$T")" \
+  "failed: interrupted by SIGTERM at update 13 (checkpoint written)"
+run term 3 --resume > /dev/null
+check "SIGTERM: the resumed run's records are the uninterrupted run's, bitwise" equals \
+  "$(metrics "$DB" term | md5sum)" "$(metrics "$DB" bsp | md5sum)"
+
+CEDAR_HOLD_AFTER_STEP=20 CEDAR_HOLD_FILE="$WORK/hold-asp" "${MPIRUN[@]}" -np 3 "$CEDAR" run \
+    "$WORK/ps.yaml" --db "$DB" --quiet --set name=asp-killed --set algorithm.mode=asp \
+    > "$WORK/asp-killed.log" 2>&1 &
+job=$!
+pid=$(wait_held "$WORK/hold-asp" 1 0 "$job")
+kill -9 "$pid"; wait "$job"
+"$CEDAR" report "$DB" > /dev/null 2>&1
+AK=$(id_of asp-killed)
+snapshot=$(awk '{print $2}' "$DB.checkpoints/run-$(q "SELECT uuid FROM runs WHERE id=$AK")/LATEST")
+check "asp killed at its server after update 20: a snapshot from update 16 on ($snapshot)" equals \
+  "$([ "$snapshot" -ge 16 ] && [ "$snapshot" -le 20 ] && echo yes)" yes
+run asp-killed 3 --set algorithm.mode=asp --resume > /dev/null
+check "asp resumed from the server's snapshot: completed, each of 256 updates recorded once" equals \
+  "$(q "SELECT r.status||','||COUNT(DISTINCT s.step)||','||COUNT(*)||','||MAX(s.step) FROM runs r JOIN steps s ON s.run_id = r.id WHERE r.id=$AK")" \
+  "completed,256,256,255"
+check "asp resumed: learns (accuracy > 50%)" greater \
+  "$(q "SELECT final_test_accuracy FROM runs WHERE id=$AK")" 0.5
+
+run nan 3 --set optimizer.lr=1e30 > /dev/null
+check "overflowing parameters: the run is marked diverged, naming the update and the tensor" \
+  contains "$(q "SELECT status||': '||error FROM runs WHERE name='nan'")" \
+  "diverged: update 2: the parameters of conv1.weight are not finite (server 0)"
 
 err=$(run bad 3 --set algorithm.servers=3)
 check "servers >= world size is refused" contains "$err" "algorithm.servers 3 leaves no worker among world size 3"

@@ -26,23 +26,6 @@ optimizer: {lr: 0.05, schedule: cosine, weight_decay: 5.0e-4}
 algorithm: {name: dense}
 YAML
 
-# Everything a run records, except wall-clock times (which differ between attempts).
-metrics() {  # metrics DB RUN_NAME
-  local id
-  id=$(sqlite3 "$1" "SELECT MAX(id) FROM runs WHERE name='$2'")
-  [ -n "$id" ] || { echo "no run named $2 in $1"; return; }
-  sqlite3 "$1" "SELECT step, epoch, payload_bytes, bus_bytes, payload_bytes_all, cum_payload_bytes,
-                       train_loss, train_accuracy, learning_rate, latency_steps FROM steps
-                WHERE run_id=$id ORDER BY step;
-                SELECT run_id, step, key, value FROM step_stats WHERE run_id=$id ORDER BY step, key;
-                SELECT step, epoch, cum_payload_bytes, test_loss, test_accuracy, train_loss FROM evals
-                WHERE run_id=$id ORDER BY step;
-                SELECT rank, op, calls, elements, payload_bytes, bus_bytes FROM comm_totals
-                WHERE run_id=$id ORDER BY rank, op;
-                SELECT status, final_test_accuracy, best_test_accuracy, total_payload_bytes
-                FROM runs WHERE id=$id" | sed "s/^$id|/RUN|/"
-}
-
 # algorithm spec | extra overrides | rank to kill
 CASES=(
   "dgc|--set algorithm.warmup_epochs=1|1"

@@ -6,7 +6,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "comm/inprocess_communicator.h"
@@ -14,6 +16,7 @@
 #include "runner/train/ps_clock_gate.h"
 #include "runner/train/ps_lag_rule.h"
 #include "runner/train/ps_layout.h"
+#include "runner/train/ps_protocol.h"
 #include "runner/train/ps_server.h"
 #include "runner/train/ps_worker.h"
 
@@ -114,7 +117,10 @@ PsOutcome run_ps(int workers, PsServerOptions options, double lr, double momentu
       hooks.after_push = [&](const PsWorkerStep& s, int64_t) {
         sent.push_back({s.upload, comm.step().payload_bytes});
       };
-      const int64_t steps = PsWorker(comm, layout, params, hooks).run();
+      PsWorker ps_worker(comm, layout, params, hooks);
+      const int64_t stop = ps_worker.run();
+      const int64_t steps = ps_worker.steps();
+      EXPECT_EQ(stop, kStopCompleted) << "worker " << worker << ": the run ends at its budget";
       std::lock_guard<std::mutex> lock(mu);
       out.steps[static_cast<size_t>(comm.rank())] = steps;
       out.sent[static_cast<size_t>(comm.rank())] = sent;
@@ -212,9 +218,9 @@ TEST(ParameterServer, AspAppliesTheHeldWorkersGradientsStale) {
 }
 
 // LAG on the server: worker 1's gradient never changes, so after its first upload its rule
-// always says skip (worker 0 uploads every gradient), and each such step sends the 32-byte header
-// and no gradient (metered), while the server reuses the upload: plain SGD steps on the average of
-// worker 0's gradient and worker 1's constant one.
+// always says skip (worker 0 uploads every gradient), and each such step sends nothing at all (an
+// empty message, metered as zero bytes), while the server reuses the upload: plain SGD steps on
+// the average of worker 0's gradient and worker 1's constant one.
 TEST(ParameterServer, LagSkipSendsNoGradientAndTheServerReusesTheLastUpload) {
   constexpr int64_t kSteps = 8;
   constexpr double kLr = 0.05, kWd = 1e-2;
@@ -230,10 +236,10 @@ TEST(ParameterServer, LagSkipSendsNoGradientAndTheServerReusesTheLastUpload) {
   EXPECT_EQ(w1[0].second, 32 + 4 * n);
   for (size_t k = 1; k < w1.size(); ++k) {
     EXPECT_FALSE(w1[k].first) << "step " << k;
-    EXPECT_EQ(w1[k].second, 32) << "step " << k << ": a skipped upload sends the header only";
+    EXPECT_EQ(w1[k].second, 0) << "step " << k << ": a skipped upload sends no bytes";
   }
-  // Total: one upload, kSteps - 1 headers, the goodbye.
-  EXPECT_EQ(got.payload[2], (32 + 4 * n) + (kSteps - 1) * 32 + 32);
+  // Total: one upload and the goodbye.
+  EXPECT_EQ(got.payload[2], (32 + 4 * n) + 32);
 
   std::vector<torch::Tensor> x = initial_params();
   for (int64_t step = 0; step < kSteps; ++step) {
@@ -300,6 +306,158 @@ TEST(ParameterServer, ClockGateLetsAWorkerRunAtMostSClocksAhead) {
   ClockGate none(2, -1);
   for (int i = 0; i < 10; ++i) none.applied(0);
   EXPECT_TRUE(none.may_start(0));
+}
+
+}  // namespace
+}  // namespace cedar
+
+namespace cedar {
+namespace {
+
+// A checkpoint taken in process: the server's state and each worker's resume point.
+struct PsSnapshot {
+  TensorMap server;
+  std::vector<PsWorkerResume> workers;  // by worker
+  std::vector<torch::Tensor> worker_params;
+};
+
+struct ResumableRun {
+  std::vector<torch::Tensor> server_params;
+  int64_t stop = 0;           // the server's stop code
+  int64_t updates_after = 0;  // updates applied by this run (after the resume, if resumed)
+  std::vector<int64_t> staleness;
+};
+
+// One server and two workers (gradient_of), a checkpoint due at version `checkpoint_at` captured
+// into `capture`; or, with `resume`, a run that continues from such a snapshot.
+ResumableRun run_resumable(const PsServerOptions& options, int64_t checkpoint_at,
+                           PsSnapshot* capture, const PsSnapshot* resume) {
+  constexpr double kLr = 0.05;
+  ResumableRun out;
+  std::mutex mu;
+  if (capture) capture->workers.resize(2);
+  run_ranks(3, [&](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    std::vector<torch::Tensor> params = initial_params();
+    const PsLayout layout = make_ps_layout({12, 3}, 1, comm.size());
+    if (comm.rank() == 0) {
+      std::vector<NamedTensor> named = {{"w", params[0]}, {"b", params[1]}};
+      PsServer* self = nullptr;
+      PsServerHooks hooks;
+      hooks.on_update = [&](const PsUpdate& u) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++out.updates_after;
+        out.staleness.push_back(u.staleness);
+      };
+      hooks.checkpoint_due = [&](int64_t v) { return capture && v == checkpoint_at; };
+      hooks.on_checkpoint = [&](int64_t) {
+        std::lock_guard<std::mutex> lock(mu);
+        self->save(capture->server);
+      };
+      PsServer server(
+          comm, layout, 0, named, sgd(0.9), options, [](int64_t) { return kLr; }, hooks);
+      self = &server;
+      if (resume) server.restore(resume->server);
+      server.run(resume != nullptr);
+      out.server_params = params;
+      out.stop = server.stop_code();
+      return;
+    }
+    const int worker = layout.worker_of_rank(comm.rank());
+    if (resume) params = {resume->worker_params[0].clone(), resume->worker_params[1].clone()};
+    PsWorkerHooks hooks;
+    hooks.compute = [&](int64_t step) {
+      PsWorkerStep s;
+      s.grads = gradient_of(worker, step, params);
+      s.count = 1;
+      return s;
+    };
+    hooks.checkpoint = [&](int64_t version, int64_t steps, int64_t code) {
+      std::lock_guard<std::mutex> lock(mu);
+      capture->workers[static_cast<size_t>(worker)] = {steps, version, code};
+    };
+    PsWorker ps_worker(comm, layout, params, hooks);
+    ps_worker.run(resume ? &resume->workers[static_cast<size_t>(worker)] : nullptr);
+  });
+  return out;
+}
+
+// bsp resumes bitwise: a run continued from the checkpoint of round 3 ends with the parameters of
+// the run that was not stopped, and applies exactly the rounds after it.
+TEST(ParameterServerResume, BspContinuesFromItsCheckpointBitwise) {
+  PsServerOptions options;
+  options.mode = "bsp";
+  options.budget = 8;
+  PsSnapshot snapshot;
+  const ResumableRun whole = run_resumable(options, 3, &snapshot, nullptr);
+  ASSERT_FALSE(snapshot.server.empty()) << "no checkpoint was written";
+  EXPECT_EQ(snapshot.server.at("ps.server.numbers")[0].item<int64_t>(), 3);
+  for (const PsWorkerResume& w : snapshot.workers) {
+    EXPECT_EQ(w.steps, 3) << "each worker has pushed the 3 rounds and waits";
+    EXPECT_EQ(w.code, kCheckpoint) << "the body of its reply follows the checkpoint";
+  }
+  // The workers hold whatever they held; the server's first answer overwrites it.
+  snapshot.worker_params = {torch::zeros({4, 3}), torch::zeros({3})};
+  const ResumableRun resumed = run_resumable(options, -1, nullptr, &snapshot);
+  EXPECT_EQ(resumed.updates_after, 8 - 3);
+  EXPECT_EQ(resumed.stop, kStopCompleted);
+  for (size_t i = 0; i < whole.server_params.size(); ++i)
+    EXPECT_TRUE(torch::equal(resumed.server_params[i], whole.server_params[i]))
+        << "parameter " << i;
+}
+
+// asp resumes from the server's snapshot: the run applies the rest of its budget and ends; its
+// numbers need not be the uninterrupted run's (arrival order), but a snapshot is only taken once
+// every worker waits, so no gradient is lost or applied twice.
+TEST(ParameterServerResume, AspContinuesFromTheServersSnapshot) {
+  PsServerOptions options;
+  options.mode = "asp";
+  options.budget = 12;
+  PsSnapshot snapshot;
+  run_resumable(options, 5, &snapshot, nullptr);
+  ASSERT_FALSE(snapshot.server.empty()) << "no checkpoint was written";
+  const int64_t version = snapshot.server.at("ps.server.numbers")[0].item<int64_t>();
+  const at::Tensor applied = snapshot.server.at("ps.server.applied");
+  EXPECT_GE(version, 5);
+  EXPECT_EQ(applied.sum().item<int64_t>(), version) << "every applied gradient is counted once";
+  for (size_t w = 0; w < 2; ++w)
+    EXPECT_EQ(snapshot.workers[w].steps, applied[static_cast<int64_t>(w)].item<int64_t>())
+        << "worker " << w << ": each push it made is in the snapshot";
+  snapshot.worker_params = {torch::zeros({4, 3}), torch::zeros({3})};
+  const ResumableRun resumed = run_resumable(options, -1, nullptr, &snapshot);
+  EXPECT_EQ(resumed.updates_after, 12 - version);
+  EXPECT_EQ(resumed.stop, kStopCompleted);
+}
+
+// A learning rate that makes the parameters overflow: the server stops the run with
+// kStopDiverged, naming the tensor, and every worker is told.
+TEST(ParameterServerResume, NonFiniteParametersStopTheRunAsDiverged) {
+  std::atomic<int> workers_told{0};
+  std::string reason;
+  run_ranks(3, [&](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    std::vector<torch::Tensor> params = initial_params();
+    const PsLayout layout = make_ps_layout({12, 3}, 1, comm.size());
+    PsServerOptions options;
+    options.budget = 50;
+    if (comm.rank() == 0) {
+      std::vector<NamedTensor> named = {{"w", params[0]}, {"b", params[1]}};
+      PsServer server(comm, layout, 0, named, sgd(0), options, [](int64_t) { return 1e30; }, {});
+      server.run();
+      EXPECT_EQ(server.stop_code(), kStopDiverged);
+      reason = server.stop_reason();
+      return;
+    }
+    PsWorkerHooks hooks;
+    hooks.compute = [&](int64_t step) {
+      PsWorkerStep s;
+      s.grads = gradient_of(layout.worker_of_rank(comm.rank()), step, params);
+      return s;
+    };
+    if (PsWorker(comm, layout, params, hooks).run() == kStopDiverged) ++workers_told;
+  });
+  EXPECT_EQ(workers_told.load(), 2);
+  EXPECT_NE(reason.find("are not finite"), std::string::npos) << reason;
 }
 
 }  // namespace
