@@ -33,8 +33,8 @@ std::vector<float> broadcast(const std::vector<float>& v, int64_t channels, floa
 BatchFiller::BatchFiller(const ImageSet& data, const Normalization& norm, int64_t pad_crop,
                          bool pin_memory)
     : data_(data), pad_(pad_crop), pinned_(pin_memory && at::globalContext().hasCUDA()) {
-  const bool pixels_ok =
-      !data.in_memory() || data.pixels.size() == static_cast<size_t>(data.count * data.image_bytes());
+  const bool pixels_ok = !data.in_memory() ||
+                         data.pixels.size() == static_cast<size_t>(data.count * data.image_bytes());
   if (data.count < 0 || data.channels <= 0 || data.height <= 0 || data.width <= 0 || !pixels_ok ||
       data.labels.size() != static_cast<size_t>(data.count))
     throw std::invalid_argument("ShardedLoader: inconsistent ImageSet '" + data.name + "'");
@@ -42,7 +42,8 @@ BatchFiller::BatchFiller(const ImageSet& data, const Normalization& norm, int64_
   const std::vector<float> sd = broadcast(norm.std, data.channels, 1.0f, "std");
   lut_.resize(static_cast<size_t>(data.channels) * 256);
   for (size_t c = 0; c < static_cast<size_t>(data.channels); ++c) {
-    if (!(sd[c] > 0.0f)) throw std::invalid_argument("ShardedLoader: normalisation std must be > 0");
+    if (!(sd[c] > 0.0f))
+      throw std::invalid_argument("ShardedLoader: normalisation std must be > 0");
     for (int p = 0; p < 256; ++p)
       lut_[c * 256 + static_cast<size_t>(p)] = (static_cast<float>(p) / 255.0f - mean[c]) / sd[c];
   }

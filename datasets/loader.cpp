@@ -82,11 +82,13 @@ bool ShardedLoader::next(Batch& out) {
   in_step_ = false;  // until this batch is handed over: an error leaves the planner past it
   BatchPlan plan;
   if (prefetch_) {
-    if (!filler_.pinned() && BatchFiller::unshared(out)) prefetch_->recycle(std::move(out));
     Prefetcher::Item item = prefetch_->take();
     if (item.error) std::rethrow_exception(item.error);
     plan = std::move(item.plan);
-    out = std::move(item.batch);
+    if (!plan.end_of_epoch()) {  // the caller's batch stays as it is at the end of the epoch
+      if (!filler_.pinned() && BatchFiller::unshared(out)) prefetch_->recycle(std::move(out));
+      out = std::move(item.batch);
+    }
   } else {
     plan = planner_.next();
     if (!plan.end_of_epoch()) filler_.fill(plan, out, scratch_);

@@ -22,8 +22,8 @@ class Prefetcher {
  public:
   struct Item {
     BatchPlan plan;
-    Batch batch;                // filled unless the plan is the end of an epoch or failed
-    std::exception_ptr error;   // what filling the batch threw (e.g. an unreadable file)
+    Batch batch;               // filled unless the plan is the end of an epoch or failed
+    std::exception_ptr error;  // what filling the batch threw (e.g. an unreadable file)
   };
 
   // `planner` and `filler` must outlive the prefetcher; from now on the prefetcher alone uses
@@ -58,8 +58,8 @@ class Prefetcher {
   const size_t depth_;
   const size_t max_spares_;
   std::mutex mutex_;
-  std::condition_variable room_;    // the window has room, or stop
-  std::condition_variable filled_;  // a slot became ready
+  std::condition_variable room_;              // the window has room, or stop
+  std::condition_variable filled_;            // a slot became ready
   std::deque<std::shared_ptr<Slot>> window_;  // planned and not yet taken, in plan order
   std::vector<Batch> spares_;
   uint64_t generation_ = 0;  // counts reset(): a slot filled for an older generation is dropped
