@@ -9,6 +9,8 @@
 #   step_bench         one training step per algorithm: compute / compression / communication
 #                      (ResNet-20 at 32 images per rank, VGG-16 at 8; 2 ranks x 1 thread)
 #   compare.sh         cedar dense / powersgd vs PyTorch DDP / DDP + powerSGD_hook (ResNet-20)
+#   loader_bench       training images/s of the data loader: prefetch against none, lazy against
+#                      eager ImageFolder decoding (medians of 5 and their ratios)
 # Raw outputs and summary.md go to results/bench/ (CEDAR_BENCH_OUT overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ OUT="${CEDAR_BENCH_OUT:-results/bench}"
 PY="${CEDAR_VENV:-${CEDAR_HOME:-$HOME/.cache/cedar}/venv}/bin/python"
 
 # Builds of this checkout are serialised through one lock (several may share build/).
-CEDAR_TARGETS="compressors_bench comm_bench step_bench cedar" \
+CEDAR_TARGETS="compressors_bench comm_bench step_bench loader_bench cedar" \
   flock "${CEDAR_BUILD_LOCK:-/tmp/cedar-build.lock}" scripts/build.sh
 
 mkdir -p "$OUT"
@@ -62,6 +64,10 @@ echo "[bench] one training step per algorithm (2 ranks x 1 thread)"
 
 echo "[bench] cedar vs PyTorch DDP (ResNet-20, 2 ranks x 1 thread)"
 bench/compare.sh "$OUT" | tee "$OUT/compare.txt"
+
+echo "[bench] data loader: prefetch and lazy ImageFolder decoding (medians of 5)"
+build/bench/loader_bench --benchmark_min_time="${CEDAR_BENCH_MIN_TIME:-0.05}" \
+  --benchmark_out="$OUT/loader.json" --benchmark_out_format=json | tee "$OUT/loader.txt"
 
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 echo

@@ -127,6 +127,12 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
                         ": algorithm: expected a name or a mapping with 'name'");
     }
   }
+  const YAML::Node data = root["data"];
+  if (c.data.decode == "lazy" && c.data.name != "imagenet-folder")
+    throw ConfigError(where(c.source, "data.decode", data.IsMap() ? data["decode"] : data) +
+                      ": data.decode: lazy decoding is for imagenet-folder, whose images are "
+                      "files; '" +
+                      c.data.name + "' is read into memory whole");
   if (c.optimizer.schedule == "step" && c.optimizer.milestones.empty())
     throw ConfigError(where(c.source, "optimizer.milestones", root["optimizer"]) +
                       ": optimizer.milestones: the step schedule needs at least one milestone");

@@ -32,6 +32,9 @@ struct DataConfig {
   int64_t num_classes = 0;
   int64_t per_class = 0;
   int64_t image_size = 0;
+  int64_t prefetch = 2;
+  int64_t workers = 1;
+  std::string decode = "eager";
   template <class V>
   void visit(V& v) {
     v("name", name, "dataset name (cedar list shows them)");
@@ -44,6 +47,16 @@ struct DataConfig {
     v("per_class", per_class, "imagenet-folder: images per class (0: all)", at_least(0));
     v("image_size", image_size, "imagenet-folder / synthetic: side length (0: default)",
       at_least(0));
+    v("prefetch", prefetch,
+      "training batches prepared ahead of the step on background threads, augmentation and "
+      "normalisation included; the batches are bitwise those of 0 (prepared by the step itself)",
+      in_range(0, 64));
+    v("workers", workers, "threads preparing the batches ahead when prefetch > 0", in_range(1, 64));
+    v("decode", decode,
+      "imagenet-folder: eager (decode every image at load and keep its pixels) or lazy (keep "
+      "the file paths; decode each batch's images as it is prepared, for subsets larger than "
+      "memory)",
+      one_of({"eager", "lazy"}));
   }
 };
 

@@ -5,6 +5,7 @@
 // Memory stays bounded for hostile files: a header whose decoded size exceeds kMaxDecodedPixels
 // is rejected before decoding, and only the source rows the centre crop reads are resized (a
 // 1 x 65000 image scaled to a 1024 shorter side is virtually 1024 x 66.5 million pixels).
+// index_image_folder keeps the listing instead and decodes an image the same way when it is read.
 #include <turbojpeg.h>
 
 #include <algorithm>
@@ -13,8 +14,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "datasets/readers.h"
@@ -289,35 +292,68 @@ Listing list_split(const std::string& root, const std::string& split, int64_t nu
 // A probe lists this many unreadable files of a split by name, then counts the rest.
 constexpr size_t kListedBadFiles = 5;
 
+// The set's shape, labels and class names from its listing; no pixels yet.
+ImageSet unread_set(const Listing& listing, const std::string& split, int64_t image_size) {
+  ImageSet set;
+  set.name = "image_folder/" + split;
+  set.count = listing.total;
+  set.channels = 3;
+  set.height = image_size;
+  set.width = image_size;
+  set.num_classes = static_cast<int64_t>(listing.classes.size());
+  set.labels.reserve(static_cast<size_t>(listing.total));
+  for (size_t c = 0; c < listing.classes.size(); ++c) {
+    set.class_names.push_back(listing.classes[c].filename().string());
+    set.labels.insert(set.labels.end(), listing.files[c].size(), static_cast<int64_t>(c));
+  }
+  return set;
+}
+
+// A lazy set's images: each decoded when read, on the reading thread's own decompressor.
+class ImageFolderFiles : public ImageFiles {
+ public:
+  ImageFolderFiles(std::vector<fs::path> files, int side) : files_(std::move(files)), side_(side) {}
+
+  void decode(int64_t i, uint8_t* dst) const override {
+    if (i < 0 || i >= static_cast<int64_t>(files_.size()))
+      throw std::out_of_range("ImageFolder: image " + std::to_string(i) + " of " +
+                              std::to_string(files_.size()));
+    thread_local JpegDecoder decoder;
+    resize_crop(decoder.decode(files_[static_cast<size_t>(i)], side_), side_, dst);
+  }
+
+ private:
+  std::vector<fs::path> files_;
+  int side_;
+};
+
 }  // namespace
 
 ImageSet read_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
                            int64_t per_class, int64_t image_size) {
   const Listing listing = list_split(root, split, num_classes, per_class, image_size);
-  const std::vector<fs::path>& classes = listing.classes;
-  const std::vector<std::vector<fs::path>>& files = listing.files;
-  const int64_t total = listing.total;
-
-  ImageSet set;
-  set.name = "image_folder/" + split;
-  set.count = total;
-  set.channels = 3;
-  set.height = image_size;
-  set.width = image_size;
-  set.num_classes = static_cast<int64_t>(classes.size());
-  set.pixels.resize(static_cast<size_t>(total * set.image_bytes()));
-  set.labels.reserve(static_cast<size_t>(total));
+  ImageSet set = unread_set(listing, split, image_size);
+  set.pixels.resize(static_cast<size_t>(set.count * set.image_bytes()));
   JpegDecoder decoder;
   const int side = static_cast<int>(image_size);
-  for (size_t c = 0; c < classes.size(); ++c) {
-    set.class_names.push_back(classes[c].filename().string());
-    for (const auto& file : files[c]) {
-      const Rgb rgb = decoder.decode(file, side);
-      const auto index = static_cast<int64_t>(set.labels.size());
-      resize_crop(rgb, side, set.pixels.data() + index * set.image_bytes());
-      set.labels.push_back(static_cast<int64_t>(c));
-    }
-  }
+  int64_t index = 0;
+  for (const auto& class_files : listing.files)
+    for (const auto& file : class_files)
+      resize_crop(decoder.decode(file, side), side,
+                  set.pixels.data() + index++ * set.image_bytes());
+  return set;
+}
+
+ImageSet index_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
+                            int64_t per_class, int64_t image_size) {
+  const Listing listing = list_split(root, split, num_classes, per_class, image_size);
+  ImageSet set = unread_set(listing, split, image_size);
+  std::vector<fs::path> files;
+  files.reserve(static_cast<size_t>(listing.total));
+  for (const auto& class_files : listing.files)
+    files.insert(files.end(), class_files.begin(), class_files.end());
+  set.files =
+      std::make_shared<const ImageFolderFiles>(std::move(files), static_cast<int>(image_size));
   return set;
 }
 

@@ -1,27 +1,23 @@
 #pragma once
 // Turns an ImageSet into float batches for one rank: a disjoint shard of a permutation drawn from
-// (seed, epoch), standard augmentation, per-dataset normalisation.
+// (seed, epoch), standard augmentation, per-dataset normalisation; optionally prepared ahead of
+// the caller on background threads, the batches bitwise the same either way.
 #include <torch/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "datasets/batch_fill.h"
+#include "datasets/batch_plan.h"
 #include "datasets/image_set.h"
 #include "datasets/readers.h"
 
 namespace cedar {
 
-struct Augmentation {
-  int64_t pad_crop = 0;  // pad by this many pixels (zeros) and crop back at a random offset
-  bool hflip = false;    // random horizontal flip with probability 1/2
-};
-
-struct Batch {
-  torch::Tensor images;  // float32 [B, C, H, W], normalised
-  torch::Tensor labels;  // int64 [B]
-};
+class Prefetcher;
 
 // Where a loader is inside an epoch, for checkpoints: restoring it continues with the very batch
 // (and augmentation draws) that would have come next.
@@ -29,6 +25,13 @@ struct LoaderPosition {
   int64_t epoch = 0;
   int64_t cursor = 0;     // samples of this rank's shard already served
   std::string rng_state;  // the augmentation generator, as std::mt19937_64 writes itself
+};
+
+// How batches are prepared (data.prefetch, data.workers; pinned memory for a CUDA run).
+struct PrefetchOptions {
+  int64_t depth = 0;        // batches prepared ahead on background threads (0: by next() itself)
+  int64_t workers = 1;      // threads preparing them when depth > 0
+  bool pin_memory = false;  // page-locked batches for asynchronous copies (only with CUDA present)
 };
 
 class ShardedLoader {
@@ -39,8 +42,20 @@ class ShardedLoader {
   // is the same slice of the permutation whatever the world size. `data` must outlive the
   // loader. Epoch 0 is started by the constructor. next() writes into `out`'s tensors in place
   // when nothing else holds them (a reused Batch), else it allocates fresh ones.
+  //
+  // With prefetch.depth > 0, prefetch.workers threads prepare the batches that follow the last
+  // one handed over, at most depth of them, running on into the next epoch while the caller is
+  // between epochs (start_epoch(e + 1) after the end of epoch e keeps them). The batches, their
+  // order and position() are those of the synchronous loader: position() is that of the batches
+  // handed over, not of those prepared. A batch's error (an unreadable file of a set kept as
+  // files) is thrown by the next() that would have returned it. The destructor stops and joins
+  // the threads.
   ShardedLoader(const ImageSet& data, Normalization norm, Augmentation aug, int64_t batch_size,
-                int rank, int world_size, uint64_t seed, bool shuffle, bool drop_last);
+                int rank, int world_size, uint64_t seed, bool shuffle, bool drop_last,
+                PrefetchOptions prefetch = {});
+  ~ShardedLoader();
+  ShardedLoader(const ShardedLoader&) = delete;
+  ShardedLoader& operator=(const ShardedLoader&) = delete;
 
   void start_epoch(int64_t epoch);  // reshuffles from (seed, epoch)
   int64_t batches_per_epoch() const;
@@ -48,20 +63,22 @@ class ShardedLoader {
   int64_t samples_per_rank() const;  // this rank's shard size per epoch
   LoaderPosition position() const;
   void restore(const LoaderPosition& pos);  // throws std::invalid_argument on a bad position
+  bool pinned() const { return filler_.pinned(); }
 
  private:
-  const ImageSet& data_;
-  Normalization norm_;
-  Augmentation aug_;
-  int64_t batch_size_;
-  int rank_, world_size_;
-  uint64_t seed_;
-  bool shuffle_, drop_last_;
-  std::vector<int64_t> shard_;
+  // Moves the planner (through the prefetcher when there is one).
+  void reposition(int64_t epoch, int64_t cursor, const std::mt19937_64& rng);
+
+  BatchFiller filler_;
+  BatchPlanner planner_;
+  // What the caller has been handed: the position() of the loader.
+  int64_t epoch_ = 0;
   int64_t cursor_ = 0;
-  uint64_t epoch_ = 0;
-  std::vector<float> lut_;   // channels x 256: normalised value of each pixel byte
-  std::mt19937_64 aug_rng_;  // augmentation draws, reseeded from (seed, epoch, rank)
+  std::mt19937_64 rng_;
+  bool epoch_over_ = false;       // next() returned false; the planner has run on into epoch_ + 1
+  bool in_step_ = true;           // the planner continues from this position (false after an error)
+  std::vector<uint8_t> scratch_;  // a decoded image, synchronous path
+  std::unique_ptr<Prefetcher> prefetch_;  // null: synchronous; last, so it stops first
 };
 
 // Known datasets by name: "cifar10", "cifar100", "mnist", "fashion-mnist", "imagenet-folder",
@@ -75,6 +92,8 @@ struct DatasetSpec {
   int64_t num_classes = 0;  // imagenet-folder: number of classes (0 = all); synthetic: classes
   int64_t per_class = 0;    // imagenet-folder: images per class (0 = all)
   int64_t image_size = 0;   // imagenet-folder / synthetic: side length
+  bool lazy_decode =
+      false;  // imagenet-folder: keep the files, decode when read (index_image_folder)
   int64_t synthetic_train = 2048;  // synthetic: sizes
   int64_t synthetic_test = 512;
   uint64_t seed = 0;  // synthetic only

@@ -36,6 +36,12 @@ ImageSet read_mnist_dir(const std::string& root, bool train, int64_t limit = 0);
 // `image_size` and centre-cropped to image_size x image_size.
 ImageSet read_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
                            int64_t per_class, int64_t image_size);
+// The same set kept as its files (ImageSet::files, no pixels in memory): the folders are listed
+// and checked as read_image_folder does, and each image is decoded, resized and cropped exactly as
+// it does, bitwise, when it is read, so a subset larger than memory can be trained on. A file's
+// defects (not a JPEG, corrupt data) show as a DataError naming it when its image is read.
+ImageSet index_image_folder(const std::string& root, const std::string& split, int64_t num_classes,
+                            int64_t per_class, int64_t image_size);
 
 // What a reader would produce, told from listings, headers and file sizes only (no image is
 // decoded), for checking a run's data before it starts. Each probe applies the same checks as its

@@ -8,7 +8,8 @@
 //                       no augmentation by default: the usual Fashion-MNIST baselines train on the
 //                       raw images, and it keeps runs comparable with published numbers.
 //   imagenet-folder     root required (ImageFolder: root/train, root/val); image_size default 64;
-//                       flip + pad-crop of image_size/8; ImageNet mean/std.
+//                       flip + pad-crop of image_size/8; ImageNet mean/std; decoded at load, or
+//                       (lazy_decode) kept as files and decoded when read.
 //   synthetic           3 channels, image_size default 32, num_classes default 10; train and test
 //                       drawn from one generator (shared class patterns, independent noise); no
 //                       augmentation (a flipped class pattern is not that class's pattern).
@@ -28,7 +29,7 @@ namespace {
 void keep_first(ImageSet& set, int64_t limit) {
   if (limit <= 0 || limit >= set.count) return;
   set.count = limit;
-  set.pixels.resize(static_cast<size_t>(limit * set.image_bytes()));
+  if (set.in_memory()) set.pixels.resize(static_cast<size_t>(limit * set.image_bytes()));
   set.labels.resize(static_cast<size_t>(limit));
 }
 
@@ -101,9 +102,10 @@ std::string class_mismatch(const DatasetSpec& spec, const std::vector<std::strin
 LoadedDataset load_imagenet_folder(const DatasetSpec& spec) {
   if (spec.root.empty()) throw std::invalid_argument(kNeedsRoot);
   const int64_t size = folder_image_size(spec);
+  const auto read = spec.lazy_decode ? index_image_folder : read_image_folder;
   LoadedDataset d;
-  d.train = read_image_folder(spec.root, "train", spec.num_classes, spec.per_class, size);
-  d.test = read_image_folder(spec.root, "val", spec.num_classes, spec.per_class, size);
+  d.train = read(spec.root, "train", spec.num_classes, spec.per_class, size);
+  d.test = read(spec.root, "val", spec.num_classes, spec.per_class, size);
   const std::string mismatch = class_mismatch(spec, d.train.class_names, d.test.class_names);
   if (!mismatch.empty()) throw DataError(mismatch);
   keep_first(d.train, spec.train_limit);
@@ -228,6 +230,10 @@ const Entry& find_entry(const DatasetSpec& spec) {
     throw std::invalid_argument("dataset '" + spec.name +
                                 "': train_limit, test_limit, num_classes, per_class and "
                                 "image_size must be >= 0");
+  if (spec.lazy_decode && spec.name != "imagenet-folder")
+    throw std::invalid_argument("dataset '" + spec.name +
+                                "': lazy decoding is for imagenet-folder only (its images are "
+                                "files); the other readers keep their images in memory");
   for (const auto& e : entries())
     if (e.info.name == spec.name) return e;
   std::string known;
@@ -265,6 +271,7 @@ DatasetSpec dataset_spec(const ExperimentConfig& cfg) {
   ds.num_classes = cfg.data.num_classes;
   ds.per_class = cfg.data.per_class;
   if (cfg.data.image_size > 0) ds.image_size = cfg.data.image_size;
+  ds.lazy_decode = cfg.data.decode == "lazy";
   ds.seed = cfg.train.seed;
   return ds;
 }

@@ -51,7 +51,7 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
     uint8_t* dst = pixels.data_ptr<uint8_t>();
     int64_t* lab = labels.data_ptr<int64_t>();
     for (int64_t j = 0; j < n; ++j) {
-      std::memcpy(dst + j * test.image_bytes(), test.image(mine[start + j]), test.image_bytes());
+      test.copy_image(mine[start + j], dst + j * test.image_bytes());
       lab[j] = test.labels[mine[start + j]];
     }
     auto x = ((pixels.narrow(0, 0, n).to(torch::kFloat) / 255.0 - mean) * inv_std).to(device);

@@ -99,9 +99,11 @@ void Trainer::build_optimizer() {
 
 void Trainer::build_loader() {
   Augmentation aug = cfg_.data.augment ? data_.train_aug : Augmentation{};
+  // Pinned batches on a GPU run, so that the step's copies to the device are asynchronous.
+  const PrefetchOptions prefetch{cfg_.data.prefetch, cfg_.data.workers, device_.is_cuda()};
   loader_ = std::make_unique<ShardedLoader>(data_.train, data_.norm, aug, cfg_.train.batch_size,
                                             comm_.rank(), comm_.size(), cfg_.train.seed,
-                                            /*shuffle=*/true, /*drop_last=*/true);
+                                            /*shuffle=*/true, /*drop_last=*/true, prefetch);
   steps_per_epoch_ = loader_->batches_per_epoch();
   if (steps_per_epoch_ == 0)
     throw ConfigError("train.batch_size " + std::to_string(cfg_.train.batch_size) + " x " +

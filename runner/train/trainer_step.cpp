@@ -32,8 +32,10 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
                                        BackwardOverlap* overlap) {
   double t0 = monotonic_seconds();
   comm_.reset_step();
-  auto x = batch.images.to(device_);
-  auto y = batch.labels.to(device_);
+  // From pinned memory (a CUDA run) the copies are asynchronous, ordered before the forward pass
+  // on the device's stream; on the CPU these are the batch's own tensors.
+  auto x = batch.images.to(device_, batch.images.scalar_type(), /*non_blocking=*/true);
+  auto y = batch.labels.to(device_, batch.labels.scalar_type(), /*non_blocking=*/true);
   model_->zero_grad();
   auto out = model_->forward(x);
   auto loss = torch::nn::functional::cross_entropy(out, y);

@@ -169,6 +169,14 @@ const std::vector<BadConfig>& bad_configs() {
       {"target accuracy above 1", "train: {target_accuracy: 1.5}\n", {}, {"train.target_accuracy: value 1.5"}},
       {"zero bucket size", "train: {bucket_mb: 0}\n", {}, {"train.bucket_mb: value 0 is out of range (0, inf)"}},
       {"negative train limit", "data: {train_limit: -5}\n", {}, {"data.train_limit: value -5"}},
+      {"negative prefetch depth", "data: {prefetch: -1}\n", {},
+       {"$F:1:18: data.prefetch: value -1 is out of range [0, 64]"}},
+      {"no prefetch worker", "data: {workers: 0}\n", {}, {"data.workers: value 0 is out of range [1, 64]"}},
+      {"unknown decoding", "data: {decode: later}\n", {}, {"data.decode", "'later' is not one of eager|lazy"}},
+      {"lazy decoding of a set read into memory", "data: {name: cifar10, decode: lazy}\n", {},
+       {"$F:1:31: data.decode: lazy decoding is for imagenet-folder", "'cifar10'"}},
+      {"lazy decoding set for the wrong dataset", "data: {name: mnist}\n", {"data.decode=lazy"},
+       {"--set data.decode: data.decode: lazy decoding is for imagenet-folder"}},
 
       // Grids (cedar suite) and world sizes.
       {"grid world size 0", "grid: {world_size: [2, 0]}\n", {}, {"$F:1:24: grid.world_size: expected positive integers"}},

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -237,6 +238,208 @@ TEST(ShardedLoader, RejectsBadArguments) {
                std::invalid_argument);
 }
 
+// --- prefetching -------------------------------------------------------------------------
+
+// Every batch of `epochs` epochs as (images, labels) copies, the epochs started the trainer's way.
+std::vector<torch::Tensor> batches(ShardedLoader& loader, int64_t first_epoch, int64_t epochs) {
+  std::vector<torch::Tensor> out;
+  Batch b;
+  for (int64_t e = first_epoch; e < first_epoch + epochs; ++e) {
+    loader.start_epoch(e);
+    while (loader.next(b)) {
+      out.push_back(b.images.clone());
+      out.push_back(b.labels.clone());
+    }
+    // As without prefetch, the end of the epoch leaves the caller's last batch alone.
+    if (!out.empty()) EXPECT_TRUE(torch::equal(b.labels, out.back()));
+  }
+  return out;
+}
+
+void expect_same(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_TRUE(torch::equal(got[i], want[i])) << what << ": tensor " << i << " of batch " << i / 2;
+}
+
+TEST(ShardedLoaderPrefetch, SameBatchesInOrderAcrossEpochs) {
+  // 27 images on rank 1 of 2, batches of 4, no drop_last: epochs end on a short batch.
+  const ImageSet set = indexed_set(27, 2, 6, 5);
+  const Augmentation aug{2, true};
+  auto loader = [&](PrefetchOptions p) {
+    return std::make_unique<ShardedLoader>(set, Normalization{{0.5f}, {0.25f}}, aug, 4, 1, 2, 7,
+                                           true, false, p);
+  };
+  const auto want = batches(*loader({}), 0, 3);
+  ASSERT_EQ(want.size(), 3u * 2u * 4u);  // 13 samples per epoch: 4 batches
+  for (int64_t depth : {1, 3})
+    for (int64_t workers : {1, 3}) {
+      const std::string what =
+          "depth " + std::to_string(depth) + ", workers " + std::to_string(workers);
+      expect_same(batches(*loader({depth, workers, false}), 0, 3), want, what);
+      // The parameter server's pattern: the next epoch started once next() says the last ended.
+      auto l = loader({depth, workers, false});
+      std::vector<torch::Tensor> got;
+      Batch b;
+      int64_t epoch = 0;
+      while (static_cast<int64_t>(got.size()) < static_cast<int64_t>(want.size())) {
+        while (!l->next(b)) l->start_epoch(++epoch);
+        got.push_back(b.images.clone());
+        got.push_back(b.labels.clone());
+      }
+      expect_same(got, want, what + " (restarted by next() == false)");
+    }
+}
+
+TEST(ShardedLoaderPrefetch, ResumeMidEpochContinuesTheUninterruptedSequence) {
+  const ImageSet set = indexed_set(40, 1, 5, 5);
+  const Augmentation aug{1, true};
+  auto make = [&](PrefetchOptions p) {
+    return std::make_unique<ShardedLoader>(set, Normalization{}, aug, 3, 0, 2, 5, true, true, p);
+  };
+  const auto want = batches(*make({}), 0, 3);  // 6 batches per epoch
+  for (int64_t taken : {0, 2, 6}) {            // epoch 1's start, middle and end
+    auto first = make({3, 2, false});
+    std::vector<torch::Tensor> got = batches(*first, 0, 1);
+    auto sync = make({});
+    batches(*sync, 0, 1);
+    first->start_epoch(1);
+    sync->start_epoch(1);
+    Batch b, s;
+    for (int64_t k = 0; k < taken; ++k) {
+      ASSERT_TRUE(first->next(b));
+      ASSERT_TRUE(sync->next(s));
+      got.push_back(b.images.clone());
+      got.push_back(b.labels.clone());
+    }
+    // What was handed over, not what the workers prepared beyond it.
+    const LoaderPosition pos = first->position();
+    EXPECT_EQ(pos.epoch, 1);
+    EXPECT_EQ(pos.cursor, taken * 3);
+    EXPECT_EQ(pos.rng_state, sync->position().rng_state) << "after " << taken << " batches";
+    first.reset();  // the interrupted run's loader goes, its workers mid-way
+
+    auto resumed = make({3, 2, false});
+    resumed->restore(pos);
+    while (resumed->next(b)) {
+      got.push_back(b.images.clone());
+      got.push_back(b.labels.clone());
+    }
+    const auto rest = batches(*resumed, 2, 1);
+    got.insert(got.end(), rest.begin(), rest.end());
+    expect_same(got, want, "resumed after " + std::to_string(taken) + " batches of epoch 1");
+  }
+}
+
+TEST(ShardedLoaderPrefetch, RestartsAndStopsCleanlyMidEpoch) {
+  const ImageSet set = indexed_set(64, 3, 8, 8);
+  const Augmentation aug{2, true};
+  auto make = [&](PrefetchOptions p) {
+    return std::make_unique<ShardedLoader>(set, Normalization{}, aug, 4, 0, 1, 3, true, true, p);
+  };
+  const auto epoch2 = batches(*make({}), 2, 1);
+  auto loader = make({4, 2, false});
+  Batch b;
+  // Restarting mid-epoch drops what the workers prepared: the epoch comes out whole.
+  for (int round = 0; round < 3; ++round) {
+    loader->start_epoch(1);
+    for (int k = 0; k < round + 1; ++k) ASSERT_TRUE(loader->next(b));
+    expect_same(batches(*loader, 2, 1), epoch2, "epoch 2 after a restart");
+  }
+  // A bad position changes nothing: the loader continues where it was.
+  loader->start_epoch(2);
+  ASSERT_TRUE(loader->next(b));
+  EXPECT_THROW(loader->restore({2, 1000, ""}), std::invalid_argument);
+  EXPECT_THROW(loader->restore({2, 4, "not a generator"}), std::invalid_argument);
+  std::vector<torch::Tensor> got{b.images.clone(), b.labels.clone()};
+  while (loader->next(b)) {
+    got.push_back(b.images.clone());
+    got.push_back(b.labels.clone());
+  }
+  expect_same(got, epoch2, "epoch 2 after rejected positions");
+  // Destroyed with the workers mid-epoch, right after construction, and while an exception
+  // leaves the consumer's scope: each destructor joins its threads (an unjoined std::thread
+  // would terminate the process).
+  loader->start_epoch(3);
+  ASSERT_TRUE(loader->next(b));
+  loader.reset();
+  make({8, 4, false}).reset();
+  EXPECT_THROW(
+      {
+        auto l = make({2, 1, false});
+        while (l->next(b)) throw std::runtime_error("a failed step");
+      },
+      std::runtime_error);
+  EXPECT_THROW(make({-1, 1, false}), std::invalid_argument);
+  EXPECT_THROW(make({2, 0, false}), std::invalid_argument);
+}
+
+// An ImageFolder tree of textured JPEGs of assorted shapes: 3 classes, 7 images each.
+void write_textured_folder(const fs::path& root) {
+  for (int c = 0; c < 3; ++c)
+    for (int k = 0; k < 7; ++k) {
+      const int w = 20 + 9 * k, h = 18 + 5 * ((k + c) % 4);
+      std::vector<uint8_t> rgb(static_cast<size_t>(w * h * 3));
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+          for (int ch = 0; ch < 3; ++ch)
+            rgb[static_cast<size_t>((y * w + x) * 3 + ch)] =
+                static_cast<uint8_t>((x * (ch + 2) * 13 + y * (c + 3) * 7 + k * 29) & 0xff);
+      testdata::write_jpeg(
+          root / "train" / ("n0" + std::to_string(c)) / ("img" + std::to_string(k) + ".JPEG"), rgb,
+          w, h);
+    }
+}
+
+TEST(ShardedLoaderPrefetch, LazyImageFolderBatchesAreTheEagerOnes) {
+  testdata::TempDir tmp("lazy_loader");
+  write_textured_folder(tmp.path());
+  const ImageSet eager = read_image_folder(tmp.str(), "train", 0, 0, 16);
+  const ImageSet lazy = index_image_folder(tmp.str(), "train", 0, 0, 16);
+  const Normalization norm{{0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+  const Augmentation aug{2, true};
+  auto run = [&](const ImageSet& set, PrefetchOptions p) {
+    ShardedLoader loader(set, norm, aug, 4, 0, 1, 11, true, false, p);
+    return batches(loader, 0, 2);
+  };
+  const auto want = run(eager, {});
+  expect_same(run(lazy, {}), want, "lazy, synchronous");
+  expect_same(run(lazy, {3, 2, false}), want, "lazy, prefetch 3 on 2 workers");
+}
+
+TEST(ShardedLoaderPrefetch, LazyUndecodableFileFailsItsOwnBatchNamingTheFile) {
+  testdata::TempDir tmp("lazy_bad");
+  write_textured_folder(tmp.path());
+  const fs::path bad = tmp.path() / "train" / "n01" / "img3.JPEG";
+  testdata::write_bytes(bad, std::vector<uint8_t>(64, 0x42));
+  const ImageSet lazy = index_image_folder(tmp.str(), "train", 0, 0, 16);
+  const int64_t bad_index = 7 + 3;  // class n01's fourth file
+  // The batch of epoch 0 that holds the bad image, from the synchronous order.
+  int64_t bad_batch = -1;
+  {
+    ShardedLoader order(indexed_set(21), {}, {}, 4, 0, 1, 11, true, false);
+    Batch b;
+    for (int64_t k = 0; order.next(b) && bad_batch < 0; ++k)
+      for (int64_t j = 0; j < b.labels.size(0); ++j)
+        if (b.labels[j].item<int64_t>() == bad_index) bad_batch = k;
+  }
+  ASSERT_GE(bad_batch, 0);
+  for (const PrefetchOptions p : {PrefetchOptions{}, PrefetchOptions{3, 2, false}}) {
+    ShardedLoader loader(lazy, {}, {}, 4, 0, 1, 11, true, false, p);
+    Batch b;
+    int64_t served = 0;
+    try {
+      while (loader.next(b)) ++served;
+      ADD_FAILURE() << "expected DataError";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(served, bad_batch) << "depth " << p.depth;
+    EXPECT_EQ(loader.position().cursor, served * 4);
+  }
+}
+
 // --- registry ------------------------------------------------------------------------------
 
 TEST(DatasetRegistry, SyntheticLoadsAndTrains) {
@@ -336,8 +539,22 @@ TEST(DatasetRegistry, RealFormatsFromWrittenFiles) {
   EXPECT_EQ(d.train.height, 64);
   EXPECT_EQ(d.train_aug.pad_crop, 8);
   EXPECT_FLOAT_EQ(d.norm.std[2], 0.225f);
+  // Lazy decoding keeps the files; train_limit still applies.
+  spec.lazy_decode = true;
+  spec.train_limit = 2;
+  d = load_dataset(spec);
+  EXPECT_FALSE(d.train.in_memory());
+  EXPECT_FALSE(d.test.in_memory());
+  EXPECT_EQ(d.train.count, 2);
+  EXPECT_EQ(d.train.labels, (std::vector<int64_t>{0, 0}));
+  spec.lazy_decode = false;
+  spec.train_limit = 0;
   testdata::write_solid_jpeg(inet / "val" / "n3" / "a.JPEG", 8, 8, {1, 1, 1});
   EXPECT_THROW(load_dataset(spec), DataError);  // val has a class train lacks
+  DatasetSpec cifar;
+  cifar.name = "cifar10";
+  cifar.lazy_decode = true;
+  EXPECT_THROW(load_dataset(cifar), std::invalid_argument);  // only ImageFolder sets are files
 }
 
 }  // namespace

@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/unit/testdata_writers.h"
@@ -324,6 +327,72 @@ TEST(ImageFolderReader, Errors) {
   jpeg.resize(jpeg.size() / 2);
   testdata::write_bytes(garbage, jpeg);
   expect_data_error([&] { read_image_folder(tmp.str(), "train", 0, 0, 8); }, {garbage.string()});
+}
+
+// A textured w x h RGB image (gradients and a checker), so resizing and cropping show.
+std::vector<uint8_t> textured(int w, int h, int seed) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(w * h * 3));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = rgb.data() + (y * w + x) * 3;
+      p[0] = static_cast<uint8_t>(x * 255 / w + seed * 17);
+      p[1] = static_cast<uint8_t>(y * 255 / h + seed * 5);
+      p[2] = static_cast<uint8_t>(((x / 3 + y / 5 + seed) % 2) * 200 + 20);
+    }
+  return rgb;
+}
+
+TEST(ImageFolderReader, LazySetDecodesBitwiseAsTheEagerReader) {
+  TempDir tmp("imagefolder_lazy");
+  // Landscape, portrait, square and larger-than-needed images: every resize and crop path.
+  const std::vector<std::pair<int, int>> sizes{{48, 30}, {30, 52}, {40, 40}, {130, 90}, {20, 24}};
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const auto [w, h] = sizes[k];
+    const std::string cls = k % 2 ? "n02" : "n01";
+    testdata::write_jpeg(tmp.path() / "train" / cls / ("img" + std::to_string(k) + ".JPEG"),
+                         textured(w, h, static_cast<int>(k)), w, h);
+  }
+  for (int64_t side : {16, 24}) {
+    const ImageSet eager = read_image_folder(tmp.str(), "train", 0, 0, side);
+    const ImageSet lazy = index_image_folder(tmp.str(), "train", 0, 0, side);
+    ASSERT_FALSE(lazy.in_memory());
+    EXPECT_TRUE(lazy.pixels.empty());
+    EXPECT_EQ(lazy.count, eager.count);
+    EXPECT_EQ(lazy.labels, eager.labels);
+    EXPECT_EQ(lazy.class_names, eager.class_names);
+    EXPECT_EQ(lazy.image_bytes(), eager.image_bytes());
+    std::vector<uint8_t> got(static_cast<size_t>(lazy.image_bytes()));
+    for (int64_t i = eager.count - 1; i >= 0; --i) {  // any order: each image on its own
+      lazy.copy_image(i, got.data());
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), eager.image(i))) << "image " << i;
+    }
+  }
+  // The subset arguments select the same files.
+  const ImageSet eager = read_image_folder(tmp.str(), "train", 1, 2, 16);
+  const ImageSet lazy = index_image_folder(tmp.str(), "train", 1, 2, 16);
+  ASSERT_EQ(lazy.count, 2);
+  EXPECT_EQ(lazy.labels, eager.labels);
+  std::vector<uint8_t> got(static_cast<size_t>(lazy.image_bytes()));
+  lazy.copy_image(1, got.data());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), eager.image(1)));
+}
+
+TEST(ImageFolderReader, LazySetNamesAnUndecodableFileWhenItIsRead) {
+  TempDir tmp("imagefolder_lazy_bad");
+  testdata::write_solid_jpeg(tmp.path() / "train" / "a" / "a0.JPEG", 16, 16, {1, 2, 3});
+  const fs::path garbage = tmp.path() / "train" / "a" / "a1.JPEG";
+  testdata::write_bytes(garbage, std::vector<uint8_t>(100, 0x42));
+  expect_data_error([&] { read_image_folder(tmp.str(), "train", 0, 0, 8); }, {garbage.string()});
+  const ImageSet lazy = index_image_folder(tmp.str(), "train", 0, 0, 8);  // listing only
+  ASSERT_EQ(lazy.count, 2);
+  std::vector<uint8_t> got(static_cast<size_t>(lazy.image_bytes()));
+  lazy.copy_image(0, got.data());
+  expect_data_error([&] { lazy.copy_image(1, got.data()); },
+                    {garbage.string(), "not a readable JPEG"});
+  // The listing's own checks stay at load time.
+  fs::create_directories(tmp.path() / "train" / "b");
+  expect_data_error([&] { index_image_folder(tmp.str(), "train", 0, 0, 8); },
+                    {(tmp.path() / "train" / "b").string()});
 }
 
 // --- Synthetic -----------------------------------------------------------------------------
