@@ -24,8 +24,7 @@ at::TensorOptions longs(at::Device device) {
 
 // Multiplication by x in GF(2^8), on int32 bytes.
 at::Tensor xtime(const at::Tensor& a) {
-  return a.bitwise_left_shift(1).bitwise_and(0xff).bitwise_xor(
-      a.bitwise_right_shift(7).mul(0x1b));
+  return a.bitwise_left_shift(1).bitwise_and(0xff).bitwise_xor(a.bitwise_right_shift(7).mul(0x1b));
 }
 
 // The 16 bytes (int32, [count, 16]) of blocks j0 .. j0 + count after the whitening and kRounds
@@ -61,10 +60,9 @@ at::Tensor aes_blocks(const at::Tensor& keys, const at::Tensor& sbox, const at::
 template <class F>
 void for_each_pass(const CounterUniforms& rng, int64_t first, int64_t n, at::Device device,
                    at::Tensor& out, F&& f) {
-  const at::Tensor keys =
-      at::from_blob(const_cast<uint8_t*>(rng.round_keys()), {CounterUniforms::kRounds + 1, 16},
-                    at::kByte)
-          .to(device, at::kInt);
+  const at::Tensor keys = at::from_blob(const_cast<uint8_t*>(rng.round_keys()),
+                                        {CounterUniforms::kRounds + 1, 16}, at::kByte)
+                              .to(device, at::kInt);
   const at::Tensor sbox =
       at::from_blob(const_cast<uint8_t*>(CounterUniforms::sbox_table()), {256}, at::kByte)
           .to(device, at::kInt);
@@ -85,8 +83,8 @@ void for_each_pass(const CounterUniforms& rng, int64_t first, int64_t n, at::Dev
 
 void check_range(int64_t first, int64_t n, const char* who) {
   if (first < 0 || n < 0)
-    throw std::invalid_argument(std::string(who) + ": elements [" + std::to_string(first) +
-                                ", +" + std::to_string(n) + ") out of range");
+    throw std::invalid_argument(std::string(who) + ": elements [" + std::to_string(first) + ", +" +
+                                std::to_string(n) + ") out of range");
 }
 
 }  // namespace

@@ -43,6 +43,8 @@ at::Tensor unpack_codes(const at::Tensor& bytes, int64_t n, int bits);
 // qsgd_encode; the payload (norms, then codes) for those norms with the uniforms of `rng`; and the
 // n values of a payload, fp32 on its device.
 at::Tensor qsgd_norms(const QsgdFormat& f, const at::Tensor& x);
+// The fp64 Σ x_i² of each bucket behind the l2 norms, bit for bit bucket_sums_of_squares (simd.h).
+at::Tensor qsgd_sums_of_squares(const QsgdFormat& f, const at::Tensor& x);
 at::Tensor qsgd_encode(const QsgdFormat& f, const at::Tensor& x, const at::Tensor& norms,
                        const CounterUniforms& rng);
 at::Tensor qsgd_decode(const QsgdFormat& f, const at::Tensor& payload, int64_t n);

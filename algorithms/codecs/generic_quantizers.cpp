@@ -45,6 +45,14 @@ at::Tensor qsgd_norms(const QsgdFormat& f, const at::Tensor& x) {
   if (f.max_norm)
     return at::zeros({m}, floats(device))
         .scatter_reduce_(0, bucket_of(n, f.bucket, device), abs_skipping_nan(x), "amax");
+  return qsgd_sums_of_squares(f, x).sqrt().to(at::kFloat);
+}
+
+at::Tensor qsgd_sums_of_squares(const QsgdFormat& f, const at::Tensor& x) {
+  check_input(x, "qsgd_sums_of_squares");
+  const int64_t n = x.numel(), m = f.buckets(n);
+  const at::Device device = x.device();
+  if (m == 0) return at::empty({0}, at::TensorOptions().dtype(at::kDouble).device(device));
   // The eight-partial-sum order of sum_of_squares: element p of a bucket goes into partial sum
   // p mod 8 at row p / 8. Each bucket is laid out as rows of eight (zeros after its end: adding
   // +0 to a sum of squares leaves it as it is), and the rows are added one after another, all
@@ -60,9 +68,10 @@ at::Tensor qsgd_norms(const QsgdFormat& f, const at::Tensor& x) {
   at::Tensor s = at::zeros({m, 8}, wide.options());
   for (int64_t r = 0; r < rows; ++r) s.add_(laid.select(1, r));
   auto col = [&](int j) { return s.select(1, j); };
-  const at::Tensor total =
-      col(0).add(col(1)).add_(col(2).add(col(3))).add_(col(4).add(col(5)).add_(col(6).add(col(7))));
-  return total.sqrt().to(at::kFloat);
+  return col(0)
+      .add(col(1))
+      .add_(col(2).add(col(3)))
+      .add_(col(4).add(col(5)).add_(col(6).add(col(7))));
 }
 
 at::Tensor qsgd_encode(const QsgdFormat& f, const at::Tensor& x, const at::Tensor& norms,
@@ -71,17 +80,17 @@ at::Tensor qsgd_encode(const QsgdFormat& f, const at::Tensor& x, const at::Tenso
   const int64_t n = x.numel();
   const at::Device device = x.device();
   if (norms.numel() != f.buckets(n) || norms.scalar_type() != at::kFloat)
-    throw std::invalid_argument("qsgd_encode: " + std::to_string(norms.numel()) +
-                                " norms for " + std::to_string(f.buckets(n)) + " buckets");
+    throw std::invalid_argument("qsgd_encode: " + std::to_string(norms.numel()) + " norms for " +
+                                std::to_string(f.buckets(n)) + " buckets");
   const float s = static_cast<float>((1u << f.bits) - 1);
   const at::Tensor nm = norms.to(device).contiguous();
   // scale = s / norm (0 for a zero or NaN norm), per bucket, then per element.
-  const at::Tensor scale = at::where(nm > 0, at::full_like(nm, s).div_(nm),
-                                     at::zeros({}, nm.options()))
-                               .index_select(0, bucket_of(n, f.bucket, device));
+  const at::Tensor scale =
+      at::where(nm > 0, at::full_like(nm, s).div_(nm), at::zeros({}, nm.options()))
+          .index_select(0, bucket_of(n, f.bucket, device));
   at::Tensor a = x.abs().mul_(scale);
   a = at::where(a <= s, a, at::full({}, s, a.options()));  // NaN and rounding: at most s
-  const at::Tensor whole = a.to(at::kInt);                    // floor: 0 <= a <= s
+  const at::Tensor whole = a.to(at::kInt);                 // floor: 0 <= a <= s
   const at::Tensor up = counter_uniforms(rng, 0, n, device).lt(a.sub(whole.to(at::kFloat)));
   const at::Tensor level = whole.add(up.to(at::kInt));
   const at::Tensor negative = level.ne(0).logical_and_(x.lt(0)).to(at::kInt);
@@ -103,8 +112,9 @@ at::Tensor qsgd_decode(const QsgdFormat& f, const at::Tensor& payload, int64_t n
   const int32_t levels = (1 << f.bits) - 1;
   // level·(norm/s) in fp32, its sign bit flipped where the code's sign bit is set.
   const at::Tensor unit = norms.div(static_cast<float>(levels));
-  const at::Tensor mag = code.bitwise_and(levels).to(at::kFloat).mul_(
-      unit.index_select(0, bucket_of(n, f.bucket, device)));
+  const at::Tensor mag = code.bitwise_and(levels)
+                             .to(at::kFloat)
+                             .mul_(unit.index_select(0, bucket_of(n, f.bucket, device)));
   return at::where(code.bitwise_right_shift(f.bits).to(at::kBool), mag.neg(), mag);
 }
 

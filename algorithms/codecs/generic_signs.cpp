@@ -26,7 +26,8 @@ float l1_scale(const at::Tensor& p) {
 }
 
 at::Tensor scaled_sign_encode(const at::Tensor& p, float scale) {
-  const at::Tensor s = at::full({1}, scale, at::TensorOptions().dtype(at::kFloat).device(p.device()));
+  const at::Tensor s =
+      at::full({1}, scale, at::TensorOptions().dtype(at::kFloat).device(p.device()));
   return at::cat({s.view(at::kByte), pack_signs(p)});
 }
 

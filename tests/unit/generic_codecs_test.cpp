@@ -16,6 +16,7 @@
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/qsgd_codec.h"
+#include "algorithms/codecs/simd.h"
 #include "algorithms/codecs/terngrad_codec.h"
 #include "algorithms/exchange/magnitude_topk.h"
 #include "tests/unit/algorithm_harness.h"
@@ -96,8 +97,8 @@ TEST(GenericCodecs, UniformsAcrossSeveralPassesAreTheKernels) {
 TEST(GenericCodecs, PackedCodesAreBitPackingsForEveryWidth) {
   for (int bits = 1; bits <= kMaxPackedBits; ++bits)
     for (int64_t n : kSizes) {
-      const at::Tensor codes = at::randint(0, int64_t{1} << bits, {n},
-                                           make_generator(bits, 0, n), at::kInt);
+      const at::Tensor codes =
+          at::randint(0, int64_t{1} << bits, {n}, make_generator(bits, 0, n), at::kInt);
       const at::Tensor packed = generic::pack_codes(codes, bits);
       ASSERT_TRUE(at::equal(packed, pack_bits(codes, bits))) << bits << " bits, n " << n;
       ASSERT_TRUE(at::equal(generic::unpack_codes(packed, n, bits), codes))
@@ -114,14 +115,20 @@ TEST(GenericCodecs, QsgdPayloadAndDecodingAreTheKernels) {
         for (int64_t n : {int64_t{13}, int64_t{1001}, int64_t{4103}}) {
           const QsgdFormat f{bits, bucket, max_norm};
           // Extremes with the l2 norm too, in short buckets (most of whose norms stay finite).
-          const at::Tensor x =
-              max_norm || bucket == 7 ? awkward(n, bits) : moderate(n, bits);
+          const at::Tensor x = max_norm || bucket == 7 ? awkward(n, bits) : moderate(n, bits);
           const int64_t m = f.buckets(n);
           const CounterUniforms rng(1000 + bits);
           std::vector<float> norms(static_cast<size_t>(m));
           std::vector<uint8_t> codes(static_cast<size_t>(packed_bytes(n, bits + 1)));
           qsgd_encode(f, x.data_ptr<float>(), n, rng, norms.data(), codes.data());
           const at::Tensor expected_norms = at::from_blob(norms.data(), {m}, at::kFloat);
+          if (!max_norm) {  // the fp64 sums themselves: their order shows in their last bits
+            std::vector<double> sums(static_cast<size_t>(m));
+            bucket_sums_of_squares(x.data_ptr<float>(), n, bucket, 0, m, sums.data());
+            ASSERT_TRUE(same_bits(generic::qsgd_sums_of_squares(f, x),
+                                  at::from_blob(sums.data(), {m}, at::kDouble)))
+                << bits << " bits, bucket " << bucket << ", n " << n;
+          }
           const at::Tensor got_norms = generic::qsgd_norms(f, x);
           ASSERT_TRUE(same_bits(got_norms, expected_norms))
               << bits << " bits, bucket " << bucket << ", n " << n << ", max " << max_norm;
@@ -137,6 +144,40 @@ TEST(GenericCodecs, QsgdPayloadAndDecodingAreTheKernels) {
                                 at::from_blob(decoded.data(), {n}, at::kFloat)))
               << bits << " bits, bucket " << bucket << ", n " << n << ", max " << max_norm;
         }
+}
+
+// Elements whose fraction equals their uniform exactly (u < frac is false, so they round down):
+// with a max-norm of s the scale is 1 and x_i = ±u_i has level 0 and fraction u_i; likewise
+// TernGrad's u_i·s < |x_i| with s = 1. A comparison that rounds such a tie up changes the codes.
+TEST(GenericCodecs, TiesBetweenUniformAndFractionRoundAsTheKernels) {
+  const int64_t n = 1001;
+  const CounterUniforms rng(0x5eed);
+  std::vector<float> u(static_cast<size_t>(n));
+  rng.fill(0, n, u.data());
+  for (int bits = 1; bits <= 8; ++bits) {
+    const QsgdFormat f{bits, n, true};
+    at::Tensor x = at::from_blob(u.data(), {n}, at::kFloat).clone();
+    x.narrow(0, 0, n / 2).neg_();
+    x[n - 1] = static_cast<float>((1 << bits) - 1);  // the max-norm: s, so the scale is 1
+    std::vector<float> norms(1);
+    std::vector<uint8_t> codes(static_cast<size_t>(packed_bytes(n, bits + 1)));
+    qsgd_encode(f, x.data_ptr<float>(), n, rng, norms.data(), codes.data());
+    const at::Tensor payload = generic::qsgd_encode(f, x, generic::qsgd_norms(f, x), rng);
+    ASSERT_TRUE(at::equal(payload.narrow(0, 4, payload.numel() - 4),
+                          bytes_of(codes.data(), static_cast<int64_t>(codes.size()))))
+        << bits << " bits";
+  }
+  // TernGrad: the kernel draws its key from the generator; x is made of that key's uniforms.
+  at::Generator probe = make_generator(0, 0, 0), gen = make_generator(0, 0, 0);
+  const CounterUniforms drawn(draw_key(probe));
+  drawn.fill(0, n, u.data());
+  at::Tensor x = at::from_blob(u.data(), {n}, at::kFloat).clone();
+  x[0] = 1.0f;  // s = max|x| = 1: u_0 < 1 keeps it whatever the comparison
+  std::vector<uint8_t> codes(static_cast<size_t>(packed_bytes(n, 2)));
+  const float inf = std::numeric_limits<float>::infinity();
+  ternarize(x.data_ptr<float>(), n, 1.0f, inf, gen, codes.data());
+  const at::Tensor got = generic::ternarize(x, 1.0f, inf, drawn);
+  EXPECT_TRUE(at::equal(got, bytes_of(codes.data(), static_cast<int64_t>(codes.size()))));
 }
 
 // TernGrad with clipping on and off: the scaler max|x| is the kernels'; with the kernels' (s, t)
@@ -178,15 +219,16 @@ TEST(GenericCodecs, SignScaledSignAndHalfPayloadsAreTheKernels) {
       const at::Tensor x = extreme ? awkward(n, 8) : moderate(n, 8);
       const at::Tensor signs = sign->compress(x, gen);
       ASSERT_TRUE(at::equal(generic::pack_signs(x), signs)) << n;
-      ASSERT_TRUE(same_bits(generic::unpack_signs(signs, n, 1.0f, -1.0f),
-                            sign->decompress(signs, n)))
+      ASSERT_TRUE(
+          same_bits(generic::unpack_signs(signs, n, 1.0f, -1.0f), sign->decompress(signs, n)))
           << n;
 
       const at::Tensor payload = scaled->compress(x, gen);
       float scale = 0;
       std::memcpy(&scale, payload.data_ptr<uint8_t>(), 4);
       ASSERT_TRUE(at::equal(generic::scaled_sign_encode(x, scale), payload)) << n;
-      ASSERT_TRUE(same_bits(generic::scaled_sign_decode(payload, n), scaled->decompress(payload, n)))
+      ASSERT_TRUE(
+          same_bits(generic::scaled_sign_decode(payload, n), scaled->decompress(payload, n)))
           << n;
       if (!extreme)  // LibTorch's fp64 sum: within an fp32 ulp of the element-order sum
         EXPECT_NEAR(generic::l1_scale(x), scale, 1.2e-7 * scale) << n;
@@ -221,7 +263,8 @@ TEST(GenericCodecs, DecodersReadPayloadsAtAnyByteOffset) {
   const QsgdFormat f{4, 7, false};
   const int64_t n = 61;
   const at::Tensor x = moderate(n, 2);
-  const at::Tensor payload = generic::qsgd_encode(f, x, generic::qsgd_norms(f, x), CounterUniforms(3));
+  const at::Tensor payload =
+      generic::qsgd_encode(f, x, generic::qsgd_norms(f, x), CounterUniforms(3));
   const at::Tensor buffer = at::cat({at::zeros({1}, at::kByte), payload});
   EXPECT_TRUE(same_bits(generic::qsgd_decode(f, buffer.narrow(0, 1, payload.numel()), n),
                         generic::qsgd_decode(f, payload, n)));
