@@ -90,7 +90,8 @@ class TernGrad final : public Algorithm {
     }
     if (p_.scaler_sharing) {
       at::Tensor all =
-          comm.allgather(at::from_blob(scale.data(), {T}, at::kFloat).to(comm.device())).cpu();
+          comm.allgather(at::from_blob(scale.data(), {T}, at::kFloat).clone().to(comm.device()))
+              .cpu();
       const float* sp = all.data_ptr<float>();
       for (int r = 0; r < P; ++r)
         for (int64_t i = 0; i < T; ++i) scale[i] = std::max(scale[i], sp[r * T + i]);

@@ -3,8 +3,10 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/generic_codecs.h"
@@ -22,60 +24,100 @@ at::TensorOptions longs(at::Device device) {
   return at::TensorOptions().dtype(at::kLong).device(device);
 }
 
-// Multiplication by x in GF(2^8), on int32 bytes.
-at::Tensor xtime(const at::Tensor& a) {
-  return a.bitwise_left_shift(1).bitwise_and(0xff).bitwise_xor(a.bitwise_right_shift(7).mul(0x1b));
+// The AES round as T-tables (Daemen and Rijmen, "The Design of Rijndael", 2002, sec. 4.2): the
+// state's four columns are 32-bit words (row r in bits 8r .. 8r + 7, the little-endian bytes of
+// counter_rng.h), and the round's column c is T_0[a_0c] ^ T_1[a_1c] ^ T_2[a_2c] ^ T_3[a_3c] ^ k_c
+// with a_rc the byte ShiftRows brings there (row r of column c + r). T_r[a] holds S[a] times row
+// r's MixColumns coefficients; the four tables lie one after another (T_r at 256·r).
+std::vector<int32_t> round_tables() {
+  const uint8_t* s = CounterUniforms::sbox_table();
+  auto xtime = [](uint32_t a) { return ((a << 1) ^ ((a & 0x80) ? 0x1b : 0)) & 0xff; };
+  // Coefficient of input row r in output row o: (2 3 1 1) rotated right by o.
+  static const int kCoefficient[4][4] = {{2, 3, 1, 1}, {1, 2, 3, 1}, {1, 1, 2, 3}, {3, 1, 1, 2}};
+  std::vector<int32_t> t(1024);
+  for (int r = 0; r < 4; ++r)
+    for (int a = 0; a < 256; ++a) {
+      const uint32_t v = s[a], x = xtime(v);
+      uint32_t word = 0;
+      for (int o = 0; o < 4; ++o) {
+        const int c = kCoefficient[o][r];
+        word |= (c == 1 ? v : c == 2 ? x : x ^ v) << (8 * o);
+      }
+      std::memcpy(&t[static_cast<size_t>(256 * r + a)], &word, 4);
+    }
+  return t;
 }
 
-// The 16 bytes (int32, [count, 16]) of blocks j0 .. j0 + count after the whitening and kRounds
-// AES rounds: the portable path of counter_rng.cpp, column c = bytes 4c .. 4c + 3.
-at::Tensor aes_blocks(const at::Tensor& keys, const at::Tensor& sbox, const at::Tensor& shift_rows,
-                      int64_t j0, int64_t count) {
-  const at::Device device = keys.device();
-  const at::Tensor j = at::arange(j0, j0 + count, longs(device)).unsqueeze(1);
-  const at::Tensor low =
-      j.bitwise_right_shift(at::arange(0, 64, 8, longs(device))).bitwise_and(0xff).to(at::kInt);
-  at::Tensor st = at::cat({low, at::zeros({count, 8}, ints(device))}, 1).bitwise_xor(keys[0]);
+// Signed 32-bit lanes holding the low 32 bits of v (int64): the same bits, no narrowing overflow.
+at::Tensor low_word(const at::Tensor& v) {
+  return v.bitwise_and(0xffffffffLL).bitwise_xor(0x80000000LL).sub(0x80000000LL).to(at::kInt);
+}
+
+// What the rounds need on `device`: the round keys as words ([kRounds + 1, 4]), the tables, and
+// for each of the 16 (column, row) places of a round's input the state byte ShiftRows brings
+// there and its table's offset.
+struct RoundData {
+  at::Tensor keys, tables, shift_rows, offsets, byte_shifts;
+};
+
+// (Copies, also on the CPU: the host arrays below do not outlive this call.)
+RoundData round_data(const CounterUniforms& rng, at::Device device) {
+  RoundData d;
+  int32_t words[(CounterUniforms::kRounds + 1) * 4];
+  std::memcpy(words, rng.round_keys(), sizeof words);
+  d.keys =
+      at::from_blob(words, {CounterUniforms::kRounds + 1, 4}, at::kInt).to(device, false, true);
+  std::vector<int32_t> tables = round_tables();
+  d.tables = at::from_blob(tables.data(), {1024}, at::kInt).to(device, false, true);
+  int64_t perm[16];
+  int32_t offset[16];
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) {
+      perm[4 * c + r] = 4 * ((c + r) & 3) + r;
+      offset[4 * c + r] = 256 * r;
+    }
+  d.shift_rows = at::from_blob(perm, {16}, at::kLong).to(device, false, true);
+  d.offsets = at::from_blob(offset, {16}, at::kInt).to(device, false, true);
+  d.byte_shifts = at::arange(0, 32, 8, ints(device));
+  return d;
+}
+
+// The four words (int32, [count, 4]) of blocks j0 .. j0 + count after the whitening and kRounds
+// AES rounds: word c of block j is w(key, 4j + c).
+at::Tensor aes_blocks(const RoundData& d, int64_t j0, int64_t count) {
+  const at::Device device = d.keys.device();
+  const at::Tensor j = at::arange(j0, j0 + count, longs(device));
+  at::Tensor st = at::stack({low_word(j), low_word(j.bitwise_right_shift(32)),
+                             at::zeros({count}, ints(device)), at::zeros({count}, ints(device))},
+                            1)
+                      .bitwise_xor(d.keys[0]);
   for (int r = 1; r <= CounterUniforms::kRounds; ++r) {
-    // ShiftRows and SubBytes, then MixColumns with the round key.
+    const at::Tensor bytes =
+        st.unsqueeze(2).bitwise_right_shift(d.byte_shifts).bitwise_and(0xff).view({count, 16});
     const at::Tensor t =
-        sbox.index_select(0, st.index_select(1, shift_rows).reshape({-1})).view({count, 4, 4});
-    const at::Tensor a0 = t.select(2, 0), a1 = t.select(2, 1), a2 = t.select(2, 2),
-                     a3 = t.select(2, 3);
-    const at::Tensor x0 = xtime(a0), x1 = xtime(a1), x2 = xtime(a2), x3 = xtime(a3);
-    const at::Tensor rest = a1.bitwise_xor(a2).bitwise_xor(a3);  // shared by rows 0 and 1
-    st = at::stack({x0.bitwise_xor(x1).bitwise_xor(rest),
-                    a0.bitwise_xor(x1).bitwise_xor(x2).bitwise_xor(a2).bitwise_xor(a3),
-                    a0.bitwise_xor(a1).bitwise_xor(x2).bitwise_xor(x3).bitwise_xor(a3),
-                    x0.bitwise_xor(a0).bitwise_xor(a1).bitwise_xor(a2).bitwise_xor(x3)},
-                   2)
-             .view({count, 16})
-             .bitwise_xor(keys[r]);
+        d.tables.index_select(0, bytes.index_select(1, d.shift_rows).add_(d.offsets).view({-1}))
+            .view({count, 4, 4});
+    st = t.select(2, 0)
+             .bitwise_xor(t.select(2, 1))
+             .bitwise_xor_(t.select(2, 2))
+             .bitwise_xor_(t.select(2, 3))
+             .bitwise_xor_(d.keys[r]);
   }
   return st;
 }
 
-// f(bytes of blocks [j, j + count), first element's offset in them) over the blocks of elements
-// [first, first + n), pass by pass; f returns that pass's values, which land in `out` in order.
+// f(words of blocks [j, j + count)) over the blocks of elements [first, first + n), pass by pass;
+// f returns that pass's values, which land in `out` in order.
 template <class F>
 void for_each_pass(const CounterUniforms& rng, int64_t first, int64_t n, at::Device device,
                    at::Tensor& out, F&& f) {
-  const at::Tensor keys = at::from_blob(const_cast<uint8_t*>(rng.round_keys()),
-                                        {CounterUniforms::kRounds + 1, 16}, at::kByte)
-                              .to(device, at::kInt);
-  const at::Tensor sbox =
-      at::from_blob(const_cast<uint8_t*>(CounterUniforms::sbox_table()), {256}, at::kByte)
-          .to(device, at::kInt);
-  int64_t perm[16];
-  for (int c = 0; c < 4; ++c)
-    for (int r = 0; r < 4; ++r) perm[4 * c + r] = 4 * ((c + r) & 3) + r;
-  const at::Tensor shift_rows = at::from_blob(perm, {16}, at::kLong).to(device);
+  const RoundData d = round_data(rng, device);
   int64_t done = 0;
   while (done < n) {
     const int64_t at_elem = first + done, j = at_elem / 4, head = at_elem % 4;
     const int64_t count = std::min(kBlocksPerPass, (head + n - done + 3) / 4);
     const int64_t take = std::min(n - done, 4 * count - head);
-    const at::Tensor values = f(aes_blocks(keys, sbox, shift_rows, j, count)).reshape({-1});
+    const at::Tensor values = f(aes_blocks(d, j, count)).reshape({-1});
     out.narrow(0, done, take).copy_(values.narrow(0, head, take));
     done += take;
   }
@@ -92,13 +134,8 @@ void check_range(int64_t first, int64_t n, const char* who) {
 at::Tensor counter_words(const CounterUniforms& rng, int64_t first, int64_t n, at::Device device) {
   check_range(first, n, "counter_words");
   at::Tensor out = at::empty({n}, longs(device));
-  for_each_pass(rng, first, n, device, out, [](const at::Tensor& st) {
-    const at::Tensor b = st.view({-1, 4, 4}).to(at::kLong);  // word w = bytes 4w .. 4w + 3
-    return b.select(2, 0)
-        .bitwise_or(b.select(2, 1).bitwise_left_shift(8))
-        .bitwise_or(b.select(2, 2).bitwise_left_shift(16))
-        .bitwise_or(b.select(2, 3).bitwise_left_shift(24));
-  });
+  for_each_pass(rng, first, n, device, out,
+                [](const at::Tensor& w) { return w.to(at::kLong).bitwise_and(0xffffffffLL); });
   return out;
 }
 
@@ -106,13 +143,9 @@ at::Tensor counter_uniforms(const CounterUniforms& rng, int64_t first, int64_t n
                             at::Device device) {
   check_range(first, n, "counter_uniforms");
   at::Tensor out = at::empty({n}, at::TensorOptions().dtype(at::kFloat).device(device));
-  for_each_pass(rng, first, n, device, out, [](const at::Tensor& st) {
+  for_each_pass(rng, first, n, device, out, [](const at::Tensor& w) {
     // (word >> 8)·2^-24: the top 24 bits, exact in fp32, times a power of two.
-    const at::Tensor b = st.view({-1, 4, 4});
-    const at::Tensor top = b.select(2, 1)
-                               .bitwise_or(b.select(2, 2).bitwise_left_shift(8))
-                               .bitwise_or(b.select(2, 3).bitwise_left_shift(16));
-    return top.to(at::kFloat).mul_(1.0f / 16777216.0f);
+    return w.bitwise_right_shift(8).bitwise_and_(0xffffff).to(at::kFloat).mul_(1.0f / 16777216.0f);
   });
   return out;
 }
@@ -123,13 +156,29 @@ at::Tensor pack_codes(const at::Tensor& codes, int bits) {
                                 std::to_string(kMaxPackedBits) + "], got " + std::to_string(bits));
   const at::Device device = codes.device();
   const int64_t n = codes.numel();
+  const int64_t bytes = packed_bytes(n, bits);
+  if (bits <= 8) {
+    // Eight codes fill `bits` bytes: joined into one 64-bit word (code k at bit k·b; the top
+    // field may set the sign bit, which only the bytes below read), then cut into bytes.
+    const int64_t groups = (n + 7) / 8;
+    const at::Tensor words =
+        at::constant_pad_nd(codes.reshape({-1}).to(at::kLong), {0, 8 * groups - n}, 0)
+            .view({groups, 8})
+            .bitwise_left_shift(at::arange(0, 8 * bits, bits, longs(device)))
+            .sum(1);
+    return words.unsqueeze(1)
+        .bitwise_right_shift(at::arange(0, 8 * bits, 8, longs(device)))
+        .bitwise_and_(0xff)
+        .to(at::kByte)
+        .view({-1})
+        .narrow(0, 0, bytes);
+  }
   // Stream bit k = bit (k mod b) of code k / b; eight stream bits make a byte, LSB first.
   const at::Tensor stream = codes.reshape({-1, 1})
                                 .to(at::kInt)
                                 .bitwise_right_shift(at::arange(bits, ints(device)))
                                 .bitwise_and(1)
                                 .reshape({-1});
-  const int64_t bytes = packed_bytes(n, bits);
   const at::Tensor padded = at::constant_pad_nd(stream, {0, 8 * bytes - n * bits}, 0);
   return padded.view({bytes, 8})
       .bitwise_left_shift(at::arange(8, ints(device)))
@@ -143,6 +192,20 @@ at::Tensor unpack_codes(const at::Tensor& bytes, int64_t n, int bits) {
                                 std::to_string(n) + " codes of " + std::to_string(bits) +
                                 " bits (expected " + std::to_string(packed_bytes(n, bits)) + ")");
   const at::Device device = bytes.device();
+  if (bits <= 8) {  // `bits` bytes hold eight codes: one 64-bit word, cut into codes
+    const int64_t groups = (n + 7) / 8;
+    const at::Tensor words = at::constant_pad_nd(bytes.reshape({-1}).to(at::kLong),
+                                                 {0, groups * bits - bytes.numel()}, 0)
+                                 .view({groups, bits})
+                                 .bitwise_left_shift(at::arange(0, 8 * bits, 8, longs(device)))
+                                 .sum(1);
+    return words.unsqueeze(1)
+        .bitwise_right_shift(at::arange(0, 8 * bits, bits, longs(device)))
+        .bitwise_and_((1 << bits) - 1)
+        .to(at::kInt)
+        .view({-1})
+        .narrow(0, 0, n);
+  }
   const at::Tensor stream = bytes.reshape({-1, 1})
                                 .to(at::kInt)
                                 .bitwise_right_shift(at::arange(8, ints(device)))
