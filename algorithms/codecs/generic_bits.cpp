@@ -14,8 +14,11 @@
 namespace cedar::generic {
 namespace {
 
-// Blocks per pass of the AES rounds: the int32 state and its temporaries stay within tens of MiB.
-constexpr int64_t kBlocksPerPass = int64_t{1} << 18;
+// Blocks per pass of the AES rounds: on the CPU the int32 state and its temporaries stay within
+// tens of MiB; on a device, whose memory is larger and where every op is a kernel launch, a pass
+// of 2^21 blocks (8M elements, about 128 MiB per temporary) keeps the launches per tensor few.
+constexpr int64_t kBlocksPerPassCpu = int64_t{1} << 18;
+constexpr int64_t kBlocksPerPassDevice = int64_t{1} << 21;
 
 at::TensorOptions ints(at::Device device) {
   return at::TensorOptions().dtype(at::kInt).device(device);
@@ -112,10 +115,11 @@ template <class F>
 void for_each_pass(const CounterUniforms& rng, int64_t first, int64_t n, at::Device device,
                    at::Tensor& out, F&& f) {
   const RoundData d = round_data(rng, device);
+  const int64_t per_pass = device.is_cpu() ? kBlocksPerPassCpu : kBlocksPerPassDevice;
   int64_t done = 0;
   while (done < n) {
     const int64_t at_elem = first + done, j = at_elem / 4, head = at_elem % 4;
-    const int64_t count = std::min(kBlocksPerPass, (head + n - done + 3) / 4);
+    const int64_t count = std::min(per_pass, (head + n - done + 3) / 4);
     const int64_t take = std::min(n - done, 4 * count - head);
     const at::Tensor values = f(aes_blocks(d, j, count)).reshape({-1});
     out.narrow(0, done, take).copy_(values.narrow(0, head, take));
