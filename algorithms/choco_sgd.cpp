@@ -133,9 +133,10 @@ class ChocoSgd final : public Algorithm {
     std::vector<at::Tensor> payloads;
     for (const auto& p : params) {
       const at::Tensor diff = (p.tensor.detach() - x_hat_.at(p.name)).reshape({-1});
-      payloads.push_back(codec_->compress(diff.to(at::kCPU, at::kFloat).contiguous(), gen));
+      // Encoded where the parameters are (codecs/generic_codecs.h off the CPU).
+      payloads.push_back(codec_->compress(diff.to(at::kFloat).contiguous(), gen));
     }
-    const at::Tensor mine = at::cat(payloads);
+    const at::Tensor mine = at::cat(payloads).to(comm.device());
     const auto received = exchange_with_neighbours(topology_, mine, comm, kChocoTag);
     const double w = topology_.weight();
     int64_t offset = 0;

@@ -17,7 +17,10 @@ set(CEDAR_CODEC_SOURCES
   codecs/sign_codec.cpp
   codecs/half.cpp
   codecs/fp16_codec.cpp
-  codecs/identity_codec.cpp)
+  codecs/identity_codec.cpp
+  codecs/generic_bits.cpp
+  codecs/generic_quantizers.cpp
+  codecs/generic_signs.cpp)
 set(CEDAR_EXCHANGE_SOURCES
   exchange/error_feedback.cpp
   exchange/compressed_exchange.cpp
@@ -25,6 +28,7 @@ set(CEDAR_EXCHANGE_SOURCES
   exchange/sparse_scatter.cpp
   exchange/magnitude_scan.cpp
   exchange/magnitude_topk.cpp
+  exchange/magnitude_topk_generic.cpp
   exchange/dgc_select.cpp
   exchange/global_topk.cpp)
 

@@ -54,17 +54,18 @@ class EfSignSgd final : public Algorithm {
     if (!(lr > 0))
       throw std::invalid_argument("ef-signsgd: the learning rate must be positive (step " +
                                   std::to_string(ctx.step) + " has lr " + std::to_string(lr) + ")");
-    // The memory and the encodings live on the CPU: work on a CPU copy of a device bucket.
-    const bool on_cpu = bucket.flat.device().is_cpu();
-    GradBucket cpu = on_cpu ? GradBucket{} : cpu_copy(bucket);
-    GradBucket& b = on_cpu ? bucket : cpu;
+    // The memory and the encodings live on the bucket's device (generic_codecs.h off the CPU),
+    // in fp32: a bucket of another precision is worked on through an fp32 copy.
+    const bool fp32 = bucket.flat.scalar_type() == at::kFloat && bucket.flat.is_contiguous();
+    GradBucket copy = fp32 ? GradBucket{} : fp32_copy(bucket);
+    GradBucket& b = fp32 ? bucket : copy;
     b.flat.mul_(lr);  // g → γ·g; ErrorFeedback then forms p = γ·g + e
     at::Generator gen =
         make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(b.index));
     // mean(Δ), then / γ.
     exchange_compressed(b, comm, *compressor_, &memory_, gen);
     for (auto& e : b.entries) e.grad.div_(lr);
-    if (!on_cpu) bucket.flat.copy_(cpu.flat);
+    if (!fp32) bucket.flat.copy_(copy.flat);
   }
 
   void save_state(AlgorithmState& out) const override {
@@ -75,10 +76,10 @@ class EfSignSgd final : public Algorithm {
   }
 
  private:
-  static GradBucket cpu_copy(const GradBucket& bucket) {
+  static GradBucket fp32_copy(const GradBucket& bucket) {
     GradBucket c;
     c.index = bucket.index;
-    c.flat = bucket.flat.to(at::kCPU, at::kFloat).contiguous();
+    c.flat = bucket.flat.to(at::kFloat).contiguous();
     for (const auto& e : bucket.entries) {
       const int64_t off = e.grad.storage_offset() - bucket.flat.storage_offset();
       c.entries.push_back(

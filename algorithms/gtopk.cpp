@@ -21,6 +21,9 @@
 //   P·update + Σ_p (e_p' − e_p) = Σ_p g_p   (up to rounding), every step.
 // Selection per tensor, as Cedar's top-k (the reference code selects over all layers fused into
 // one buffer), so that the result does not depend on how the trainer buckets the gradients.
+// Gradients off the CPU stay there: G, the residual and the update live on their device, the local
+// top-k is selected there by the same rule (magnitude_topk_indices), and only the k selected pairs
+// and the merged set (O(k)) visit the host, where the merges run.
 // Momentum: plain, as Cedar's top-k and the reference code (PyTorch SGD on the sparse average):
 // the optimizer's momentum applies to the update; no momentum correction.
 //
@@ -85,22 +88,32 @@ class GTopK final : public Algorithm {
     const double density =
         ctx.epoch < p_.warmup_epochs ? std::max(p_.density, p_.warmup_density) : p_.density;
     ctx.stats["gtopk.density"] = density;
-    // G = g + e per tensor and its local top-k.
+    // G = g + e per tensor and its local top-k, where the gradients are.
     SparseSegments local;
     std::vector<at::Tensor> sum;
     for (const auto& e : bucket.entries) {
       const int64_t d = e.grad.numel();
+      const at::Device home = e.grad.device();
       at::Tensor& res = residual_[e.name];
       if (!res.defined() || res.numel() != d) res = at::zeros({d}, at::kFloat);
-      sum.push_back(e.grad.detach().to(at::kCPU, at::kFloat).reshape({-1}) + res);
+      if (res.device() != home) res = res.to(home);
+      sum.push_back(e.grad.detach().to(at::kFloat).reshape({-1}) + res);
       const int64_t k = keep_count(d, density);
       const int64_t off = local.total();
       local.numel.push_back(d);
       local.count.push_back(k);
       local.index.resize(static_cast<size_t>(off + k));
       local.value.resize(static_cast<size_t>(off + k));
-      topk_.select(sum.back().data_ptr<float>(), d, k, local.index.data() + off,
-                   local.value.data() + off);
+      if (home.is_cpu()) {
+        topk_.select(sum.back().data_ptr<float>(), d, k, local.index.data() + off,
+                     local.value.data() + off);
+      } else {  // the k pairs come to the host for the merges
+        const at::Tensor idx = magnitude_topk_indices(sum.back(), k);
+        const at::Tensor i32 = idx.to(at::kCPU, at::kInt).contiguous();
+        const at::Tensor val = sum.back().index_select(0, idx).cpu().contiguous();
+        std::copy_n(i32.data_ptr<int32_t>(), k, local.index.data() + off);
+        std::copy_n(val.data_ptr<float>(), k, local.value.data() + off);
+      }
     }
     const GlobalTopK g = global_topk_allreduce(local, comm, scratch_);
     ctx.stats["gtopk.payload_bytes"] += static_cast<double>(g.bytes_sent);
@@ -108,6 +121,12 @@ class GTopK final : public Algorithm {
     for (size_t i = 0; i < bucket.entries.size(); ++i) {
       GradEntry& e = bucket.entries[i];
       const int64_t k = local.count[i];
+      if (!sum[i].is_cpu()) {
+        reduce_on_device(local, g, off, k, comm.size(), sum[i], e);
+        residual_[e.name] = sum[i];
+        off += k;
+        continue;
+      }
       // e' = G with this rank's delivered values taken out.
       float* r = sum[i].data_ptr<float>();
       for (int64_t j = off; j < off + k; ++j)
@@ -132,6 +151,26 @@ class GTopK final : public Algorithm {
   }
 
  private:
+  // For tensor `sum` (G on its device) at pairs [off, off + k) of `local`: G's delivered values
+  // set to 0 (the residual), and the update S/P written to e.grad, as the CPU loops do.
+  static void reduce_on_device(const SparseSegments& local, const GlobalTopK& g, int64_t off,
+                               int64_t k, int ranks, at::Tensor& sum, GradEntry& e) {
+    std::vector<int64_t> delivered, index;
+    std::vector<float> value;
+    for (int64_t j = off; j < off + k; ++j) {
+      const size_t q = static_cast<size_t>(j);
+      if (g.delivered[q]) delivered.push_back(local.index[q]);
+      index.push_back(g.global.index[q]);
+      value.push_back(g.global.value[q]);
+    }
+    const at::Device home = sum.device();
+    if (!delivered.empty()) sum.index_fill_(0, at::tensor(delivered, at::kLong).to(home), 0.0);
+    at::Tensor u = at::zeros({sum.numel()}, sum.options());
+    if (k) u.index_put_({at::tensor(index, at::kLong).to(home)}, at::tensor(value).to(home));
+    if (ranks > 1) u.div_(ranks);
+    e.grad.copy_(u.view(e.grad.sizes()));
+  }
+
   GTopKParams p_;
   std::map<std::string, at::Tensor> residual_;  // e per tensor name, 1-D fp32 on the CPU
   MagnitudeTopK topk_;

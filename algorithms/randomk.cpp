@@ -35,6 +35,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
+#include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/exchange/error_feedback.h"
 #include "algorithms/exchange/sparse_exchange.h"
@@ -57,10 +58,13 @@ at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) 
   if (!values_only_ && n > std::numeric_limits<int32_t>::max())
     throw std::invalid_argument("random-k: " + std::to_string(n) +
                                 " elements do not fit the int32 indices of the sparse encoding");
-  if (!x.is_cpu()) {  // gather where the tensor is, then bring the k values over
-    at::Tensor values = x.reshape({-1}).index_select(0, last_indices_.to(x.device()));
-    values = values.to(at::kCPU, at::kFloat);
-    return values_only_ ? as_bytes(values) : encode_sparse(last_indices_, values);
+  if (!x.is_cpu()) {
+    // The index set depends on (key, n, k) alone: drawn on the host (Floyd's sampler is
+    // sequential), its k indices go to the device and the values are gathered and encoded there.
+    last_indices_ = last_indices_.to(x.device());
+    const at::Tensor values =
+        x.detach().reshape({-1}).index_select(0, last_indices_).to(at::kFloat).contiguous();
+    return values_only_ ? values.view(at::kByte) : encode_sparse(last_indices_, values);
   }
   const at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
   at::Tensor out = at::empty({payload_bytes(n)}, at::kByte);
@@ -127,10 +131,11 @@ class RandomK final : public Algorithm {
       at::Tensor g = e.grad.reshape({-1});
       at::Tensor payload =
           memory ? memory->compress(e.name, g, compressor_, gen) : compressor_.compress(g, gen);
-      values.push_back(from_bytes(payload, at::kFloat));
+      values.push_back(payload.is_cpu() ? from_bytes(payload, at::kFloat)
+                                        : generic::reinterpret(payload, at::kFloat));
       indices.push_back(compressor_.last_indices());
     }
-    at::Tensor sum = at::cat(values);
+    at::Tensor sum = at::cat(values).to(comm.device());  // made where the gradients are
     comm.allreduce_sum(sum);
     if (comm.size() > 1) sum.div_(comm.size());
     int64_t off = 0;

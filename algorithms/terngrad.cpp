@@ -25,7 +25,9 @@
 // σ is the population standard deviation (divide by n) in double, as in the reference code, in
 // one pass (codecs/terngrad_codec.h: its summation order and the uniforms). Randomness:
 // make_generator(seed, rank, step, stream = bucket.index); the codec draws one key per tensor from
-// it, in bucket order.
+// it, in bucket order. Gradients off the CPU are encoded and decoded on their device by the
+// codec's device-generic form (codecs/generic_codecs.h): the same codes for the same scalers, the
+// scaler max|g| the same, c·σ from LibTorch's fp64 sums; only the T scalers visit the host.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -37,6 +39,8 @@
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/codecs/terngrad_codec.h"
 #include "comm/communicator.h"
 
@@ -68,6 +72,8 @@ class TernGrad final : public Algorithm {
     const int P = comm.size();
     at::Generator gen =
         make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
+    if (T && !bucket.entries.front().grad.device().is_cpu())
+      return reduce_on_device(bucket, comm, gen);
     std::vector<at::Tensor> g(T);
     std::vector<float> thr(T), scale(T);
     std::vector<int64_t> offset(T + 1);
@@ -84,7 +90,8 @@ class TernGrad final : public Algorithm {
     }
     if (p_.scaler_sharing) {
       at::Tensor all =
-          comm.allgather(at::from_blob(scale.data(), {T}, at::kFloat).clone()).contiguous();
+          comm.allgather(at::from_blob(scale.data(), {T}, at::kFloat).clone().to(comm.device()))
+              .cpu();
       const float* sp = all.data_ptr<float>();
       for (int r = 0; r < P; ++r)
         for (int64_t i = 0; i < T; ++i) scale[i] = std::max(scale[i], sp[r * T + i]);
@@ -98,7 +105,7 @@ class TernGrad final : public Algorithm {
       ternarize(g[i].data_ptr<float>(), g[i].numel(), scale[i], thr[i], gen, mp + offset[i]);
 
     // Every rank decodes every rank's codes and averages (rank order: identical on all ranks).
-    at::Tensor all = comm.allgather(mine).contiguous();
+    at::Tensor all = comm.allgather(mine.to(comm.device())).cpu().contiguous();
     const uint8_t* ap = all.data_ptr<uint8_t>();
     static const float kTernary[4] = {0.0f, 1.0f, -1.0f, 0.0f};
     for (int64_t i = 0; i < T; ++i) {
@@ -124,6 +131,66 @@ class TernGrad final : public Algorithm {
   }
 
  private:
+  // The rule above with every gradient-sized tensor on the gradients' device: statistics, codes
+  // and decoding by generic_codecs.h, in the CPU path's order (one key per tensor, in bucket
+  // order; ranks summed in rank order).
+  void reduce_on_device(GradBucket& bucket, Communicator& comm, at::Generator& gen) {
+    const int64_t T = static_cast<int64_t>(bucket.entries.size());
+    const int P = comm.size();
+    const at::Device home = bucket.entries.front().grad.device();
+    std::vector<at::Tensor> g(T), stats;
+    for (int64_t i = 0; i < T; ++i) {
+      g[i] = bucket.entries[i].grad.detach().to(home, at::kFloat).contiguous().reshape({-1});
+      stats.push_back(generic::ternary_max_abs(g[i]));
+      stats.push_back(generic::ternary_clip(g[i], p_.clip));
+    }
+    const at::Tensor host = at::stack(stats).cpu();  // 2T floats: (max|g|, c·σ) per tensor
+    const float* hp = host.data_ptr<float>();
+    std::vector<float> thr(T), scale(T);
+    for (int64_t i = 0; i < T; ++i) {
+      thr[i] = hp[2 * i + 1];
+      scale[i] = std::min(hp[2 * i], thr[i]);
+    }
+    at::Tensor scales = at::from_blob(scale.data(), {T}, at::kFloat).clone();
+    if (p_.scaler_sharing) {
+      const at::Tensor all = comm.allgather(scales.to(comm.device())).cpu().contiguous();
+      const float* sp = all.data_ptr<float>();
+      for (int r = 0; r < P; ++r)
+        for (int64_t i = 0; i < T; ++i) scale[i] = std::max(scale[i], sp[r * T + i]);
+    }
+    std::vector<at::Tensor> parts;
+    if (!p_.scaler_sharing) parts.push_back(scales.to(home).view(at::kByte));
+    std::vector<int64_t> offset(T + 1, p_.scaler_sharing ? 0 : 4 * T);
+    for (int64_t i = 0; i < T; ++i) {
+      const CounterUniforms rng(draw_key(gen));
+      parts.push_back(generic::ternarize(g[i], scale[i], thr[i], rng));
+      offset[i + 1] = offset[i] + parts.back().numel();
+    }
+    const at::Tensor all = comm.allgather(at::cat(parts).to(comm.device())).to(home);
+    // Each rank's own scalers, when they travel with the codes (4T bytes per rank, to the host).
+    std::vector<float> rank_scales(static_cast<size_t>(P * T));
+    if (!p_.scaler_sharing)
+      for (int r = 0; r < P; ++r) {
+        const at::Tensor s = all.narrow(0, r * offset[T], 4 * T).cpu().contiguous();
+        std::memcpy(rank_scales.data() + r * T, s.data_ptr<uint8_t>(), 4 * static_cast<size_t>(T));
+      }
+    static const float kTernary[4] = {0.0f, 1.0f, -1.0f, 0.0f};
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t n = g[i].numel();
+      auto& e = bucket.entries[i];
+      at::Tensor sum = at::empty({n}, g[i].options());
+      for (int r = 0; r < P; ++r) {
+        const float s = p_.scaler_sharing ? scale[i] : rank_scales[r * T + i];
+        float value[4];
+        for (int c = 0; c < 4; ++c) value[c] = kTernary[c] * s;
+        generic::add_ternary(all.narrow(0, r * offset[T] + offset[i], offset[i + 1] - offset[i]), n,
+                             value, r == 0, sum);
+      }
+      if (P > 1) sum.div_(P);
+      e.grad.copy_(sum.view(e.grad.sizes()));
+    }
+  }
+
   TernGradParams p_;
 };
 

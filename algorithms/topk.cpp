@@ -43,6 +43,7 @@ at::Tensor cpu_floats(const at::Tensor& x) {
 }  // namespace
 
 at::Tensor TopKCompressor::select(const at::Tensor& x, at::Generator&) {
+  if (!x.is_cpu()) return magnitude_topk_indices(x, keep_count(x.numel(), ratio_));
   const at::Tensor v = cpu_floats(x);
   const int64_t k = keep_count(v.numel(), ratio_);
   std::vector<int32_t> index(static_cast<size_t>(k));
@@ -53,7 +54,8 @@ at::Tensor TopKCompressor::select(const at::Tensor& x, at::Generator&) {
   return out;
 }
 
-at::Tensor TopKCompressor::compress(const at::Tensor& x, at::Generator&) {
+at::Tensor TopKCompressor::compress(const at::Tensor& x, at::Generator& gen) {
+  if (!x.is_cpu()) return SparseCompressor::compress(x, gen);  // selected and gathered there
   const at::Tensor v = cpu_floats(x);
   const int64_t k = keep_count(v.numel(), ratio_);
   at::Tensor out = at::empty({sparse_payload_bytes(k)}, at::kByte);

@@ -8,6 +8,9 @@
 //                          (LocalCommunicator): encode, the (identity) exchange, decode and
 //                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
 //                          fp16 at every size; those with a codec above at 1M only)
+//   generic/<name>         the same codec's device-generic form (codecs/generic_codecs.h, LibTorch
+//                          ops, what a GPU gradient runs) on the CPU tensor, encode then decode,
+//                          beside codec/<name> at 1M: the cost of those ops on the CPU
 //   rng/<way>              uniforms: at::rand (a fresh tensor), and the counter-based uniforms
 //                          QSGD and TernGrad draw (counter_rng.h) into a reused buffer
 //   blas/powersgd_matmuls  the two products of PowerSGD's step on the same gradient matrix M
@@ -33,7 +36,10 @@
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/generic_codecs.h"
+#include "algorithms/codecs/qsgd_codec.h"
 #include "algorithms/exchange/dgc_select.h"
+#include "algorithms/exchange/magnitude_topk.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 
@@ -102,6 +108,45 @@ std::unique_ptr<Compressor> qsgd_4bit() { return cedar::make_qsgd_compressor(4, 
 std::unique_ptr<Compressor> topk_1pct() { return std::make_unique<cedar::TopKCompressor>(0.01); }
 std::unique_ptr<Compressor> randomk_1pct() {
   return std::make_unique<cedar::RandomKCompressor>(0.01, /*values_only=*/true);  // the default
+}
+
+// The device-generic form of codec `name` on the CPU gradient: encode then decode (a fresh output,
+// as on a device), the encodings of codec/<name> with the same parameters.
+void generic_codec(benchmark::State& state, const std::string& name) {
+  namespace generic = cedar::generic;
+  const int64_t n = state.range(0);
+  const at::Tensor x = gradient(n).reshape({-1});
+  const cedar::QsgdFormat f{4, 512, false};
+  int64_t step = 0, payload_bytes = 0;
+  auto round_trip = [&] {
+    at::Generator gen = cedar::make_generator(1, 0, step++);
+    at::Tensor payload, decoded;
+    if (name == "qsgd") {
+      const cedar::CounterUniforms rng(cedar::draw_key(gen));
+      payload = generic::qsgd_encode(f, x, generic::qsgd_norms(f, x), rng);
+      decoded = generic::qsgd_decode(f, payload, n);
+    } else if (name == "sign") {
+      payload = generic::pack_signs(x);
+      decoded = generic::unpack_signs(payload, n, 1.0f, -1.0f);
+    } else if (name == "scaled_sign") {
+      payload = generic::scaled_sign_encode(x, generic::l1_scale(x));
+      decoded = generic::scaled_sign_decode(payload, n);
+    } else if (name == "fp16") {
+      payload = generic::halves_encode(x);
+      decoded = generic::halves_decode(payload, n);
+    } else {  // topk at 1%
+      const at::Tensor idx = cedar::magnitude_topk_indices(x, cedar::keep_count(n, 0.01));
+      payload = cedar::encode_sparse(idx, x.index_select(0, idx));
+      decoded = at::zeros({n}).index_put_({idx}, x.index_select(0, idx));
+    }
+    payload_bytes = payload.numel();
+    benchmark::DoNotOptimize(decoded.data_ptr());
+    benchmark::ClobberMemory();
+  };
+  round_trip();  // warm-up
+  for (auto _ : state) round_trip();
+  set_throughput(state, n);
+  state.counters["payload_bytes"] = static_cast<double>(payload_bytes);
 }
 
 // reduce_gradients of one bucket holding the whole gradient, on one rank. The bucket is refilled
@@ -235,6 +280,8 @@ int main(int argc, char** argv) {
   add("codec/scaled_sign", codec, cedar::make_scaled_sign_compressor);
   add("codec/topk", codec, topk_1pct);
   add("codec/randomk", codec, randomk_1pct);
+  for (const char* name : {"fp16", "qsgd", "sign", "scaled_sign", "topk"})
+    add_sized(std::string("generic/") + name, generic_codec, std::string(name))->Arg(kSizes[0]);
   // Algorithms through reduce_gradients: at every size those without a codec above, at the
   // smallest size the others (the cost of the exchange around their codec). dense, local-sgd and
   // the gossip algorithms only communicate or act after the step: on one rank their

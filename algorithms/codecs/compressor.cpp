@@ -47,22 +47,26 @@ uint64_t draw_key(at::Generator& gen) {
   return gen.get<at::CPUGeneratorImpl>()->random64();
 }
 
-void check_decode_target(const at::Tensor& out, const char* who) {
-  if (!out.defined() || !out.device().is_cpu() || out.scalar_type() != at::kFloat ||
+void check_decode_target(const at::Tensor& out, const char* who, bool any_device) {
+  if (!out.defined() || !(any_device || out.device().is_cpu()) || out.scalar_type() != at::kFloat ||
       !out.is_contiguous())
-    throw std::invalid_argument(std::string(who) +
-                                ": decoding needs a contiguous CPU fp32 output tensor, got " +
+    throw std::invalid_argument(std::string(who) + ": decoding needs a contiguous " +
+                                (any_device ? "" : "CPU ") + "fp32 output tensor, got " +
                                 (out.defined() ? out.toString() + " on " + out.device().str()
                                                : std::string("an undefined tensor")));
 }
 
 void Compressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
-  check_decode_target(out, "decompress_into");
-  out.view({-1}).copy_(decompress(payload, out.numel()));
+  check_decode_target(out, "decompress_into", true);
+  out.view({-1}).copy_(decompress(payload.to(out.device()), out.numel()));
 }
 
 void Compressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) {
-  check_decode_target(x, "subtract_decoded");
+  check_decode_target(x, "subtract_decoded", true);
+  if (!x.is_cpu()) {  // decoded where x is
+    x.view({-1}).sub_(decompress(payload.to(x.device()), x.numel()));
+    return;
+  }
   if (!scratch.defined() || scratch.numel() < x.numel())
     scratch = at::empty({x.numel()}, at::kFloat);
   at::Tensor decoded = scratch.narrow(0, 0, x.numel());

@@ -18,15 +18,17 @@ class Compressor {
   virtual at::Tensor compress(const at::Tensor& x, at::Generator& gen) = 0;
   // Decodes one payload back to a dense fp32 tensor of `numel` elements.
   virtual at::Tensor decompress(const at::Tensor& payload, int64_t numel) = 0;
-  // Decodes one payload into caller-provided storage: `out` a contiguous CPU fp32 tensor whose
-  // numel() is the element count. Codecs that write straight into it override this; the default
-  // copies decompress()'s result. Reusing `out` spares a fresh allocation (and its page faults)
-  // per call. Throws std::invalid_argument when `out` is not contiguous CPU fp32.
+  // Decodes one payload into caller-provided storage: `out` a contiguous fp32 tensor whose
+  // numel() is the element count. Codecs that write straight into CPU storage override this; the
+  // default, and every codec for an `out` on another device, copies decompress()'s result for the
+  // payload on out's device (decoded there by the codec's device-generic form, generic_codecs.h).
+  // Reusing `out` spares a fresh allocation (and its page faults) per call. Throws
+  // std::invalid_argument when `out` is not contiguous fp32.
   virtual void decompress_into(const at::Tensor& payload, at::Tensor& out);
-  // x <- x - decode(payload) in place, x a contiguous CPU fp32 tensor of the payload's element
+  // x <- x - decode(payload) in place, x a contiguous fp32 tensor of the payload's element
   // count: what error feedback keeps. The default decodes into `scratch` (grown as needed; the
-  // caller keeps it between calls) and subtracts; sparse codecs subtract at their indices only.
-  // Either way the bits are those of x - decompress(payload).
+  // caller keeps it between calls; not used for an x off the CPU) and subtracts; sparse codecs
+  // subtract at their indices only. Either way the bits are those of x - decompress(payload).
   virtual void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch);
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }
@@ -44,7 +46,8 @@ at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t str
 // (counter_rng.h) of one encoder call, so that they follow from the generator's seed.
 uint64_t draw_key(at::Generator& gen);
 
-// Checks that `out` can receive `numel` decoded fp32 values in place (decompress_into).
-void check_decode_target(const at::Tensor& out, const char* who);
+// Checks that `out` can receive `numel` decoded fp32 values in place (decompress_into): a
+// contiguous CPU fp32 tensor, or with `any_device` a contiguous fp32 tensor anywhere.
+void check_decode_target(const at::Tensor& out, const char* who, bool any_device = false);
 
 }  // namespace cedar

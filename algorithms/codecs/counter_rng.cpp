@@ -195,6 +195,8 @@ CounterUniforms::CounterUniforms(uint64_t key) {
   }
 }
 
+const uint8_t* CounterUniforms::sbox_table() { return sbox().data(); }
+
 bool CounterUniforms::hardware_aes() {
 #if defined(CEDAR_AESNI)
   static const bool has = cpu_has_aes();

@@ -43,6 +43,10 @@ class CounterUniforms {
 
   static constexpr int kRounds = 4;
 
+  // The AES S-box of the rounds (256 entries): the device-generic form (generic_codecs.h) looks
+  // its bytes up in a tensor of it.
+  static const uint8_t* sbox_table();
+
  private:
   // Round keys k_0 .. k_kRounds as 16 little-endian bytes each.
   alignas(16) uint8_t round_key_[kRounds + 1][16];

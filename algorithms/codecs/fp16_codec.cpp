@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/codecs/half.h"
 
 namespace cedar {
@@ -18,6 +19,7 @@ class HalfCompressor final : public Compressor {
   int64_t payload_bytes(int64_t numel) const override { return 2 * numel; }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
+    if (!x.is_cpu()) return generic::halves_encode(x.detach());  // where it is (generic_codecs.h)
     // Other dtypes convert to half directly (one rounding, not two through fp32).
     if (x.scalar_type() != at::kFloat) return as_bytes(x.detach().to(at::kCPU, at::kHalf));
     at::Tensor v = x.detach().cpu().contiguous();
@@ -28,14 +30,19 @@ class HalfCompressor final : public Compressor {
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
     check_payload(payload, numel);
+    if (!payload.is_cpu()) return generic::halves_decode(payload, numel);
     at::Tensor out = at::empty({numel}, at::kFloat);
     halves_to_floats(payload.contiguous().cpu().data_ptr<uint8_t>(), numel, out.data_ptr<float>());
     return out;
   }
 
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "fp16");
+    check_decode_target(out, "fp16", true);
     check_payload(payload, out.numel());
+    if (!out.is_cpu()) {
+      out.view({-1}).copy_(generic::halves_decode(payload.to(out.device()), out.numel()));
+      return;
+    }
     halves_to_floats(payload.contiguous().cpu().data_ptr<uint8_t>(), out.numel(),
                      out.data_ptr<float>());
   }

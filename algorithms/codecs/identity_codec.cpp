@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/generic_codecs.h"
 
 namespace cedar {
 namespace {
@@ -17,7 +18,9 @@ class IdentityCompressor final : public Compressor {
   int64_t payload_bytes(int64_t numel) const override { return 4 * numel; }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    return as_bytes(x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1}));
+    const at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
+    if (!v.is_cpu()) return v.view(at::kByte).clone();  // where it is, the same bytes
+    return as_bytes(v);
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
@@ -25,7 +28,8 @@ class IdentityCompressor final : public Compressor {
       throw std::invalid_argument("identity: payload of " + std::to_string(payload.numel()) +
                                   " bytes for " + std::to_string(numel) + " values (expected " +
                                   std::to_string(payload_bytes(numel)) + ")");
-    return from_bytes(payload.cpu(), at::kFloat);
+    if (!payload.is_cpu()) return generic::reinterpret(payload, at::kFloat).clone();
+    return from_bytes(payload, at::kFloat);
   }
 };
 

@@ -12,6 +12,7 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/generic_codecs.h"
 
 namespace cedar {
 namespace {
@@ -25,7 +26,12 @@ class QsgdCompressor final : public Compressor {
   }
 
   at::Tensor compress(const at::Tensor& x, at::Generator& gen) override {
-    at::Tensor v = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
+    if (!x.is_cpu()) {  // encoded where it is, with the kernels' bytes (generic_codecs.h)
+      const at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
+      const CounterUniforms rng(draw_key(gen));
+      return generic::qsgd_encode(f_, v, generic::qsgd_norms(f_, v), rng);
+    }
+    at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
     const int64_t n = v.numel();
     const int64_t m = f_.buckets(n);
     at::Tensor out = at::empty({payload_bytes(n)}, at::kByte);
@@ -38,20 +44,25 @@ class QsgdCompressor final : public Compressor {
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    if (!payload.is_cpu()) return generic::qsgd_decode(f_, payload, numel);
     at::Tensor out = at::empty({numel}, at::kFloat);
     decompress_into(payload, out);
     return out;
   }
 
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "qsgd");
+    check_decode_target(out, "qsgd", true);
     const int64_t numel = out.numel();
+    if (!out.is_cpu()) {
+      out.view({-1}).copy_(generic::qsgd_decode(f_, payload.to(out.device()), numel));
+      return;
+    }
     if (payload.numel() != payload_bytes(numel))
       throw std::invalid_argument("qsgd: a payload of " + std::to_string(payload.numel()) +
                                   " bytes for " + std::to_string(numel) + " elements (expected " +
                                   std::to_string(payload_bytes(numel)) + ")");
     const int64_t m = f_.buckets(numel);
-    at::Tensor in = payload.contiguous();
+    at::Tensor in = payload.contiguous().cpu();
     const uint8_t* ip = in.data_ptr<uint8_t>();
     std::vector<float> norms(static_cast<size_t>(m));
     if (m) std::memcpy(norms.data(), ip, 4 * static_cast<size_t>(m));

@@ -16,6 +16,7 @@
 
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/codecs/simd.h"
 
 namespace cedar {
@@ -27,18 +28,25 @@ class SignCompressor final : public Compressor {
   int64_t payload_bytes(int64_t numel) const override { return packed_bytes(numel, 1); }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    at::Tensor v = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
+    at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
+    if (!v.is_cpu()) return generic::pack_signs(v);  // where it is (generic_codecs.h)
     at::Tensor out = at::empty({packed_bytes(v.numel(), 1)}, at::kByte);
     pack_signs(v.data_ptr<float>(), v.numel(), out.data_ptr<uint8_t>());
     return out;
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    if (!payload.is_cpu()) return generic::unpack_signs(payload, numel, 1.0f, -1.0f);
     return unpack_signs(payload, numel, 1.0f, -1.0f);
   }
 
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "signsgd");
+    check_decode_target(out, "signsgd", true);
+    if (!out.is_cpu()) {
+      out.view({-1}).copy_(
+          generic::unpack_signs(payload.to(out.device()), out.numel(), 1.0f, -1.0f));
+      return;
+    }
     unpack_signs(payload, out.numel(), 1.0f, -1.0f, out.data_ptr<float>());
   }
 };
@@ -49,7 +57,10 @@ class ScaledSignCompressor final : public Compressor {
   int64_t payload_bytes(int64_t numel) const override { return 4 + packed_bytes(numel, 1); }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
-    at::Tensor p = x.detach().to(at::kCPU, at::kFloat).contiguous().reshape({-1});
+    at::Tensor p = x.detach().to(at::kFloat).contiguous().reshape({-1});
+    // Where it is: the same bytes for the same scale, the scale by LibTorch's fp64 sum
+    // (generic_codecs.h).
+    if (!p.is_cpu()) return generic::scaled_sign_encode(p, generic::l1_scale(p));
     const int64_t d = p.numel();
     const float* pp = p.data_ptr<float>();
     at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
@@ -68,13 +79,18 @@ class ScaledSignCompressor final : public Compressor {
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
+    if (!payload.is_cpu()) return generic::scaled_sign_decode(payload, numel);
     at::Tensor out = at::empty({std::max<int64_t>(numel, 0)}, at::kFloat);
     decode(payload, numel, out.data_ptr<float>());
     return out;
   }
 
   void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "ef-signsgd");
+    check_decode_target(out, "ef-signsgd", true);
+    if (!out.is_cpu()) {
+      out.view({-1}).copy_(generic::scaled_sign_decode(payload.to(out.device()), out.numel()));
+      return;
+    }
     decode(payload, out.numel(), out.data_ptr<float>());
   }
 

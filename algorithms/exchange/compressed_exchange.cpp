@@ -27,22 +27,31 @@ void add_and_combine(at::Tensor& sum, const at::Tensor& last, int64_t ranks, Com
 }
 
 // The decodings of `payloads` (one per rank) summed in rank order and combined into `grad`,
-// without a tensor per rank.
+// without a tensor per rank. Decoded on grad's device (generic_codecs.h off the CPU), with the
+// same operations in the same order either way.
 void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& payloads,
                          Combine combine, at::Tensor& grad) {
-  const bool in_place =
-      grad.device().is_cpu() && grad.scalar_type() == at::kFloat && grad.is_contiguous();
-  at::Tensor sum = in_place ? grad.view({-1}) : at::empty({grad.numel()}, at::kFloat);
+  const bool on_cpu = grad.device().is_cpu();
+  const bool in_place = grad.scalar_type() == at::kFloat && grad.is_contiguous();
+  at::Tensor sum =
+      in_place ? grad.view({-1}) : at::empty({grad.numel()}, grad.options().dtype(at::kFloat));
   compressor.decompress_into(payloads[0], sum);
   at::Tensor decoded;
   for (size_t r = 1; r < payloads.size(); ++r) {
     if (!decoded.defined()) decoded = at::empty_like(sum);
     compressor.decompress_into(payloads[r], decoded);
-    if (r + 1 == payloads.size()) {
+    if (r + 1 == payloads.size() && on_cpu) {
       add_and_combine(sum, decoded, static_cast<int64_t>(payloads.size()), combine);
       break;
     }
     sum.add_(decoded);
+  }
+  if (!on_cpu && payloads.size() > 1) {  // the last addition and the combination, as above
+    if (combine == Combine::kAverage) {
+      sum.div_(static_cast<double>(payloads.size()));
+    } else {
+      sum.sign_();
+    }
   }
   if (payloads.size() == 1 && combine == Combine::kMajority) sum.sign_();
   if (!in_place) grad.copy_(sum.view(grad.sizes()));
@@ -70,8 +79,11 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
     at::Tensor header = at::tensor(lengths, at::kLong);
     parts.insert(parts.begin(), as_bytes(header));
   }
-  // Encodings are built on the CPU; they travel on the communicator's device (NCCL: the GPU)
-  // and are decoded on the CPU again.
+  // Encodings are built where the gradients are (generic_codecs.h off the CPU) and travel on the
+  // communicator's device (NCCL: the GPU); they are decoded where the gradients are.
+  const at::Device home =
+      bucket.entries.empty() ? at::Device(at::kCPU) : bucket.entries.front().grad.device();
+  if (!fixed) parts.front() = parts.front().to(parts.size() > 1 ? parts[1].device() : home);
   at::Tensor mine = (parts.size() == 1 ? parts[0] : at::cat(parts)).to(comm.device());
 
   // Every rank's encoding of this bucket.
@@ -82,11 +94,11 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
       throw CommError("compressed exchange: allgather returned " + std::to_string(all.numel()) +
                       " bytes, expected " + std::to_string(comm.size()) + " x " +
                       std::to_string(mine.numel()));
-    all = all.cpu();
+    all = all.to(home);
     for (int r = 0; r < comm.size(); ++r)
       per_rank.push_back(all.narrow(0, r * mine.numel(), mine.numel()));
   } else {
-    for (const at::Tensor& buf : comm.allgatherv(mine)) per_rank.push_back(buf.cpu());
+    for (const at::Tensor& buf : comm.allgatherv(mine)) per_rank.push_back(buf.to(home));
   }
 
   // Split every rank's buffer into per-tensor payloads.
@@ -102,7 +114,7 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
         throw CommError("compressed exchange: rank " + std::to_string(r) + " sent " +
                         std::to_string(buf.numel()) + " bytes, less than its " +
                         std::to_string(header_bytes) + "-byte length header");
-      at::Tensor h = from_bytes(buf.narrow(0, 0, header_bytes), at::kLong);
+      at::Tensor h = from_bytes(buf.narrow(0, 0, header_bytes).cpu(), at::kLong);
       int64_t covered = header_bytes;
       for (size_t i = 0; i < n_entries; ++i) {
         len[i] = h[static_cast<int64_t>(i)].item<int64_t>();

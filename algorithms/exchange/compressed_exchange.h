@@ -16,7 +16,8 @@ class Communicator;
 
 // How the ranks' decoded tensors of one gradient become the update written to entry.grad. Both
 // sum the decodings in rank order into entry.grad (rank 0's decoded straight into it when it is
-// contiguous CPU fp32, each other rank's into one reused buffer, then added), then:
+// contiguous fp32, each other rank's into one reused buffer, then added; on entry.grad's device,
+// by the codecs' device-generic forms off the CPU), then:
 enum class Combine {
   kAverage,   // divide by the rank count
   kMajority,  // take the sign (signSGD's majority vote: sign of the sum of the signs, 0 on a tie)

@@ -8,11 +8,12 @@ at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, 
                                    at::Generator& gen) {
   at::Tensor& e = memory_[key];
   if (!e.defined()) e = at::zeros_like(g);
+  if (e.device() != g.device()) e = e.to(g.device());  // a memory restored on another device
   if (!(e.device().is_cpu() && e.scalar_type() == at::kFloat && e.is_contiguous() &&
         e.sizes() == g.sizes())) {
     at::Tensor p = g + e;
     at::Tensor payload = c.compress(p, gen);
-    e = p - c.decompress(payload, p.numel()).to(p.device());  // decoders work on the CPU
+    e = p - c.decompress(payload, p.numel()).view(p.sizes());  // decoded where p is
     return payload;
   }
   // The same operations in the memory itself: p = e + g (the same sum as g + e), its encoding,

@@ -18,6 +18,8 @@
 // (rare), the pass runs again with no floor. Large tensors are split into one range per thread
 // (ATen's intra-op threads) and their collections joined in order. Time: one read of x, a sample
 // of about 256·n/k elements, O(k) for the cut.
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -52,5 +54,10 @@ class MagnitudeTopK {
 
 // The same with buffers of its own (tests, one-off calls).
 void magnitude_topk(const float* x, int64_t n, int64_t k, int32_t* index, float* value);
+
+// The rule's k indices of x (any device, read as fp32) as int64 ascending on x's device, by
+// tensor ops (magnitude_topk_generic.cpp): the same set as MagnitudeTopK::select, ties included.
+// Throws std::invalid_argument unless 0 <= k <= numel < 2^31.
+at::Tensor magnitude_topk_indices(const at::Tensor& x, int64_t k);
 
 }  // namespace cedar

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "algorithms/algorithm_state.h"
+#include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/exchange/sparse_scatter.h"
 #include "comm/communicator.h"
 
@@ -29,7 +30,8 @@ at::Tensor encode_sparse(const at::Tensor& indices, const at::Tensor& values) {
                                 " indices but " + std::to_string(values.numel()) + " values");
   if (indices.numel() && indices.max().item<int64_t>() > std::numeric_limits<int32_t>::max())
     throw std::invalid_argument("encode_sparse: index beyond the int32 range");
-  at::Tensor out = at::empty({sparse_payload_bytes(indices.numel())}, at::kByte);
+  at::Tensor out = at::empty({sparse_payload_bytes(indices.numel())},
+                             at::TensorOptions().dtype(at::kByte).device(values.device()));
   const int64_t n = indices.numel();
   // Write both halves in place: the int32 and fp32 views of the byte buffer.
   out.narrow(0, 0, 4 * n).view(at::kInt).copy_(indices.reshape({-1}));
@@ -46,11 +48,30 @@ SparseView decode_sparse(const at::Tensor& payload) {
                                 " bytes is not a whole number of 8-byte (index, value) pairs");
   const int64_t n = bytes / kSparseBytesPerEntry;
   at::Tensor c = payload.contiguous();
+  if (!c.is_cpu())  // read where it is
+    return {generic::reinterpret(c.narrow(0, 0, 4 * n), at::kInt).to(at::kLong),
+            generic::reinterpret(c.narrow(0, 4 * n, 4 * n), at::kFloat).clone()};
   return {from_bytes(c.narrow(0, 0, 4 * n), at::kInt).to(at::kLong),
           from_bytes(c.narrow(0, 4 * n, 4 * n), at::kFloat)};
 }
 
 namespace {
+
+// The pairs of a payload off the CPU, checked as the CPU decoder checks them (strictly ascending
+// within [0, numel)) with one synchronisation.
+SparseView checked_pairs(const at::Tensor& payload, int64_t numel, const char* who) {
+  SparseView s = decode_sparse(payload);
+  const int64_t k = s.indices.numel();
+  if (k == 0) return s;
+  const at::Tensor ok = s.indices.min().ge(0).logical_and(s.indices.max().lt(numel));
+  const bool fine =
+      (k > 1 ? ok.logical_and(s.indices.slice(0, 1).gt(s.indices.slice(0, 0, k - 1)).all()) : ok)
+          .item<bool>();
+  if (!fine)
+    throw std::invalid_argument(std::string(who) + ": indices not strictly ascending within [0, " +
+                                std::to_string(numel) + ")");
+  return s;
+}
 
 // The 1-D uint8 payload's bytes; throws naming `who` otherwise.
 const uint8_t* payload_bytes_of(const at::Tensor& payload, const char* who) {
@@ -77,26 +98,37 @@ std::pair<const uint8_t*, int64_t> sparse_pairs(const at::Tensor& payload, at::T
 
 at::Tensor SparseCompressor::compress(const at::Tensor& x, at::Generator& gen) {
   at::Tensor idx = select(x, gen).to(x.device());
-  return encode_sparse(idx, x.index_select(0, idx));
+  return encode_sparse(idx, x.reshape({-1}).index_select(0, idx));
 }
 
 at::Tensor SparseCompressor::decompress(const at::Tensor& payload, int64_t numel) {
   if (numel < 0)
     throw std::invalid_argument("sparse decode: negative element count " + std::to_string(numel));
-  at::Tensor out = at::empty({numel}, at::kFloat);
+  at::Tensor out = at::empty({numel}, payload.options().dtype(at::kFloat));
   decompress_into(payload, out);
   return out;
 }
 
 void SparseCompressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
-  check_decode_target(out, "sparse decode");
+  check_decode_target(out, "sparse decode", true);
+  if (!out.is_cpu()) {
+    const SparseView s = checked_pairs(payload.to(out.device()), out.numel(), "sparse decode");
+    out.zero_().view({-1}).index_put_({s.indices}, s.values);
+    return;
+  }
   at::Tensor c;
   const auto [p, k] = sparse_pairs(payload, c, "sparse decode");
   scatter_into_zeros<int32_t>(p, p + 4 * k, k, out.data_ptr<float>(), out.numel(), "sparse decode");
 }
 
 void SparseCompressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor&) {
-  check_decode_target(x, "sparse subtract");
+  check_decode_target(x, "sparse subtract", true);
+  if (!x.is_cpu()) {  // x[i] − v at the payload's indices, where x is
+    const SparseView s = checked_pairs(payload.to(x.device()), x.numel(), "sparse subtract");
+    at::Tensor flat = x.view({-1});
+    flat.index_put_({s.indices}, flat.index_select(0, s.indices).sub_(s.values));
+    return;
+  }
   at::Tensor c;
   const auto [p, k] = sparse_pairs(payload, c, "sparse subtract");
   subtract_at<int32_t>(p, p + 4 * k, k, x.data_ptr<float>(), x.numel(), "sparse subtract");
@@ -106,16 +138,21 @@ at::Tensor RandomKCompressor::decompress(const at::Tensor& payload, int64_t nume
   if (!values_only_) return SparseCompressor::decompress(payload, numel);
   if (numel < 0)
     throw std::invalid_argument("random-k: negative element count " + std::to_string(numel));
-  at::Tensor out = at::empty({numel}, at::kFloat);
+  at::Tensor out = at::empty({numel}, payload.options().dtype(at::kFloat));
   decompress_into(payload, out);
   return out;
 }
 
 void RandomKCompressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
   if (!values_only_) return SparseCompressor::decompress_into(payload, out);
-  check_decode_target(out, "random-k");
+  check_decode_target(out, "random-k", true);
   if (!last_indices_.defined())
     throw std::logic_error("random-k: values-only payload decoded without its index set");
+  if (!out.is_cpu()) {
+    const at::Tensor values = shared_values(payload, out.device(), "random-k");
+    out.zero_().view({-1}).index_put_({last_indices_.to(out.device())}, values);
+    return;
+  }
   // Exactly one fp32 value per shared index: from_bytes would drop a partial value unnoticed.
   const at::Tensor c = payload.contiguous();
   const uint8_t* p = payload_bytes_of(c, "random-k");
@@ -132,9 +169,16 @@ void RandomKCompressor::decompress_into(const at::Tensor& payload, at::Tensor& o
 void RandomKCompressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x,
                                          at::Tensor& scratch) {
   if (!values_only_) return SparseCompressor::subtract_decoded(payload, x, scratch);
-  check_decode_target(x, "random-k subtract");
+  check_decode_target(x, "random-k subtract", true);
   if (!last_indices_.defined())
     throw std::logic_error("random-k: values-only payload subtracted without its index set");
+  if (!x.is_cpu()) {
+    const at::Tensor values = shared_values(payload, x.device(), "random-k subtract");
+    const at::Tensor idx = last_indices_.to(x.device());
+    at::Tensor flat = x.view({-1});
+    flat.index_put_({idx}, flat.index_select(0, idx).sub_(values));
+    return;
+  }
   const at::Tensor c = payload.contiguous();
   const uint8_t* p = payload_bytes_of(c, "random-k subtract");
   const at::Tensor idx = last_indices_.to(at::kCPU, at::kLong).contiguous();
@@ -147,11 +191,22 @@ void RandomKCompressor::subtract_decoded(const at::Tensor& payload, at::Tensor& 
                        x.data_ptr<float>(), x.numel(), "random-k subtract");
 }
 
+at::Tensor RandomKCompressor::shared_values(const at::Tensor& payload, at::Device device,
+                                            const char* who) const {
+  const int64_t k = last_indices_.numel();
+  if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != 4 * k)
+    throw std::invalid_argument(std::string(who) + ": a values-only payload of " +
+                                std::to_string(payload.numel()) + " bytes for " +
+                                std::to_string(k) + " shared indices (expected " +
+                                std::to_string(4 * k) + ": one fp32 value each)");
+  return generic::reinterpret(payload.to(device), at::kFloat);
+}
+
 std::vector<SparseView> allgather_sparse(const at::Tensor& payload, Communicator& comm) {
   std::vector<SparseView> out;
-  // The encoding travels on the communicator's device and is decoded on the CPU.
+  // The encoding travels on the communicator's device and is decoded where the payload was made.
   for (const at::Tensor& buf : comm.allgatherv(payload.to(comm.device())))
-    out.push_back(decode_sparse(buf.cpu()));
+    out.push_back(decode_sparse(buf.to(payload.device())));
   return out;
 }
 
@@ -171,7 +226,9 @@ void scatter_add_segments(const SparseView& s, const std::vector<at::Tensor>& se
   if (s.indices[n - 1].item<int64_t>() >= total || s.indices[0].item<int64_t>() < 0)
     throw std::invalid_argument("scatter_add_segments: index outside the " + std::to_string(total) +
                                 " addressed elements");
-  at::Tensor cut = at::searchsorted(s.indices, at::tensor(bounds, at::kLong));
+  // The cut points of the (few) segments come to the host; the pairs stay where they are.
+  at::Tensor cut =
+      at::searchsorted(s.indices, at::tensor(bounds, at::kLong).to(s.indices.device())).cpu();
   auto c = cut.accessor<int64_t, 1>();
   const at::Device device = segments.front().device();
   at::Tensor indices = s.indices.to(device);

@@ -56,8 +56,8 @@ class SparseCompressor : public Compressor {
 };
 
 // Top-k by magnitude, exact: the k = ⌈ratio·numel⌉ largest |x_i|, equal magnitudes at the k-th
-// taken lower index first (the rule in exchange/magnitude_topk.h; algorithms/topk.cpp). Works
-// on the CPU: a tensor elsewhere is copied there first.
+// taken lower index first (the rule in exchange/magnitude_topk.h; algorithms/topk.cpp). A tensor
+// off the CPU is selected where it is (magnitude_topk_indices), with the same indices.
 class TopKCompressor final : public SparseCompressor {
  public:
   explicit TopKCompressor(double ratio) : ratio_(ratio) {}
@@ -93,6 +93,9 @@ class RandomKCompressor final : public SparseCompressor {
   const at::Tensor& last_indices() const { return last_indices_; }
 
  private:
+  // A values-only payload's k fp32 values on `device`, its size checked against the index set.
+  at::Tensor shared_values(const at::Tensor& payload, at::Device device, const char* who) const;
+
   double ratio_;
   bool values_only_;
   at::Tensor last_indices_;

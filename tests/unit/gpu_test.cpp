@@ -4,9 +4,15 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/codecs/codecs.h"
+#include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 #include "comm/metered_communicator.h"
 #include "comm/nccl_communicator.h"
@@ -75,6 +81,47 @@ torch::Tensor exchange_on(const AlgorithmInfo& info, torch::Device device) {
   return last;
 }
 
+// Every codec encodes a CUDA tensor on the GPU (algorithms/codecs/generic_codecs.h) into the
+// bytes the CPU kernels write for the same tensor and generator, and decodes them there to the
+// same bits. EF-signSGD's scale comes from a differently ordered fp64 sum on the GPU: its sign
+// bits must agree and its scale be within an fp32 ulp.
+TEST(GpuCodecs, EncodeOnTheGpuWithTheCpuBytes) {
+  SKIP_WITHOUT_GPU();
+  const torch::Device cuda(torch::kCUDA, 0);
+  using Make = std::function<std::unique_ptr<Compressor>()>;
+  std::vector<std::pair<std::string, Make>> codecs = {
+      {"sign", [] { return make_sign_compressor(); }},
+      {"scaled sign", [] { return make_scaled_sign_compressor(); }},
+      {"fp16", [] { return make_fp16_compressor(); }},
+      {"top-k", [] { return std::make_unique<TopKCompressor>(0.05); }},
+      {"random-k", [] { return std::make_unique<RandomKCompressor>(0.05, false); }},
+      {"random-k values", [] { return std::make_unique<RandomKCompressor>(0.05, true); }}};
+  for (int bits = 1; bits <= 8; ++bits)
+    for (int64_t bucket : {int64_t{7}, int64_t{512}})
+      for (bool max_norm : {false, true})
+        codecs.push_back({"qsgd " + std::to_string(bits) + "/" + std::to_string(bucket) +
+                              (max_norm ? "/max" : "/l2"),
+                          [=] { return make_qsgd_compressor(bits, bucket, max_norm); }});
+  const int64_t n = 40013;
+  torch::Tensor x = torch::randn({n}, make_generator(4, 0, 0)).mul_(3).round_();
+  x.narrow(0, 0, 3).fill_(-0.0f);
+  for (const auto& [name, make] : codecs) {
+    auto on_cpu = make(), on_gpu = make();
+    at::Generator a = make_generator(6, 0, 0), b = make_generator(6, 0, 0);
+    const torch::Tensor expected = on_cpu->compress(x, a);
+    const torch::Tensor got = on_gpu->compress(x.to(cuda), b);
+    ASSERT_EQ(got.device(), cuda) << name;
+    const int64_t skip = name == "scaled sign" ? 4 : 0;
+    EXPECT_TRUE(torch::equal(got.cpu().narrow(0, skip, got.numel() - skip),
+                             expected.narrow(0, skip, expected.numel() - skip)))
+        << name;
+    if (skip) continue;
+    const torch::Tensor decoded = on_gpu->decompress(got, n);
+    ASSERT_EQ(decoded.device(), cuda) << name;
+    EXPECT_TRUE(testing::same_bits(decoded.cpu(), on_cpu->decompress(expected, n))) << name;
+  }
+}
+
 class GpuAlgorithmTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuAlgorithmTest, ExchangesCudaGradientsOnTheGpu) {
@@ -84,8 +131,10 @@ TEST_P(GpuAlgorithmTest, ExchangesCudaGradientsOnTheGpu) {
   EXPECT_TRUE(torch::isfinite(gpu).all().item<bool>()) << GetParam();
   // On one rank these reduce deterministically: the GPU result must match the CPU's.
   const std::string n = GetParam();
+  // The codecs encode on the GPU with the CPU's bytes, their draws included (qsgd, randomk).
   if (n == "dense" || n == "fp16" || n == "topk" || n == "powersgd" || n == "local-sgd" ||
-      n == "signsgd" || n == "lag" || n == "dpsgd" || n == "choco-sgd") {
+      n == "signsgd" || n == "lag" || n == "dpsgd" || n == "choco-sgd" || n == "qsgd" ||
+      n == "randomk" || n == "terngrad" || n == "ef-signsgd") {
     torch::Tensor cpu = exchange_on(info, torch::Device(torch::kCPU));
     EXPECT_TRUE(torch::allclose(gpu, cpu, 1e-4, 1e-4))
         << n << ": max difference " << (gpu - cpu).abs().max().item<double>();
