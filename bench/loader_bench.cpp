@@ -53,7 +53,8 @@ void write_jpeg(const fs::path& file, int w, int h, int seed) {
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
-  const int rc = tjCompress2(handle, rgb.data(), w, 0, h, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0);
+  const int rc =
+      tjCompress2(handle, rgb.data(), w, 0, h, TJPF_RGB, &jpeg, &size, TJSAMP_420, 90, 0);
   if (rc == 0) {
     fs::create_directories(file.parent_path());
     std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(jpeg), size);
@@ -126,14 +127,31 @@ void configure(benchmark::internal::Benchmark* b) {
   b->UseRealTime()->Unit(benchmark::kMillisecond)->Repetitions(5)->ReportAggregatesOnly(true);
 }
 
-BENCHMARK(BM_memory)->Name("loader/memory")->ArgNames({"prefetch", "workers"})
-    ->Args({0, 1})->Args({2, 1})->Args({4, 2})->Apply(configure);
-BENCHMARK(BM_memory_step)->Name("loader+step/memory")->ArgNames({"prefetch"})
-    ->Arg(0)->Arg(2)->Apply(configure);
-BENCHMARK(BM_eager)->Name("folder/eager")->ArgNames({"prefetch", "workers"})
-    ->Args({0, 1})->Apply(configure);
-BENCHMARK(BM_lazy)->Name("folder/lazy")->ArgNames({"prefetch", "workers"})
-    ->Args({0, 1})->Args({2, 1})->Args({4, 2})->Apply(configure);
+BENCHMARK(BM_memory)
+    ->Name("loader/memory")
+    ->ArgNames({"prefetch", "workers"})
+    ->Args({0, 1})
+    ->Args({2, 1})
+    ->Args({4, 2})
+    ->Apply(configure);
+BENCHMARK(BM_memory_step)
+    ->Name("loader+step/memory")
+    ->ArgNames({"prefetch"})
+    ->Arg(0)
+    ->Arg(2)
+    ->Apply(configure);
+BENCHMARK(BM_eager)
+    ->Name("folder/eager")
+    ->ArgNames({"prefetch", "workers"})
+    ->Args({0, 1})
+    ->Apply(configure);
+BENCHMARK(BM_lazy)
+    ->Name("folder/lazy")
+    ->ArgNames({"prefetch", "workers"})
+    ->Args({0, 1})
+    ->Args({2, 1})
+    ->Args({4, 2})
+    ->Apply(configure);
 
 // The console output, plus each benchmark's median images/s for the ratios.
 class MedianReporter : public benchmark::ConsoleReporter {
@@ -143,8 +161,7 @@ class MedianReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs) {
       const auto it = r.counters.find("items_per_second");
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median" &&
-          it != r.counters.end())
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median" && it != r.counters.end())
         medians[r.run_name.function_name + "/" + r.run_name.args] = it->second.value;
     }
   }
@@ -168,14 +185,14 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto& m = reporter.medians;
   std::printf("\nmedian images/s, ratios:\n");
-  cedar::print_ratio(m, "in memory, prefetch 2 vs synchronous", "loader/memory/prefetch:2/workers:1",
-                     "loader/memory/prefetch:0/workers:1");
+  cedar::print_ratio(m, "in memory, prefetch 2 vs synchronous",
+                     "loader/memory/prefetch:2/workers:1", "loader/memory/prefetch:0/workers:1");
   cedar::print_ratio(m, "in memory, prefetch 4 on 2 workers vs synchronous",
                      "loader/memory/prefetch:4/workers:2", "loader/memory/prefetch:0/workers:1");
-  cedar::print_ratio(m, "with a 2 ms step, prefetch 2 vs synchronous", "loader+step/memory/prefetch:2",
-                     "loader+step/memory/prefetch:0");
-  cedar::print_ratio(m, "ImageFolder lazy vs eager, synchronous", "folder/lazy/prefetch:0/workers:1",
-                     "folder/eager/prefetch:0/workers:1");
+  cedar::print_ratio(m, "with a 2 ms step, prefetch 2 vs synchronous",
+                     "loader+step/memory/prefetch:2", "loader+step/memory/prefetch:0");
+  cedar::print_ratio(m, "ImageFolder lazy vs eager, synchronous",
+                     "folder/lazy/prefetch:0/workers:1", "folder/eager/prefetch:0/workers:1");
   cedar::print_ratio(m, "ImageFolder lazy, prefetch 2 vs lazy synchronous",
                      "folder/lazy/prefetch:2/workers:1", "folder/lazy/prefetch:0/workers:1");
   cedar::print_ratio(m, "ImageFolder lazy, prefetch 4 on 2 workers vs eager",

@@ -2,8 +2,7 @@
 
 namespace cedar {
 
-void PsCheckpointPlan::write(int64_t version, const TensorMap& state,
-                             Communicator& control) const {
+void PsCheckpointPlan::write(int64_t version, const TensorMap& state, Communicator& control) const {
   dir->write(version, state);
   control.barrier();
   if (control.rank() == 0) dir->commit(version);
