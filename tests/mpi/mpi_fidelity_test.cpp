@@ -152,7 +152,8 @@ TEST(MpiFidelity, EvaluationLeavesTheTrainingTrajectoryUntouched) {
 // 256 / (8 n)). Returns the relative difference ‖θ − θ_dense‖ / ‖θ_dense‖ on this rank.
 struct Lossless {
   std::string algorithm, yaml;
-  double momentum;  // of both runs
+  double momentum;          // of both runs
+  double tolerance = 1e-4;  // relative parameter distance allowed after 16 steps
 };
 
 double lossless_gap(MpiCommunicator& mpi, const Lossless& c, int64_t steps, bool bitwise,
@@ -187,9 +188,12 @@ TEST(MpiFidelity, SparsifiersAtRatioOneAreDenseSgdBitwise) {
 }
 
 // Where only the order of the summations differs: 16 steps (one lr decay) within a relative
-// parameter distance of 1e-4 (measured on 2 ranks: 5e-8 to 1e-5; DGC with its weight decay left
+// parameter distance of 1e-4 (measured on 2 ranks: 5e-8 to 2e-7; DGC with its weight decay left
 // without momentum is 9e-4), and the same test accuracy within one test image. On 2 ranks, as
-// the rounding differences grow with more ranks' summation orders.
+// the rounding differences grow with more ranks' summation orders. LAG's aggregate is a running
+// sum (∇ ← ∇ + ΣΔ/P), whose rounding is carried from step to step instead of made afresh, and the
+// distance it ends at depends on the CPU's convolution kernels: 1e-5 on one machine, 1.2e-4 on
+// another (the same build); it is allowed 1e-3, an order above either.
 TEST(MpiFidelity, LosslessSettingsTrainLikeDenseSgdWithinRounding) {
   MpiCommunicator mpi;
   if (mpi.size() != 2) {
@@ -206,14 +210,14 @@ TEST(MpiFidelity, LosslessSettingsTrainLikeDenseSgdWithinRounding) {
       // Local SGD averaging parameters and momentum after every step.
       {"local-sgd", "{period: 1, post_local_switch_epoch: 0, average_momentum: true}", 0.9},
       // LAG with ξ = 0 uploads every changed gradient; it takes plain steps, as does its baseline.
-      {"lag", "{xi: 0}", 0.0},
+      {"lag", "{xi: 0}", 0.0, 1e-3},
   };
   for (const auto& c : cases) {
     double acc_gap = 0;
     const double gap = lossless_gap(mpi, c, 16, false, &acc_gap);
     if (mpi.rank() == 0)
       std::printf("%-10s relative parameter gap after 16 steps: %.3g\n", c.algorithm.c_str(), gap);
-    EXPECT_LT(gap, 1e-4) << c.algorithm << " " << c.yaml;
+    EXPECT_LT(gap, c.tolerance) << c.algorithm << " " << c.yaml;
     EXPECT_LE(acc_gap, 1.0 / kTest + 1e-12) << c.algorithm;
   }
 }
