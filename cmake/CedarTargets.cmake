@@ -16,9 +16,13 @@ endfunction()
 # Every test's environment: where the sources and the build are, and a temp folder of this build
 # tree's own (gtest's TempDir() reads TEST_TMPDIR), so that files a test writes under a fixed name
 # never meet those of another build tree or checkout (e.g. a database of a newer schema).
+# OMP_NUM_THREADS=1: a test is given one processor (MPI and end-to-end tests one per rank, and
+# `cedar` sets its own thread count from train.threads), so LibTorch's intra-op threads would only
+# spin against the other tests ctest runs at once (a model test took 26 s with two threads beside
+# a build and 6 s with one).
 function(cedar_test_env out)
   file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/test_tmp)
-  set(${out} "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR};TEST_TMPDIR=${PROJECT_BINARY_DIR}/test_tmp" PARENT_SCOPE)
+  set(${out} "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR};TEST_TMPDIR=${PROJECT_BINARY_DIR}/test_tmp;OMP_NUM_THREADS=1" PARENT_SCOPE)
 endfunction()
 
 # cedar_add_test(NAME sources... LIBS libs...): a GoogleTest executable registered with ctest.
