@@ -141,9 +141,10 @@ int MeteredCommunicator::recv_any(at::Tensor& t, int tag) {
 }
 
 int MeteredCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
-  auto t0 = Clock::now();
+  check_device("recv_any_up_to", t);
+  const double t0 = clock();
   const int sender = inner_.recv_any_up_to(t, tag, received);
-  record_received("recv_any", t.reshape({-1}).narrow(0, 0, received), since(t0));
+  record_received("recv_any", t.reshape({-1}).narrow(0, 0, received), clock() - t0);
   return sender;
 }
 

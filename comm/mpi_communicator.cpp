@@ -324,10 +324,10 @@ int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
 }
 
 int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
-  check_cpu(t, "recv_any_up_to");
+  check_tensor(t, "recv_any_up_to");
   MPI_Status status;
   const int64_t bytes = byte_count(t);
-  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
   if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
   check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any_up_to"), MPI_BYTE, MPI_ANY_SOURCE,
                  tag, as_comm(comm_), &status),
@@ -339,8 +339,9 @@ int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
     throw CommError("mpi recv_any_up_to: expected at most " + std::to_string(bytes) +
                     " bytes in whole elements of " + std::to_string(element) + " from rank " +
                     std::to_string(status.MPI_SOURCE) + ", received " + std::to_string(got));
-  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(got));
   received = got / element;
+  at::Tensor arrived = t.view({-1}).narrow(0, 0, received);
+  HostStaging::copy_out(room.narrow(0, 0, got).view(t.scalar_type()), arrived);
   return status.MPI_SOURCE;
 }
 

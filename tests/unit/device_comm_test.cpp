@@ -76,6 +76,9 @@ TEST(MeteredDeviceCheck, ACpuTensorForAnotherDeviceNamesTheOperationAndTheTensor
   EXPECT_NE(error_of([&] { comm.send(t, 1); }).find("metered send"), std::string::npos);
   EXPECT_NE(error_of([&] { comm.recv(in, 1); }).find("metered recv"), std::string::npos);
   EXPECT_NE(error_of([&] { comm.recv_any(in); }).find("metered recv_any"), std::string::npos);
+  int64_t arrived = 0;
+  EXPECT_NE(error_of([&] { comm.recv_any_up_to(in, 0, arrived); }).find("metered recv_any_up_to"),
+            std::string::npos);
   auto meta = torch::empty({4}, torch::TensorOptions().dtype(torch::kLong).device(torch::kMeta));
   // Either side of a sendrecv on the wrong device is named.
   EXPECT_NE(error_of([&] {

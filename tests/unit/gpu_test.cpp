@@ -1,9 +1,10 @@
 // The GPU path (every test skips without a CUDA device): the NCCL communicator on one rank, the
-// codecs encoding on the GPU, and every registered algorithm exchanging CUDA gradients through a metered communicator that
-// checks each tensor's device — its output stays on the GPU, is finite, meters what the CPU run
-// meters, and for the device-independent algorithms equals the CPU's update. The same on two and
-// more MPI ranks with CUDA tensors (and NCCL where every rank has a GPU of its own) runs under
-// mpirun as the ctest test gpu_mpi_np2 (the GpuMpi tests, skipped when not under mpirun).
+// codecs encoding on the GPU, and every registered algorithm exchanging CUDA gradients through a
+// metered communicator that checks each tensor's device — its output stays on the GPU, is finite,
+// meters what the CPU run meters, and for the device-independent algorithms equals the CPU's
+// update. The same on two and more MPI ranks with CUDA tensors (and NCCL where every rank has a GPU
+// of its own) runs under mpirun as the ctest test gpu_mpi_np2 (the GpuMpi tests, skipped when not
+// under mpirun).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
