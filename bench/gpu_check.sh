@@ -44,6 +44,13 @@ for t in gpu_test checkpoint_test comm_test models_test optimizer_test algorithm
   line=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$t.log" | tr '\n' ' ')
   echo "- $t: exit $rc in $secs s; $line" >> "$SUMMARY"
 done
+# The GPU tests on two MPI ranks sharing the GPUs (MPI with CUDA tensors; NCCL with two GPUs).
+if [ -x "$BUILD/tests/gpu_test" ]; then
+  timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$BUILD/tests/gpu_test" \
+    --gtest_filter='*GpuMpi*' --gtest_brief=1 > "$OUT/gpu_mpi_test.log" 2>&1; rc=$?
+  line=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gpu_mpi_test.log" | sort -u | tr '\n' ' ')
+  echo "- gpu_test on 2 MPI ranks (GpuMpi): exit $rc; $line" >> "$SUMMARY"
+fi
 grep -E '^\[  FAILED  \]' "$OUT"/*_test.log | head -20 | sed 's/^/    /' >> "$SUMMARY"
 
 echo >> "$SUMMARY"
@@ -55,6 +62,13 @@ for alg in dense dgc topk randomk qsgd terngrad signsgd ef-signsgd fp16 powersgd
   timeout 300 "$BUILD/cedar" run bench/gpu_run.yaml --db "$DB" --quiet --set name="gpu-$alg" \
     --set algorithm.name=$alg >> "$OUT/runs.log" 2>&1
   echo "- $alg: exit $?" >> "$SUMMARY"
+done
+# Two ranks on the GPUs with MPI carrying CUDA tensors (they share a GPU on a one-GPU machine).
+for alg in dense powersgd; do
+  timeout 300 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$BUILD/cedar" run \
+    bench/gpu_run.yaml --db "$DB" --quiet --set name="gpu-mpi2-$alg" --set train.backend=mpi \
+    --set algorithm.name=$alg >> "$OUT/runs.log" 2>&1
+  echo "- $alg on 2 ranks, train.backend mpi: exit $?" >> "$SUMMARY"
 done
 if command -v sqlite3 > /dev/null; then
   sqlite3 -header -markdown "$DB" "SELECT r.name, r.status, r.backend, printf('%.1f', 1000 * AVG(s.compute_seconds)) AS compute_ms,

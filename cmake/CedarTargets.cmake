@@ -25,13 +25,14 @@ function(cedar_test_env out)
   set(${out} "CEDAR_SOURCE_DIR=${PROJECT_SOURCE_DIR};CEDAR_BINARY_DIR=${PROJECT_BINARY_DIR};TEST_TMPDIR=${PROJECT_BINARY_DIR}/test_tmp;OMP_NUM_THREADS=1" PARENT_SCOPE)
 endfunction()
 
-# cedar_add_test(NAME sources... LIBS libs...): a GoogleTest executable registered with ctest.
+# cedar_add_test(NAME sources... LIBS libs... [ARGS args...]): a GoogleTest executable registered
+# with ctest (run with ARGS, e.g. a --gtest_filter).
 function(cedar_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   cedar_warnings(${name})
-  add_test(NAME ${name} COMMAND ${name})
+  add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
   cedar_test_env(env)
   set_tests_properties(${name} PROPERTIES
     ENVIRONMENT "${env}"

@@ -17,7 +17,9 @@ void average_in_place(const std::vector<at::Tensor>& tensors, Communicator& comm
   for (auto& [key, group] : groups) {
     std::vector<at::Tensor> flat;
     for (const auto& t : group) flat.push_back(t.detach().reshape({-1}));
-    at::Tensor buf = at::cat(flat);
+    // Summed where the communicator's tensors live (e.g. CUDA parameters over a CPU channel),
+    // and written back to the tensors' own device.
+    at::Tensor buf = at::cat(flat).to(comm.device());
     comm.allreduce_sum(buf);
     buf.div_(static_cast<double>(comm.size()));
     int64_t off = 0;

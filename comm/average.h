@@ -11,6 +11,7 @@ namespace cedar {
 class Communicator;
 
 // Every tensor becomes the mean over ranks of its values (sum, then divide by the world size).
+// A group on another device than comm.device() is summed there and copied back.
 void average_in_place(const std::vector<at::Tensor>& tensors, Communicator& comm);
 
 }  // namespace cedar

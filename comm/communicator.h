@@ -68,9 +68,12 @@ class Communicator {
 // One process, no peers: every collective is the identity.
 class LocalCommunicator final : public Communicator {
  public:
+  // `device`: where the run keeps the tensors it hands over (the identity works on any).
+  explicit LocalCommunicator(at::Device device = at::Device(at::kCPU)) : device_(device) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string backend() const override { return "local"; }
+  at::Device device() const override { return device_; }
   void allreduce_sum(at::Tensor&) override {}
   at::Tensor allgather(const at::Tensor& t) override;
   std::vector<at::Tensor> allgatherv(const at::Tensor& t) override;
@@ -86,6 +89,7 @@ class LocalCommunicator final : public Communicator {
   // The result of allgather and allgatherv: a copy of t, flattened; from 1 MiB on in one kept
   // storage, reused once every view of the previous result is gone (as MpiCommunicator's).
   at::Tensor copy_of(const at::Tensor& t);
+  at::Device device_;
   at::Tensor gather_storage_;  // uint8, the reusable output storage
 };
 

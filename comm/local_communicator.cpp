@@ -49,7 +49,7 @@ void LocalCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in
 }
 
 std::unique_ptr<Communicator> LocalCommunicator::split(int, int, const std::string&) {
-  return std::make_unique<LocalCommunicator>();
+  return std::make_unique<LocalCommunicator>(device_);
 }
 
 }  // namespace cedar

@@ -10,6 +10,14 @@
 // Sub-communicators (split) are metered too: their traffic counts in their own counters and in
 // their parent's, under the operation name "<level>/<op>" (e.g. "inter/allgatherv") and in the
 // parent's per-level step counters; when emulating, each level uses its own network profile.
+//
+// On a device with streams (CUDA) each operation's clock starts and stops once the device's
+// current stream has finished its queued work, so that the seconds are the operation's, as on the
+// CPU: not the compute queued before it, and not merely the enqueueing of an NCCL call.
+//
+// Device check: every tensor handed over must live on the inner communicator's device(); when on
+// (the default in debug builds, NDEBUG unset; off in release builds, whose steps then pay
+// nothing) a tensor elsewhere is a CommError naming the operation and the tensor.
 #include <map>
 #include <memory>
 #include <string>
@@ -30,9 +38,16 @@ struct CommCounters {
   void add(const CommCounters& o);
 };
 
+#ifdef NDEBUG
+inline constexpr bool kCheckDevicesByDefault = false;
+#else
+inline constexpr bool kCheckDevicesByDefault = true;
+#endif
+
 class MeteredCommunicator final : public Communicator {
  public:
-  explicit MeteredCommunicator(Communicator& inner) : inner_(inner) {}
+  explicit MeteredCommunicator(Communicator& inner, bool check_devices = kCheckDevicesByDefault)
+      : inner_(inner), device_(inner.device()), check_devices_(check_devices) {}
   // A sub-communicator of `parent` for traffic of level `level`; owns its backend.
   MeteredCommunicator(std::unique_ptr<Communicator> inner, MeteredCommunicator& parent,
                       std::string level);
@@ -90,9 +105,18 @@ class MeteredCommunicator final : public Communicator {
   double emulated(int64_t latency, int64_t bus, double seconds) const;
   // Adds a sub-communicator's record to this one's counters (and on up to the root).
   void absorb(const std::string& level, const std::string& op, const CommCounters& c);
+  // With the device check on: throws unless `t` lives on the inner communicator's device.
+  void check_device(const char* op, const at::Tensor& t) const {
+    if (check_devices_ && t.device() != device_) wrong_device(op, t);
+  }
+  [[noreturn]] void wrong_device(const char* op, const at::Tensor& t) const;
+  // The clock of one operation, read once the device's queued work is done (device_stream.h).
+  double clock() const;
 
   std::unique_ptr<Communicator> owned_;  // the backend of a sub-communicator
   Communicator& inner_;
+  at::Device device_;
+  bool check_devices_;
   MeteredCommunicator* parent_ = nullptr;
   std::string level_;
   const NetworkProfile* emulate_ = nullptr;

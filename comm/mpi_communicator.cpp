@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +13,8 @@
 #include <limits>
 #include <string>
 #include <thread>
+
+#include "comm/device_stream.h"
 
 namespace cedar {
 namespace {
@@ -28,10 +33,10 @@ MPI_Datatype mpi_type(const at::Tensor& t, const char* op) {
   }
 }
 
-void check_cpu(const at::Tensor& t, const char* op) {
-  if (!t.device().is_cpu())
+void check_tensor(const at::Tensor& t, const char* op) {
+  if (!t.device().is_cpu() && !t.device().is_cuda())
     throw CommError(std::string("backend mpi does not support ") + op + " of " + t.device().str() +
-                    " tensors (use the nccl backend for GPU tensors)");
+                    " tensors (CPU and CUDA tensors only)");
   if (!t.is_contiguous()) throw CommError(std::string("mpi ") + op + ": tensor must be contiguous");
 }
 
@@ -81,6 +86,15 @@ void ensure_mpi_initialized() {
 }
 
 bool mpi_threads_serialized() { return g_thread_level >= MPI_THREAD_SERIALIZED; }
+
+bool mpi_cuda_aware() {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  static const bool aware = MPIX_Query_cuda_support() == 1;
+  return aware;
+#else
+  return false;
+#endif
+}
 
 MpiCommunicator::MpiCommunicator() {
   ensure_mpi_initialized();
@@ -139,19 +153,48 @@ void MpiCommunicator::await_peers() {
   });
 }
 
+bool MpiCommunicator::staged(const at::Tensor& t) const {
+  return stage_all_ || (t.is_cuda() && !mpi_cuda_aware());
+}
+
+at::Tensor MpiCommunicator::readable(const at::Tensor& t, HostStaging::Slot slot) {
+  if (staged(t)) return staging_.copy_in(t, slot);
+  wait_for_device(t.device());  // MPI reads the memory itself: the kernels writing it must be done
+  return t;
+}
+
+at::Tensor MpiCommunicator::writable(const at::Tensor& t, HostStaging::Slot slot) {
+  if (staged(t)) return staging_.room(t.numel(), t.scalar_type(), slot, t.device());
+  wait_for_device(t.device());
+  return t;
+}
+
+namespace {
+
+// After an operation: a staged result goes into the caller's tensor.
+void copy_back(const at::Tensor& buffer, at::Tensor& t) {
+  if (!buffer.is_same(t)) HostStaging::copy_out(buffer, t);
+}
+
+}  // namespace
+
 void MpiCommunicator::allreduce_sum(at::Tensor& t) {
-  check_cpu(t, "allreduce");
+  check_tensor(t, "allreduce");
   if (size_ == 1 || t.numel() == 0) return;
+  const MPI_Datatype type = mpi_type(t, "allreduce");
+  at::Tensor buffer = readable(t, HostStaging::kInput);
   await_peers();
-  check(MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), count_of(t.numel(), "allreduce"),
-                      mpi_type(t, "allreduce"), MPI_SUM, as_comm(comm_)),
+  check(MPI_Allreduce(MPI_IN_PLACE, buffer.data_ptr(), count_of(t.numel(), "allreduce"), type,
+                      MPI_SUM, as_comm(comm_)),
         "Allreduce");
+  copy_back(buffer, t);
 }
 
 at::Tensor MpiCommunicator::gather_output(int64_t numel, const at::TensorOptions& options) {
   constexpr int64_t kReuseFromBytes = int64_t{1} << 20;
   const int64_t bytes = numel * static_cast<int64_t>(options.dtype().itemsize());
-  if (bytes < kReuseFromBytes) return at::empty({numel}, options);
+  // A device's caching allocator already reuses its blocks.
+  if (bytes < kReuseFromBytes || !options.device().is_cpu()) return at::empty({numel}, options);
   const bool free = gather_storage_.defined() && gather_storage_.storage().use_count() == 1;
   if (!free || gather_storage_.numel() < bytes)
     gather_storage_ = at::empty({bytes}, at::TensorOptions().dtype(at::kByte));
@@ -159,18 +202,21 @@ at::Tensor MpiCommunicator::gather_output(int64_t numel, const at::TensorOptions
 }
 
 at::Tensor MpiCommunicator::allgather(const at::Tensor& t) {
-  check_cpu(t, "allgather");
+  check_tensor(t, "allgather");
   at::Tensor out = gather_output(t.numel() * size_, t.options());
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+  const at::Tensor in = readable(t, HostStaging::kInput);
+  const at::Tensor into = writable(out, HostStaging::kOutput);
   await_peers();
-  check(MPI_Allgather(t.data_ptr(), count_of(bytes, "allgather"), MPI_BYTE, out.data_ptr(),
+  check(MPI_Allgather(in.data_ptr(), count_of(bytes, "allgather"), MPI_BYTE, into.data_ptr(),
                       count_of(bytes, "allgather"), MPI_BYTE, as_comm(comm_)),
         "Allgather");
+  copy_back(into, out);
   return out;
 }
 
 std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
-  check_cpu(t, "allgatherv");
+  check_tensor(t, "allgatherv");
   int64_t mine = t.numel();
   std::vector<int64_t> counts(size_);
   await_peers();
@@ -185,10 +231,13 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
     total += counts[r];
   }
   at::Tensor flat = gather_output(total, t.options());
+  const at::Tensor in = readable(t, HostStaging::kInput);
+  const at::Tensor into = writable(flat, HostStaging::kOutput);
   check(
-      MPI_Allgatherv(t.data_ptr(), count_of(mine * esize, "allgatherv"), MPI_BYTE, flat.data_ptr(),
+      MPI_Allgatherv(in.data_ptr(), count_of(mine * esize, "allgatherv"), MPI_BYTE, into.data_ptr(),
                      byte_counts.data(), displs.data(), MPI_BYTE, as_comm(comm_)),
       "Allgatherv");
+  copy_back(into, flat);
   std::vector<at::Tensor> out;
   int64_t off = 0;
   for (int r = 0; r < size_; ++r) {
@@ -199,12 +248,16 @@ std::vector<at::Tensor> MpiCommunicator::allgatherv(const at::Tensor& t) {
 }
 
 void MpiCommunicator::broadcast(at::Tensor& t, int root) {
-  check_cpu(t, "broadcast");
+  check_tensor(t, "broadcast");
   if (size_ == 1) return;
   int64_t bytes = t.numel() * static_cast<int64_t>(t.element_size());
+  // The root's tensor is read, every other rank's written.
+  const at::Tensor buffer =
+      rank_ == root ? readable(t, HostStaging::kInput) : writable(t, HostStaging::kInput);
   await_peers();
-  check(MPI_Bcast(t.data_ptr(), count_of(bytes, "broadcast"), MPI_BYTE, root, as_comm(comm_)),
+  check(MPI_Bcast(buffer.data_ptr(), count_of(bytes, "broadcast"), MPI_BYTE, root, as_comm(comm_)),
         "Bcast");
+  if (rank_ != root) copy_back(buffer, t);
 }
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(as_comm(comm_)), "Barrier"); }
@@ -234,46 +287,47 @@ void check_received(const MPI_Status& status, int64_t expected, const char* op) 
 }  // namespace
 
 void MpiCommunicator::send(const at::Tensor& t, int peer, int tag) {
-  check_cpu(t, "send");
-  check(MPI_Send(t.data_ptr(), count_of(byte_count(t), "send"), MPI_BYTE,
+  check_tensor(t, "send");
+  const at::Tensor buffer = readable(t, HostStaging::kInput);
+  check(MPI_Send(buffer.data_ptr(), count_of(byte_count(t), "send"), MPI_BYTE,
                  checked_peer(peer, size_, "send"), tag, as_comm(comm_)),
         "Send");
 }
 
 void MpiCommunicator::recv(at::Tensor& t, int peer, int tag) {
-  check_cpu(t, "recv");
+  check_tensor(t, "recv");
   MPI_Status status;
   // One byte of room beyond the expected count, so that a longer message is reported as such
   // (MPI_Get_count) instead of as MPI's truncation error.
   const int64_t bytes = byte_count(t);
-  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
   if (idle_wait_) sleep_until_message(as_comm(comm_), checked_peer(peer, size_, "recv"), tag);
   check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv"), MPI_BYTE,
                  checked_peer(peer, size_, "recv"), tag, as_comm(comm_), &status),
         "Recv");
   check_received(status, bytes, "recv");
-  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(bytes));
+  HostStaging::copy_out(room.narrow(0, 0, bytes).view(t.scalar_type()), t);
 }
 
 int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
-  check_cpu(t, "recv_any");
+  check_tensor(t, "recv_any");
   MPI_Status status;
   const int64_t bytes = byte_count(t);
-  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
   if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
   check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any"), MPI_BYTE, MPI_ANY_SOURCE, tag,
                  as_comm(comm_), &status),
         "Recv");
   check_received(status, bytes, "recv_any");
-  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(bytes));
+  HostStaging::copy_out(room.narrow(0, 0, bytes).view(t.scalar_type()), t);
   return status.MPI_SOURCE;
 }
 
 int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
-  check_cpu(t, "recv_any_up_to");
+  check_tensor(t, "recv_any_up_to");
   MPI_Status status;
   const int64_t bytes = byte_count(t);
-  at::Tensor room = at::empty({bytes + 1}, at::kByte);
+  at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
   if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
   check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any_up_to"), MPI_BYTE, MPI_ANY_SOURCE,
                  tag, as_comm(comm_), &status),
@@ -285,23 +339,27 @@ int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
     throw CommError("mpi recv_any_up_to: expected at most " + std::to_string(bytes) +
                     " bytes in whole elements of " + std::to_string(element) + " from rank " +
                     std::to_string(status.MPI_SOURCE) + ", received " + std::to_string(got));
-  std::memcpy(t.data_ptr(), room.data_ptr(), static_cast<size_t>(got));
   received = got / element;
+  at::Tensor arrived = t.view({-1}).narrow(0, 0, received);
+  HostStaging::copy_out(room.narrow(0, 0, got).view(t.scalar_type()), arrived);
   return status.MPI_SOURCE;
 }
 
 void MpiCommunicator::sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,
                                int tag) {
-  check_cpu(out, "sendrecv");
-  check_cpu(in, "sendrecv");
+  check_tensor(out, "sendrecv");
+  check_tensor(in, "sendrecv");
   MPI_Status status;
   const int64_t bytes = byte_count(in);
-  check(MPI_Sendrecv(out.data_ptr(), count_of(byte_count(out), "sendrecv"), MPI_BYTE,
-                     checked_peer(dest, size_, "sendrecv"), tag, in.data_ptr(),
+  const at::Tensor sent = readable(out, HostStaging::kInput);
+  const at::Tensor received = writable(in, HostStaging::kOutput);
+  check(MPI_Sendrecv(sent.data_ptr(), count_of(byte_count(out), "sendrecv"), MPI_BYTE,
+                     checked_peer(dest, size_, "sendrecv"), tag, received.data_ptr(),
                      count_of(bytes, "sendrecv"), MPI_BYTE, checked_peer(source, size_, "sendrecv"),
                      tag, as_comm(comm_), &status),
         "Sendrecv");
   check_received(status, bytes, "sendrecv");
+  copy_back(received, in);
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const std::string&) {
@@ -311,9 +369,29 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const s
     delete part;
     check(rc, "Comm_split");
   }
-  std::unique_ptr<MpiCommunicator> sub(new MpiCommunicator(part));
-  sub->idle_wait_ = idle_wait_;
-  return sub;
+  return derived(part);
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::derived(void* comm) const {
+  std::unique_ptr<MpiCommunicator> c(new MpiCommunicator(comm));
+  c->idle_wait_ = idle_wait_;
+  c->stage_all_ = stage_all_;
+  c->device_ = device_;
+  return c;
+}
+
+std::unique_ptr<MpiCommunicator> MpiCommunicator::on_device(const at::Device& device) {
+  if (!device.is_cpu() && !device.is_cuda())
+    throw CommError("backend mpi: tensors on " + device.str() + " are not supported (cpu or cuda)");
+  auto* dup = new MPI_Comm(MPI_COMM_NULL);
+  const int rc = MPI_Comm_dup(as_comm(comm_), dup);
+  if (rc != MPI_SUCCESS) {
+    delete dup;
+    check(rc, "Comm_dup");
+  }
+  std::unique_ptr<MpiCommunicator> c = derived(dup);
+  c->device_ = device;
+  return c;
 }
 
 void MpiCommunicator::abort_job(int code) {

@@ -133,6 +133,11 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
                       ": data.decode: lazy decoding is for imagenet-folder, whose images are "
                       "files; '" +
                       c.data.name + "' is read into memory whole");
+  const YAML::Node train = root["train"];
+  if (c.train.backend == "nccl" && c.train.device == "cpu")
+    throw ConfigError(where(c.source, "train.backend", train.IsMap() ? train["backend"] : train) +
+                      ": train.backend: nccl needs train.device cuda (or auto on a machine with a "
+                      "GPU); on the CPU use mpi or auto");
   if (c.optimizer.schedule == "step" && c.optimizer.milestones.empty())
     throw ConfigError(where(c.source, "optimizer.milestones", root["optimizer"]) +
                       ": optimizer.milestones: the step schedule needs at least one milestone");

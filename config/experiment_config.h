@@ -72,6 +72,7 @@ struct TrainConfig {
   double bucket_mb = 25;
   bool overlap = false;
   std::string device = "cpu";
+  std::string backend = "auto";
   bool checkpoint = true;
   int64_t checkpoint_every_steps = 0;
   std::string checkpoint_dir = "";
@@ -93,8 +94,15 @@ struct TrainConfig {
     v("bucket_mb", bucket_mb, "gradient fusion bucket size in MiB", greater_than(0));
     v("overlap", overlap,
       "exchange each bucket during backward, as soon as its gradients are ready");
-    v("device", device, "where tensors live: cpu, cuda (one GPU per local rank, NCCL) or auto",
+    v("device", device,
+      "where tensors live: cpu, cuda (the local rank's GPU: local rank mod GPUs) or auto (cuda "
+      "where a GPU is visible)",
       one_of({"cpu", "cuda", "auto"}));
+    v("backend", backend,
+      "the algorithm's communicator: nccl (CUDA tensors, one GPU per rank), mpi (CPU or CUDA "
+      "tensors; CUDA ones through host memory unless MPI is CUDA-aware; ranks may share a GPU) or "
+      "auto (nccl on a GPU, else mpi)",
+      one_of({"auto", "mpi", "nccl"}));
     v("checkpoint", checkpoint, "write checkpoints that `cedar run --resume` continues from");
     v("checkpoint_every_steps", checkpoint_every_steps,
       "also checkpoint every N steps within an epoch (0: at the end of each epoch only)",

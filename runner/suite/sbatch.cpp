@@ -9,6 +9,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "config/experiment_config.h"
 #include "config/params.h"
 #include "runner/suite/launcher.h"
 
@@ -87,6 +88,21 @@ void check_sbatch_options(const SbatchOptions& opts, const Suite& suite) {
           "run '" + r.name + "' of " + suite.file + " needs " + std::to_string(r.world_size) +
           " ranks but the job has --nodes " + std::to_string(opts.nodes) + " x --ntasks-per-node " +
           std::to_string(opts.ntasks_per_node) + " = " + std::to_string(tasks) + " tasks");
+  // NCCL refuses two ranks on one GPU: a job that gives its tasks fewer GPUs than them can run a
+  // GPU run only over MPI (which lets ranks share a GPU).
+  if (opts.gpus_per_node == 0 || opts.ntasks_per_node <= opts.gpus_per_node) return;
+  for (const auto& r : suite.runs) {
+    if (!r.error.empty()) continue;  // the preflight reports it
+    const TrainConfig train = load_experiment(suite.file, r.overrides).train;
+    if (train.device == "cpu" || train.backend == "mpi") continue;
+    throw std::invalid_argument(
+        "run '" + r.name + "' of " + suite.file + " trains on GPUs over NCCL (train.device " +
+        train.device + ", train.backend " + train.backend +
+        "), which needs a GPU per rank, but the job has --ntasks-per-node " +
+        std::to_string(opts.ntasks_per_node) + " and --gpus-per-node " +
+        std::to_string(opts.gpus_per_node) +
+        " (set train.backend: mpi to let ranks share GPUs, or give one GPU per task)");
+  }
 }
 
 Suite load_job_suite(const std::string& experiment, const std::vector<std::string>& overrides) {

@@ -43,7 +43,8 @@ struct JobCommand {
 long parse_time_limit(const std::string& text);
 
 // Checks the options and that every run of `suite` fits in the allocation (its world size at
-// most nodes × ntasks-per-node); throws std::invalid_argument naming the option and value.
+// most nodes × ntasks-per-node; a run over NCCL on GPUs, one GPU per task); throws
+// std::invalid_argument naming the option and value.
 void check_sbatch_options(const SbatchOptions& opts, const Suite& suite);
 
 // Expands the suite of `experiment` for a job; throws ConfigError when the file has no grid:

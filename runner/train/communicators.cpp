@@ -27,6 +27,13 @@ torch::Device choose_device(const std::string& wanted, int local_rank) {
 
 }  // namespace
 
+std::string run_backend(const std::string& wanted, const torch::Device& device) {
+  if (wanted == "nccl" && !device.is_cuda())
+    throw ConfigError("train.backend: nccl needs a GPU, but this run is on the CPU (train.device)");
+  if (wanted == "auto") return device.is_cuda() ? "nccl" : "mpi";
+  return wanted;
+}
+
 int local_rank() { return env_int("OMPI_COMM_WORLD_LOCAL_RANK", env_int("SLURM_LOCALID", 0)); }
 
 int ranks_on_this_node() {
@@ -57,10 +64,20 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
     c->bootstrap = std::make_unique<LocalCommunicator>();
   }
   c->device = choose_device(cfg.train.device, local_rank());
-  if (c->device.is_cuda()) c->gpu = make_nccl_communicator(*c->bootstrap, c->device.index());
-  c->metered = std::make_unique<MeteredCommunicator>(c->backend());
   if (cfg.train.overlap && c->device.is_cuda())
-    throw ConfigError("train.overlap: not supported with the NCCL backend (device cuda) yet");
+    throw ConfigError("train.overlap: not supported on a GPU (train.device cuda) yet");
+  const std::string backend = run_backend(cfg.train.backend, c->device);
+  if (backend == "nccl") {
+    c->gpu = make_nccl_communicator(*c->bootstrap, c->device.index());
+  } else if (c->device.is_cuda()) {
+    // MPI over CUDA tensors, on its own duplicate of the world: the bootstrap stays the CPU
+    // channel, and the algorithm's messages never mix with the harness's.
+    if (auto* mpi = dynamic_cast<MpiCommunicator*>(c->bootstrap.get()))
+      c->gpu = mpi->on_device(c->device);
+    else
+      c->gpu = std::make_unique<LocalCommunicator>(c->device);
+  }
+  c->metered = std::make_unique<MeteredCommunicator>(c->backend());
   if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
     throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
   c->emulated = level_profile(cfg, "");

@@ -1,6 +1,7 @@
 #pragma once
 // The communicators of one run on this process: the bootstrap (MPI when launched by mpirun/srun,
-// else a single local process), NCCL on a GPU, and the metered one the algorithm talks through.
+// else a single local process; CPU tensors), the device's communicator on a GPU (NCCL, or MPI with
+// CUDA tensors: train.backend), and the metered one the algorithm talks through.
 #include <torch/types.h>
 
 #include <memory>
@@ -16,25 +17,30 @@ struct RunCommunicators {
   // The harness's own channel (unmetered): initial broadcast, step agreement, evaluation sums,
   // the run id and the communication totals.
   std::unique_ptr<Communicator> bootstrap;
-  std::unique_ptr<Communicator> gpu;             // NCCL when training on a GPU, else null
+  // On a GPU: NCCL, or (train.backend: mpi) MPI over CUDA tensors; null on the CPU.
+  std::unique_ptr<Communicator> gpu;
   std::unique_ptr<MeteredCommunicator> metered;  // wraps backend()
   NetworkProfile emulated;  // the profile metered emulates when network.emulate is on
   // The profile of the traffic inside a node (level "intra"), emulated with it likewise.
   NetworkProfile emulated_intra;
   torch::Device device = torch::Device(torch::kCPU);
 
-  // What the algorithm's traffic goes through: NCCL on a GPU, else the bootstrap.
+  // What the algorithm's traffic goes through: the GPU's communicator, else the bootstrap.
   Communicator& backend() const { return gpu ? *gpu : *bootstrap; }
 };
 
-// Starts the communicators and picks this rank's device (train.device). Throws ConfigError for
-// a device or an overlap the machine or the MPI library cannot provide. Held by pointer: the
+// Starts the communicators and picks this rank's device (train.device) and backend
+// (train.backend). Throws ConfigError for a device, backend or overlap the machine or the MPI
+// library cannot provide. Held by pointer: the
 // metered communicator refers to the others and to the emulated profile.
 std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg);
 
 // This process's rank among the ranks on its node, and their number, as the launcher (Open MPI
 // or Slurm) tells them; 0 and 1 without one.
 int local_rank();
+// The backend train.backend names for a run on `device`: "nccl" or "mpi" (auto: nccl on a GPU).
+// Throws ConfigError for nccl on the CPU.
+std::string run_backend(const std::string& wanted, const torch::Device& device);
 int ranks_on_this_node();
 // The ranks of one node as the run sees them: network.ranks_per_node, or when 0 the launcher's
 // count (ranks_on_this_node()).

@@ -62,11 +62,10 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
                     .item<double>();
     correct += out.argmax(1).eq(y).sum().item<double>();
   }
+  // Three host doubles: summed over the control channel on the CPU, where they already are.
   auto totals =
       torch::tensor({loss_sum, correct, static_cast<double>(mine.size())}, torch::kDouble);
-  if (device.is_cuda()) totals = totals.to(device);
   comm.allreduce_sum(totals);
-  totals = totals.cpu();
   EvalResult r;
   r.count = static_cast<int64_t>(totals[2].item<double>());
   r.loss = totals[0].item<double>() / std::max<int64_t>(1, r.count);
@@ -88,7 +87,10 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
   std::vector<torch::Tensor> kept;
   kept.reserve(live.size());
   for (const auto& t : live) kept.push_back(t.clone());
-  average_in_place(live, control);  // every rank now holds the same average
+  // Every rank now holds the same average. The model is on the run's device and `control` on
+  // the CPU: average_in_place moves each group through the control channel's device and back,
+  // since an evaluation is rare next to steps and its traffic stays out of the algorithm's meter.
+  average_in_place(live, control);
   auto restore = [&] {
     for (size_t i = 0; i < live.size(); ++i) live[i].copy_(kept[i]);
   };
@@ -97,9 +99,8 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
     auto distance = torch::zeros({1}, torch::kDouble);
     for (size_t i = 0; i < parameters; ++i)
       distance += (kept[i].to(torch::kDouble) - live[i].to(torch::kDouble)).pow(2).sum().cpu();
-    if (device.is_cuda()) distance = distance.to(device);
-    control.allreduce_sum(distance);
-    const double consensus = distance.cpu().item<double>() / control.size();
+    control.allreduce_sum(distance);  // one host double, on the CPU channel
+    const double consensus = distance.item<double>() / control.size();
     r = evaluate(model, test, norm, batch_size, device, control);
     r.consensus_distance = consensus;
   } catch (...) {

@@ -53,8 +53,12 @@ void Trainer::set_checkpoints(const CheckpointDir* dir, int64_t resume_step) {
 
 void Trainer::broadcast_initial_state() {
   torch::NoGradGuard no_grad;
-  for (auto& p : params_) control_.broadcast(p.tensor, 0);
-  for (auto& b : buffers_) control_.broadcast(b.tensor, 0);
+  // The model lives on the run's device: it goes through the device's communicator (NCCL or MPI
+  // on the GPU, the bootstrap on the CPU), which moves it without a round trip through host
+  // memory, unmetered (comm_.inner()) since it is the harness's traffic, not the algorithm's.
+  Communicator& device_comm = comm_.inner();
+  for (auto& p : params_) device_comm.broadcast(p.tensor, 0);
+  for (auto& b : buffers_) device_comm.broadcast(b.tensor, 0);
 }
 
 RunSummary Trainer::run() {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "comm/device_stream.h"
 #include "runner/train/backward_overlap.h"
 #include "runner/train/buckets.h"
 #include "runner/train/communicators.h"
@@ -30,6 +31,10 @@ StepContext Trainer::step_context(int64_t epoch, int64_t batch) const {
 
 Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
                                        BackwardOverlap* overlap) {
+  // On a GPU the step's boundaries wait for the device's queued work, as the metering layer's do
+  // around each operation (comm/metered_communicator.h): compute_seconds is then the step's
+  // device time less its communication, comparable with a CPU run's.
+  wait_for_device(device_);
   double t0 = monotonic_seconds();
   comm_.reset_step();
   // From pinned memory (a CUDA run) the copies are asynchronous, ordered before the forward pass
@@ -66,6 +71,7 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
     local.modeled_comm_seconds += level_profile(cfg_, level).seconds(c.latency_steps, c.bus_bytes);
   }
   local.modeled_comm_seconds += network_.seconds(own_latency, own_bus);
+  wait_for_device(device_);
   double step_time = monotonic_seconds() - t0;
   // Seconds inside the communicator (emulated time included). With overlap, compute is the step
   // minus the communication backward did not hide.

@@ -1,10 +1,13 @@
 // MPI backend on real ranks: collective results equal the formulas, metered bytes are exact, and
-// with idle waiting a rank whose peers are late sleeps instead of spinning.
+// with idle waiting a rank whose peers are late sleeps instead of spinning. The staging path of
+// CUDA tensors (copy into host buffers, the operation, copy out) runs here on CPU tensors
+// (stage_every_tensor): the same results, and buffers reused from call to call.
 #include <gtest/gtest.h>
 #include <time.h>
 #include <torch/torch.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -16,11 +19,15 @@
 namespace cedar {
 namespace {
 
-class MpiCollectives : public ::testing::TestWithParam<bool> {};
+// How a rank waits for its peers, and whether tensors travel through the host buffers.
+enum class Mode { kBlockingWait, kIdleWait, kStaged };
+
+class MpiCollectives : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(MpiCollectives, AllreduceAllgatherBroadcastAndBytes) {
   MpiCommunicator mpi;
-  mpi.set_idle_wait(GetParam());
+  mpi.set_idle_wait(GetParam() == Mode::kIdleWait);
+  mpi.stage_every_tensor(GetParam() == Mode::kStaged);
   MeteredCommunicator comm(mpi);
   const int n = comm.size(), r = comm.rank();
   ASSERT_GE(n, 2) << "run under mpirun -np 2 or more";
@@ -55,9 +62,15 @@ TEST_P(MpiCollectives, AllreduceAllgatherBroadcastAndBytes) {
   EXPECT_EQ(tot.at("broadcast").payload_bytes, r == 1 ? 16 : 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(MpiComm, MpiCollectives, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "IdleWait" : "BlockingWait";
+INSTANTIATE_TEST_SUITE_P(MpiComm, MpiCollectives,
+                         ::testing::Values(Mode::kBlockingWait, Mode::kIdleWait, Mode::kStaged),
+                         [](const ::testing::TestParamInfo<Mode>& info) -> std::string {
+                           switch (info.param) {
+                             case Mode::kBlockingWait: return "BlockingWait";
+                             case Mode::kIdleWait: return "IdleWait";
+                             case Mode::kStaged: return "Staged";
+                           }
+                           return "";
                          });
 
 double thread_cpu_seconds() {
@@ -129,6 +142,59 @@ TEST(MpiComm, ReceiveFromAnyRankNamesTheSender) {
 TEST(MpiComm, SplitsFormTheirGroupsAndCountTheirLevels) {
   MpiCommunicator mpi;
   testing::check_split(mpi);
+}
+
+TEST(MpiComm, StagedPointToPointAndSplitsWorkAsUnstaged) {
+  MpiCommunicator mpi;
+  mpi.stage_every_tensor(true);
+  testing::check_point_to_point(mpi);
+  testing::check_receive_from_any(mpi);
+  testing::check_split(mpi);
+}
+
+TEST(MpiComm, StagedResultsLandInTheCallersTensorAndTheBuffersAreReused) {
+  MpiCommunicator world;
+  // On its own duplicate of the world, whose tensors are said to live on the CPU.
+  std::unique_ptr<MpiCommunicator> mpi = world.on_device(at::Device(at::kCPU));
+  mpi->stage_every_tensor(true);
+  EXPECT_EQ(mpi->device(), at::Device(at::kCPU));
+  EXPECT_EQ(mpi->size(), world.size());
+  const int n = mpi->size(), r = mpi->rank();
+  const int64_t m = 1000;
+  for (int round = 0; round < 3; ++round) {
+    // Every result goes into the caller's own storage.
+    auto t = torch::full({m}, double(r + round));
+    const void* storage = t.data_ptr();
+    mpi->allreduce_sum(t);
+    EXPECT_EQ(t.data_ptr(), storage);
+    EXPECT_EQ(t[m - 1].item<double>(), double(n * (n - 1) / 2 + n * round));
+    at::Tensor g = mpi->allgather(torch::full({m}, float(r)));
+    EXPECT_EQ(g[(n - 1) * m].item<float>(), float(n - 1));
+    auto b = torch::full({m}, int64_t(r + 5));
+    mpi->broadcast(b, n - 1);
+    EXPECT_EQ(b[0].item<int64_t>(), int64_t(n - 1 + 5));
+  }
+  // Grown to the largest call (the input: m doubles; the output: n * m floats) and kept.
+  const int64_t in = mpi->staging().capacity(HostStaging::kInput);
+  const int64_t out = mpi->staging().capacity(HostStaging::kOutput);
+  EXPECT_EQ(in, m * 8);
+  EXPECT_EQ(out, n * m * 4);
+  auto small = torch::ones({10});
+  mpi->allreduce_sum(small);
+  EXPECT_EQ(small[9].item<float>(), float(n));
+  EXPECT_EQ(mpi->staging().capacity(HostStaging::kInput), in);
+  // The duplicate's messages never meet the world's: the world's receive skips the message sent
+  // first, on the duplicate with the same peer and tag (4-byte messages: sent without waiting).
+  if (r == 0) {
+    mpi->send(torch::full({1}, 7.0f), 1, 9);
+    world.send(torch::full({1}, 42.0f), 1, 9);
+  } else if (r == 1) {
+    auto from_world = torch::zeros({1}), from_duplicate = torch::zeros({1});
+    world.recv(from_world, 0, 9);
+    mpi->recv(from_duplicate, 0, 9);
+    EXPECT_EQ(from_world.item<float>(), 42.0f);
+    EXPECT_EQ(from_duplicate.item<float>(), 7.0f);
+  }
 }
 
 TEST(MpiComm, LargeGatherOutputsAreReusedOnlyOnceDropped) {

@@ -240,4 +240,48 @@ void expect_ranks_agree(const std::vector<std::vector<StepResult>>& results) {
   }
 }
 
+DeviceExchange exchange_on_device(const std::string& name, MeteredCommunicator& comm) {
+  const at::Device device = comm.device();
+  auto alg = make_algorithm(name);
+  auto gen = make_generator(5, 0, 0);
+  std::vector<NamedTensor> params = {{"w", torch::randn({12, 10}, gen).to(device)},
+                                     {"b", torch::randn({30}, gen).to(device)}};
+  alg->setup(params, comm);
+  DeviceExchange out;
+  for (int64_t step = 0; step < 3; ++step) {
+    GradBucket bucket = bucket_of_shapes({{12, 10}, {30}}, 0, "p");
+    bucket.flat = bucket.flat.to(device);
+    int64_t off = 0;
+    for (size_t i = 0; i < bucket.entries.size(); ++i) {
+      auto& e = bucket.entries[i];
+      e.name = params[i].name;
+      e.param = params[i].tensor;
+      e.grad = bucket.flat.narrow(0, off, e.grad.numel()).view(e.grad.sizes());
+      off += e.grad.numel();
+      auto g = make_generator(77, comm.rank(), step, i);
+      e.grad.copy_(torch::randn(e.grad.sizes(), g).to(device));
+    }
+    StepContext ctx;
+    ctx.step = step;
+    ctx.steps_per_epoch = 10;
+    ctx.lr = 0.1;
+    ctx.base_lr = 0.1;
+    ctx.seed = 9;
+    alg->reduce_gradients(bucket, comm, ctx);
+    out.stayed_on_device = out.stayed_on_device && bucket.flat.device() == device;
+    for (size_t i = 0; i < params.size(); ++i) params[i].tensor.sub_(bucket.entries[i].grad, 0.1);
+    alg->after_step(params, {}, comm, ctx);
+    out.last_update = bucket.flat.cpu();
+  }
+  out.totals = comm.totals();
+  return out;
+}
+
+bool device_independent(const std::string& n) {
+  // The codecs encode on the GPU with the CPU's bytes, their draws included (qsgd, randomk).
+  return n == "dense" || n == "fp16" || n == "topk" || n == "powersgd" || n == "local-sgd" ||
+         n == "signsgd" || n == "lag" || n == "dpsgd" || n == "choco-sgd" || n == "qsgd" ||
+         n == "randomk" || n == "terngrad" || n == "ef-signsgd";
+}
+
 }  // namespace cedar::testing

@@ -143,6 +143,21 @@ std::vector<int64_t> resnet20_step_payloads(const std::string& name, const std::
 // Every rank holds bitwise identical updates at every step.
 void expect_ranks_agree(const std::vector<std::vector<StepResult>>& results);
 
+// ---------------------------------------------------------------- devices
+
+// Three steps of algorithm `name` (default parameters) through `comm`, on `comm`'s device: the
+// same parameters on every rank, gradients seeded by (rank, step). What came out, for comparing
+// one device's run with another's.
+struct DeviceExchange {
+  at::Tensor last_update;                      // the last step's reduced bucket, on the CPU
+  std::map<std::string, CommCounters> totals;  // comm's per-operation counters
+  bool stayed_on_device = true;                // every reduced bucket was left on the device
+};
+DeviceExchange exchange_on_device(const std::string& name, MeteredCommunicator& comm);
+// Whether `name` reduces the same gradients to the same update on every device (no random draws
+// that depend on the device's generator), so that a GPU run can be compared with a CPU run.
+bool device_independent(const std::string& name);
+
 // Runs fn(comm) on n in-process ranks and returns each rank's result, in rank order.
 template <class Fn>
 auto on_ranks(int n, Fn fn) -> std::vector<decltype(fn(std::declval<Communicator&>()))> {

@@ -3,6 +3,7 @@
 // value. Every row goes through what `cedar suite` validates before it starts anything: the grid
 // expansion, every run's configuration, and the algorithm's own parameters.
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +69,9 @@ const std::vector<BadConfig>& bad_configs() {
       {"unknown network profile", "network: {profile: 56k}\n", {},
        {"$F:1:20: network.profile: '56k' is not one of", "10gbe"}},
       {"unknown device", "train: {device: tpu}\n", {}, {"train.device: 'tpu' is not one of cpu|cuda|auto"}},
+      {"unknown backend", "train: {backend: gloo}\n", {}, {"$F:1:18: train.backend: 'gloo' is not one of auto|mpi|nccl"}},
+      {"nccl on the cpu", "train: {device: cpu, backend: nccl}\n", {},
+       {"$F:1:31: train.backend: nccl needs train.device cuda"}},
       {"unknown lr scaling", "optimizer: {lr_scaling: cubic}\n", {}, {"'cubic' is not one of none|linear|sqrt"}},
 
       // Typos: the key, its place and the keys that would have been right.
@@ -323,6 +327,8 @@ TEST(BadConfig, NearbyGoodValuesAreAccepted) {
       "0.9}]}\n",
       "model: {name: lenet5}\ngrid: {model: [resnet20, vgg11], dataset: [synthetic, cifar100]}\n",
       "model: {name: vgg16}\ndata: {name: imagenet-folder}\n",
+      "train: {device: cuda, backend: mpi}\n",
+      "train: {device: auto, backend: nccl}\n",
   };
   for (size_t i = 0; i < good.size(); ++i) {
     const std::string path = write_yaml("good_config_" + std::to_string(i) + ".yaml", good[i]);
@@ -341,13 +347,24 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
     std::vector<std::string> expect;
   };
   // clang-format off
-  const std::vector<Row> rows = {
+  std::vector<Row> rows = {
       {"batch larger than the training set", "model: {name: lenet5}\ndata: {name: synthetic}\ntrain: {batch_size: 5000, threads: 1}\n",
        {"train.batch_size 5000 x 1 ranks exceeds the 2048 training images"}},
       {"LARS with Nesterov momentum", "model: {name: lenet5}\ndata: {name: synthetic}\noptimizer: {name: lars, nesterov: true}\ntrain: {threads: 1}\n",
        {"optimizer.nesterov: LARS"}},
   };
   // clang-format on
+  if (!torch::cuda::is_available()) {
+    // What a machine without a GPU cannot provide.
+    rows.push_back({"cuda without a GPU",
+                    "model: {name: lenet5}\ndata: {name: synthetic}\ntrain: {device: cuda, "
+                    "backend: mpi, threads: 1}\n",
+                    {"train.device: cuda requested but no GPU is visible"}});
+    rows.push_back({"nccl where auto finds no GPU",
+                    "model: {name: lenet5}\ndata: {name: synthetic}\ntrain: {device: auto, "
+                    "backend: nccl, threads: 1}\n",
+                    {"train.backend: nccl needs a GPU, but this run is on the CPU"}});
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string path = write_yaml("run_check_" + std::to_string(i) + ".yaml", rows[i].yaml);
     RunOptions opts;

@@ -86,6 +86,23 @@ TEST(Config, StepScheduleNeedsMilestones) {
   EXPECT_NE(error_of(p).find("optimizer.milestones"), std::string::npos);
 }
 
+TEST(Config, TheBackendIsChosenIndependentlyOfTheDevice) {
+  // MPI carries CUDA tensors too (ranks sharing a GPU, clusters without NCCL).
+  ExperimentConfig c =
+      load_experiment(write_yaml("mpi_cuda.yaml", "train: {device: cuda, backend: mpi}\n"));
+  EXPECT_EQ(c.train.device, "cuda");
+  EXPECT_EQ(c.train.backend, "mpi");
+  EXPECT_EQ(load_experiment(write_yaml("default_backend.yaml", "train: {}\n")).train.backend,
+            "auto");
+  // NCCL without a GPU is refused where it is written, and through an override too.
+  auto cpu = write_yaml("nccl_cpu.yaml", "train: {device: cpu}\n");
+  EXPECT_NE(
+      error_of(cpu, {"train.backend=nccl"}).find("train.backend: nccl needs train.device cuda"),
+      std::string::npos)
+      << error_of(cpu, {"train.backend=nccl"});
+  EXPECT_EQ(error_of(cpu, {"train.backend=nccl", "train.device=auto"}), "");
+}
+
 TEST(Config, OverrideErrorsNameTheOverride) {
   auto p = write_yaml("base.yaml", "train: {epochs: 1}\n");
   std::string e = error_of(p, {"train.epochs=-3"});

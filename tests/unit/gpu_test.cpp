@@ -1,6 +1,10 @@
-// The GPU path (skipped without a CUDA device): the NCCL communicator on one rank, and every
-// registered algorithm exchanging CUDA gradients — its output stays on the GPU, is finite, and
-// for the deterministic algorithms equals the same exchange on the CPU.
+// The GPU path (every test skips without a CUDA device): the NCCL communicator on one rank, the
+// codecs encoding on the GPU, and every registered algorithm exchanging CUDA gradients through a
+// metered communicator that checks each tensor's device — its output stays on the GPU, is finite,
+// meters what the CPU run meters, and for the device-independent algorithms equals the CPU's
+// update. The same on two and more MPI ranks with CUDA tensors (and NCCL where every rank has a GPU
+// of its own) runs under mpirun as the ctest test gpu_mpi_np2 (the GpuMpi tests, skipped when not
+// under mpirun).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -15,6 +19,7 @@
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 #include "comm/metered_communicator.h"
+#include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
 #include "tests/unit/algorithm_harness.h"
 
@@ -25,12 +30,14 @@ namespace {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible"; \
   static_assert(true)
 
+constexpr bool kCheckDevices = true;  // in every build: a CPU tensor handed over is an error
+
 TEST(NcclCommunicator, OneRankCollectivesKeepTheirInput) {
   SKIP_WITHOUT_GPU();
   ASSERT_TRUE(nccl_available()) << "this build has no NCCL backend";
   LocalCommunicator bootstrap;
   auto nccl = make_nccl_communicator(bootstrap, 0);
-  MeteredCommunicator comm(*nccl);
+  MeteredCommunicator comm(*nccl, kCheckDevices);
   auto x = torch::arange(1000, torch::dtype(torch::kFloat).device(torch::kCUDA));
   auto y = x.clone();
   comm.allreduce_sum(y);
@@ -42,43 +49,6 @@ TEST(NcclCommunicator, OneRankCollectivesKeepTheirInput) {
   comm.broadcast(y, 0);
   EXPECT_TRUE(torch::equal(y.cpu(), x.cpu()));
   EXPECT_EQ(comm.totals().at("allreduce").calls, 1);
-}
-
-// Three steps of a toy loop on `device`; returns the last reduced bucket on the CPU.
-torch::Tensor exchange_on(const AlgorithmInfo& info, torch::Device device) {
-  LocalCommunicator comm;
-  auto alg = info.make(YAML::Node(), Source{}, nullptr);
-  auto gen = make_generator(5, 0, 0);
-  std::vector<NamedTensor> params = {{"w", torch::randn({12, 10}, gen).to(device)},
-                                     {"b", torch::randn({30}, gen).to(device)}};
-  alg->setup(params, comm);
-  torch::Tensor last;
-  for (int64_t step = 0; step < 3; ++step) {
-    GradBucket bucket = testing::bucket_of_shapes({{12, 10}, {30}}, 0, "p");
-    bucket.flat = bucket.flat.to(device);
-    int64_t off = 0;
-    for (size_t i = 0; i < bucket.entries.size(); ++i) {
-      auto& e = bucket.entries[i];
-      e.name = params[i].name;
-      e.param = params[i].tensor;
-      e.grad = bucket.flat.narrow(0, off, e.grad.numel()).view(e.grad.sizes());
-      off += e.grad.numel();
-      auto g = make_generator(77, 0, step, i);
-      e.grad.copy_(torch::randn(e.grad.sizes(), g).to(device));
-    }
-    StepContext ctx;
-    ctx.step = step;
-    ctx.steps_per_epoch = 10;
-    ctx.lr = 0.1;
-    ctx.base_lr = 0.1;
-    ctx.seed = 9;
-    alg->reduce_gradients(bucket, comm, ctx);
-    EXPECT_EQ(bucket.flat.device(), device) << info.name << " moved the bucket";
-    for (size_t i = 0; i < params.size(); ++i) params[i].tensor.sub_(bucket.entries[i].grad, 0.1);
-    alg->after_step(params, {}, comm, ctx);
-    last = bucket.flat.cpu();
-  }
-  return last;
 }
 
 // Every codec encodes a CUDA tensor on the GPU (algorithms/codecs/generic_codecs.h) into the
@@ -122,22 +92,67 @@ TEST(GpuCodecs, EncodeOnTheGpuWithTheCpuBytes) {
   }
 }
 
+// The counters that do not depend on time: what each operation moved.
+void expect_same_traffic(const std::map<std::string, CommCounters>& got,
+                         const std::map<std::string, CommCounters>& cpu, const std::string& what) {
+  ASSERT_EQ(got.size(), cpu.size()) << what << ": other operations than on the CPU";
+  for (const auto& [op, c] : cpu) {
+    ASSERT_TRUE(got.count(op)) << what << ": no " << op;
+    const CommCounters& g = got.at(op);
+    EXPECT_EQ(g.calls, c.calls) << what << " " << op;
+    EXPECT_EQ(g.elements, c.elements) << what << " " << op;
+    EXPECT_EQ(g.payload_bytes, c.payload_bytes) << what << " " << op;
+    EXPECT_EQ(g.bus_bytes, c.bus_bytes) << what << " " << op;
+  }
+}
+
+// `name` on `device_comm` (CUDA tensors) against the same steps on `cpu_comm` (CPU tensors).
+void expect_like_the_cpu(const std::string& name, Communicator& device_comm,
+                         Communicator& cpu_comm) {
+  MeteredCommunicator on_device(device_comm, kCheckDevices);
+  MeteredCommunicator on_cpu(cpu_comm, kCheckDevices);
+  const testing::DeviceExchange gpu = testing::exchange_on_device(name, on_device);
+  const testing::DeviceExchange cpu = testing::exchange_on_device(name, on_cpu);
+  EXPECT_TRUE(gpu.stayed_on_device) << name << " moved the bucket off " << device_comm.device();
+  EXPECT_TRUE(torch::isfinite(gpu.last_update).all().item<bool>()) << name;
+  if (!testing::device_independent(name)) return;
+  // The same updates (up to summation order), hence the same decisions and the same traffic.
+  EXPECT_TRUE(torch::allclose(gpu.last_update, cpu.last_update, 1e-4, 1e-4))
+      << name << ": max difference "
+      << (gpu.last_update - cpu.last_update).abs().max().item<double>();
+  expect_same_traffic(gpu.totals, cpu.totals, name + " on " + device_comm.backend());
+}
+
 class GpuAlgorithmTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuAlgorithmTest, ExchangesCudaGradientsOnTheGpu) {
   SKIP_WITHOUT_GPU();
-  const AlgorithmInfo& info = find_algorithm(GetParam());
-  torch::Tensor gpu = exchange_on(info, torch::Device(torch::kCUDA, 0));
-  EXPECT_TRUE(torch::isfinite(gpu).all().item<bool>()) << GetParam();
-  // On one rank these reduce deterministically: the GPU result must match the CPU's.
-  const std::string n = GetParam();
-  // The codecs encode on the GPU with the CPU's bytes, their draws included (qsgd, randomk).
-  if (n == "dense" || n == "fp16" || n == "topk" || n == "powersgd" || n == "local-sgd" ||
-      n == "signsgd" || n == "lag" || n == "dpsgd" || n == "choco-sgd" || n == "qsgd" ||
-      n == "randomk" || n == "terngrad" || n == "ef-signsgd") {
-    torch::Tensor cpu = exchange_on(info, torch::Device(torch::kCPU));
-    EXPECT_TRUE(torch::allclose(gpu, cpu, 1e-4, 1e-4))
-        << n << ": max difference " << (gpu - cpu).abs().max().item<double>();
+  LocalCommunicator gpu(torch::Device(torch::kCUDA, 0)), cpu;
+  expect_like_the_cpu(GetParam(), gpu, cpu);
+}
+
+TEST_P(GpuAlgorithmTest, OneRankNcclMetersWhatTheCpuMeters) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_TRUE(nccl_available()) << "this build has no NCCL backend";
+  LocalCommunicator bootstrap, cpu;
+  auto nccl = make_nccl_communicator(bootstrap, 0);
+  expect_like_the_cpu(GetParam(), *nccl, cpu);
+}
+
+// Under mpirun: every rank on a GPU (local rank mod GPUs, so ranks may share one), MPI carrying
+// CUDA tensors (through host buffers unless MPI is CUDA-aware) against MPI on CPU tensors; and
+// NCCL where each rank has a GPU of its own (NCCL refuses two ranks on one device).
+TEST_P(GpuAlgorithmTest, GpuMpiRanksMeterWhatCpuRanksMeter) {
+  if (!launched_under_mpi()) GTEST_SKIP() << "not under mpirun (ctest runs it as gpu_mpi_np2)";
+  SKIP_WITHOUT_GPU();
+  MpiCommunicator world;
+  const int local = world.rank() % static_cast<int>(torch::cuda::device_count());
+  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(local));
+  std::unique_ptr<MpiCommunicator> mpi_gpu = world.on_device(gpu);
+  expect_like_the_cpu(GetParam(), *mpi_gpu, world);
+  if (static_cast<int>(torch::cuda::device_count()) >= world.size() && nccl_available()) {
+    auto nccl = make_nccl_communicator(world, local);
+    expect_like_the_cpu(GetParam(), *nccl, world);
   }
 }
 

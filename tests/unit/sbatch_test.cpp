@@ -118,6 +118,21 @@ TEST(Sbatch, OptionErrorsNameTheOption) {
   o = ok;
   o.gpus_per_node = -1;
   EXPECT_EQ(error_of(o, suite), "--gpus-per-node -1: expected at least 0");
+  // GPU runs: NCCL (auto on a GPU) needs a GPU per task, MPI lets tasks share one.
+  o = ok;
+  o.gpus_per_node = 1;
+  EXPECT_EQ(error_of(o, suite), "") << "CPU runs need no GPU each";
+  TempDir gpus("gpus");
+  const std::string gpu_file = write_file(gpus.path / "tiny.yaml", kSuiteYaml);
+  const Suite on_gpus = load_job_suite(gpu_file, {"train.device=cuda"});
+  EXPECT_EQ(error_of(o, on_gpus),
+            "run 'dense' of " + gpu_file +
+                " trains on GPUs over NCCL (train.device cuda, train.backend auto), which needs a "
+                "GPU per rank, but the job has --ntasks-per-node 2 and --gpus-per-node 1 (set "
+                "train.backend: mpi to let ranks share GPUs, or give one GPU per task)");
+  EXPECT_EQ(error_of(o, load_job_suite(gpu_file, {"train.device=cuda", "train.backend=mpi"})), "");
+  o.gpus_per_node = 2;
+  EXPECT_EQ(error_of(o, on_gpus), "");
   o = ok;
   o.time = "00:02:00";
   EXPECT_EQ(error_of(o, suite),
