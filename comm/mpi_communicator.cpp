@@ -142,6 +142,25 @@ void sleep_until_message(MPI_Comm comm, int source, int tag) {
 
 }  // namespace
 
+int MpiCommunicator::next_sender(int tag) {
+  MPI_Comm comm = as_comm(comm_);
+  for (;;) {
+    for (int k = 0; k < size_; ++k) {
+      const int peer = (next_any_ + k) % size_;
+      int arrived = 0;
+      check(MPI_Iprobe(peer, tag, comm, &arrived, MPI_STATUS_IGNORE), "Iprobe");
+      if (arrived == 0) continue;
+      next_any_ = (peer + 1) % size_;
+      return peer;
+    }
+    if (idle_wait_) {
+      sleep_until_message(comm, MPI_ANY_SOURCE, tag);
+    } else {
+      check(MPI_Probe(MPI_ANY_SOURCE, tag, comm, MPI_STATUS_IGNORE), "Probe");
+    }
+  }
+}
+
 void MpiCommunicator::await_peers() {
   if (!idle_wait_ || size_ == 1) return;
   MPI_Request request;
@@ -314,8 +333,8 @@ int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
   MPI_Status status;
   const int64_t bytes = byte_count(t);
   at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
-  if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
-  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any"), MPI_BYTE, MPI_ANY_SOURCE, tag,
+  const int source = next_sender(tag);
+  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any"), MPI_BYTE, source, tag,
                  as_comm(comm_), &status),
         "Recv");
   check_received(status, bytes, "recv_any");
@@ -328,9 +347,9 @@ int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
   MPI_Status status;
   const int64_t bytes = byte_count(t);
   at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
-  if (idle_wait_) sleep_until_message(as_comm(comm_), MPI_ANY_SOURCE, tag);
-  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any_up_to"), MPI_BYTE, MPI_ANY_SOURCE,
-                 tag, as_comm(comm_), &status),
+  const int source = next_sender(tag);
+  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any_up_to"), MPI_BYTE, source, tag,
+                 as_comm(comm_), &status),
         "Recv");
   int got = 0;
   MPI_Get_count(&status, MPI_BYTE, &got);

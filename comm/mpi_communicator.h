@@ -81,6 +81,11 @@ class MpiCommunicator final : public Communicator {
   // Takes ownership of `comm` (a split of another communicator), freed with this object.
   explicit MpiCommunicator(void* comm);
 
+  // The rank whose message with `tag` a receive from any rank takes: of the ranks with one
+  // waiting, the first from next_any_ on, in rotating order. MPI's matching of MPI_ANY_SOURCE
+  // promises no fairness, and Open MPI's shared-memory transport served two of a parameter
+  // server's four workers for 880 updates while the other two's pushes waited.
+  int next_sender(int tag);
   // With idle_wait_: returns once every rank has called it, sleeping while it waits.
   void await_peers();
   // Whether MPI works on a host copy of `t` rather than on t's own memory.
@@ -97,6 +102,7 @@ class MpiCommunicator final : public Communicator {
   bool owned_ = false;
   bool idle_wait_ = false;
   bool stage_all_ = false;
+  int next_any_ = 0;  // where the next receive from any rank starts looking
   int rank_ = 0, size_ = 1;
   at::Device device_ = at::Device(at::kCPU);
   at::Tensor gather_storage_;  // uint8, the reusable output storage (CPU results)

@@ -139,6 +139,29 @@ TEST(MpiComm, ReceiveFromAnyRankNamesTheSender) {
   testing::check_receive_from_any(mpi);
 }
 
+// Every other rank has sent rank 0 four messages before rank 0 receives any: a receive from any
+// rank serves the waiting senders in turn (1, 2, ..., 1, 2, ...), whatever order MPI would match
+// MPI_ANY_SOURCE in, so a parameter server cannot starve a worker.
+TEST(MpiComm, ReceiveFromAnyRankServesTheWaitingSendersInTurn) {
+  MpiCommunicator mpi;
+  const int n = mpi.size();
+  constexpr int kEach = 4;
+  if (mpi.rank() != 0) {
+    for (int m = 0; m < kEach; ++m) mpi.send(torch::tensor({mpi.rank(), m}, torch::kInt), 0, 9);
+    mpi.barrier();  // small messages: sent (buffered) before rank 0 starts receiving
+    return;
+  }
+  mpi.barrier();
+  std::vector<int> order;
+  for (int m = 0; m < kEach * (n - 1); ++m) {
+    auto got = torch::empty({2}, torch::kInt);
+    order.push_back(mpi.recv_any(got, 9));
+  }
+  for (size_t i = 0; i < order.size(); ++i)
+    EXPECT_EQ(order[i], 1 + static_cast<int>(i % static_cast<size_t>(n - 1)))
+        << "receive " << i << " of " << order.size();
+}
+
 TEST(MpiComm, SplitsFormTheirGroupsAndCountTheirLevels) {
   MpiCommunicator mpi;
   testing::check_split(mpi);
