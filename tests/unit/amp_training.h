@@ -36,9 +36,7 @@ class ProbeModel : public Model {
     train_dtypes.insert(out.scalar_type());
     // The gradient that reaches the logits becomes inf: every parameter's gradient overflows.
     if (poison_all || poison_at.count(train_calls))
-      out.register_hook([](torch::Tensor g) {
-        return g + std::numeric_limits<float>::infinity();
-      });
+      out.register_hook([](torch::Tensor g) { return g + std::numeric_limits<float>::infinity(); });
     ++train_calls;
     return out;
   }
@@ -88,8 +86,9 @@ inline RunSummary train_amp(AmpRun& r, Communicator& inner, ResultStore* store =
                             int64_t run_id = -1, const CheckpointDir* checkpoints = nullptr,
                             int64_t resume_step = -1) {
   MeteredCommunicator comm(inner);
-  Trainer trainer(r.cfg, r.model, r.data, find_algorithm("dense").make(YAML::Node(), Source{}, nullptr),
-                  comm, inner, store, run_id, torch::Device(torch::kCPU), true);
+  Trainer trainer(r.cfg, r.model, r.data,
+                  find_algorithm("dense").make(YAML::Node(), Source{}, nullptr), comm, inner, store,
+                  run_id, torch::Device(torch::kCPU), true);
   trainer.set_checkpoints(checkpoints, resume_step);
   return trainer.run();
 }
