@@ -81,14 +81,19 @@ inline AmpRun amp_run(const std::string& amp, int64_t steps, uint64_t seed = 7) 
   return r;
 }
 
-// Trains `r` on rank `comm.rank()` of an in-process world through the whole Trainer.
+// Trains `r` on rank `inner.rank()` through the whole Trainer, on `device` (the model is moved
+// there first): `inner` carries the algorithm's traffic on that device, `control` (default:
+// `inner`) the harness's on the CPU.
 inline RunSummary train_amp(AmpRun& r, Communicator& inner, ResultStore* store = nullptr,
                             int64_t run_id = -1, const CheckpointDir* checkpoints = nullptr,
-                            int64_t resume_step = -1) {
+                            int64_t resume_step = -1,
+                            torch::Device device = torch::Device(torch::kCPU),
+                            Communicator* control = nullptr) {
+  r.model->to(device);
   MeteredCommunicator comm(inner);
   Trainer trainer(r.cfg, r.model, r.data,
-                  find_algorithm("dense").make(YAML::Node(), Source{}, nullptr), comm, inner, store,
-                  run_id, torch::Device(torch::kCPU), true);
+                  find_algorithm("dense").make(YAML::Node(), Source{}, nullptr), comm,
+                  control ? *control : inner, store, run_id, device, true);
   trainer.set_checkpoints(checkpoints, resume_step);
   return trainer.run();
 }
