@@ -7,8 +7,10 @@
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,11 +138,14 @@ std::vector<torch::Tensor> fp16_on_two_ranks(int64_t steps, std::set<int64_t> po
                                              const std::string& db) {
   InProcessWorld world(2);
   std::vector<torch::Tensor> params(2);
+  // Built here, one after the other: both seed the process's one default generator.
+  std::vector<testing::AmpRun> runs;
+  for (int rank = 0; rank < 2; ++rank) runs.push_back(testing::amp_run("fp16", steps, 7 + rank));
+  runs[1].model->poison_at = poison;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank)
     threads.emplace_back([&, rank] {
-      auto r = testing::amp_run("fp16", steps, 7 + rank);
-      if (rank == 1) r.model->poison_at = poison;
+      testing::AmpRun& r = runs[static_cast<size_t>(rank)];
       InProcessCommunicator comm(world, rank);
       std::unique_ptr<ResultStore> store;
       int64_t id = -1;
@@ -161,8 +166,8 @@ std::vector<torch::Tensor> fp16_on_two_ranks(int64_t steps, std::set<int64_t> po
 }
 
 TEST(MixedPrecision, Fp16StepWithInfOnOneRankIsSkippedByEveryRank) {
-  const std::string db = ::testing::TempDir() + "/amp_skip.db";
-  std::remove(db.c_str());
+  const std::string db = ::testing::TempDir() + "/amp_skip_" + std::to_string(::getpid()) + ".db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
   const auto two_steps = fp16_on_two_ranks(2, {}, "");
   const auto skipped_third = fp16_on_two_ranks(3, {2}, db);
   for (size_t r = 0; r < 2; ++r)
