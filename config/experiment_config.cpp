@@ -138,6 +138,13 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
     throw ConfigError(where(c.source, "train.backend", train.IsMap() ? train["backend"] : train) +
                       ": train.backend: nccl needs train.device cuda (or auto on a machine with a "
                       "GPU); on the CPU use mpi or auto");
+  // fp16 checks every rank's gradients for inf/NaN before any of them is exchanged; with overlap
+  // the exchange starts during backward, before the last gradient exists.
+  if (c.train.amp == "fp16" && c.train.overlap) {
+    throw ConfigError(where(c.source, "train.amp", train.IsMap() ? train["amp"] : train) +
+                      ": train.amp: fp16 (loss scaling) is not supported with train.overlap: "
+                      "true; use bf16 or turn overlap off");
+  }
   if (c.optimizer.schedule == "step" && c.optimizer.milestones.empty())
     throw ConfigError(where(c.source, "optimizer.milestones", root["optimizer"]) +
                       ": optimizer.milestones: the step schedule needs at least one milestone");

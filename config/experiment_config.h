@@ -73,6 +73,7 @@ struct TrainConfig {
   bool overlap = false;
   std::string device = "cpu";
   std::string backend = "auto";
+  std::string amp = "off";
   bool checkpoint = true;
   int64_t checkpoint_every_steps = 0;
   std::string checkpoint_dir = "";
@@ -103,6 +104,10 @@ struct TrainConfig {
       "tensors; CUDA ones through host memory unless MPI is CUDA-aware; ranks may share a GPU) or "
       "auto (nccl on a GPU, else mpi)",
       one_of({"auto", "mpi", "nccl"}));
+    v("amp", amp,
+      "automatic mixed precision: off, bf16 or fp16 (forward pass and loss under LibTorch's "
+      "autocast, also in evaluation; fp16 adds GradScaler's dynamic loss scaling)",
+      one_of({"off", "bf16", "fp16"}));
     v("checkpoint", checkpoint, "write checkpoints that `cedar run --resume` continues from");
     v("checkpoint_every_steps", checkpoint_every_steps,
       "also checkpoint every N steps within an epoch (0: at the end of each epoch only)",

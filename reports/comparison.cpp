@@ -7,6 +7,7 @@
 
 #include "comm/network_model.h"
 #include "reports/byte_ratios.h"
+#include "reports/precision.h"
 #include "reports/results_reader.h"
 #include "reports/throughput.h"
 
@@ -84,7 +85,9 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.latency_steps = sqlite3_column_int64(st, 17);
     r.time_to_target = sqlite3_column_double(st, 18);
     out.push_back(r);
-    batch_sizes.push_back(batch_size_of(column_text(st, 19)));
+    const std::string config = column_text(st, 19);
+    batch_sizes.push_back(batch_size_of(config));
+    out.back().amp = amp_of(config);
   }
   sqlite3_finalize(st);
   for (size_t i = 0; i < out.size(); ++i)
@@ -117,6 +120,7 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     row.model = g[0]->model;
     row.dataset = g[0]->dataset;
     row.world_size = g[0]->world_size;
+    row.amp = g[0]->amp;
     row.runs = static_cast<int>(g.size());
     row.target = target;
     double ttt = 0;
@@ -227,6 +231,10 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
     s << r.statuses << " |\n";
   }
   s << "\n" << kBytesLegend << " " << kThroughputLegend << "\n";
+  std::vector<std::pair<std::string, std::string>> amp;
+  for (const auto& r : rows) amp.emplace_back(r.name, r.amp);
+  const std::string precision = precision_legend(amp);
+  if (!precision.empty()) s << "\n" << precision << "\n";
   return s.str();
 }
 

@@ -20,6 +20,7 @@ struct RunResult {
   double compute_seconds = 0;    // rank 0, summed over steps
   int64_t latency_steps = 0;     // alpha terms of its collectives, summed over steps
   double images_per_second = 0;  // per rank, training (reports/throughput.h); 0: unknown
+  std::string amp = "off";       // train.amp (reports/precision.h)
 };
 
 struct ComparisonRow {
@@ -47,6 +48,7 @@ struct ComparisonRow {
   double time_to_target = -1;
   double target_speedup = 0;  // dense time to target / this run's
   std::string statuses;       // e.g. "3 completed" or "2 completed, 1 failed"
+  std::string amp = "off";    // train.amp of its first run (the legend names mixed precision)
 };
 
 // The latest run of each (name, seed) in `suite` (all suites when empty). With target > 0 each

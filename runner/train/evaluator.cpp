@@ -7,6 +7,7 @@
 
 #include "comm/average.h"
 #include "comm/communicator.h"
+#include "runner/train/mixed_precision.h"
 
 namespace cedar {
 
@@ -35,7 +36,8 @@ EvalRow eval_row(const EvalResult& r, int64_t step, double epoch, double wall_se
 }
 
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
-                    int64_t batch_size, const torch::Device& device, Communicator& comm) {
+                    int64_t batch_size, const torch::Device& device, Communicator& comm,
+                    std::optional<at::ScalarType> amp) {
   torch::NoGradGuard no_grad;
   model.eval();
   const int64_t c = test.channels, h = test.height, w = test.width;
@@ -56,6 +58,7 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
     }
     auto x = ((pixels.narrow(0, 0, n).to(torch::kFloat) / 255.0 - mean) * inv_std).to(device);
     auto y = labels.narrow(0, 0, n).to(device);
+    AutocastGuard autocast(device.type(), amp);
     auto out = model.forward(x);
     loss_sum += torch::nn::functional::cross_entropy(
                     out, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
@@ -76,8 +79,8 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
 
 EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
                                    int64_t batch_size, const torch::Device& device,
-                                   Communicator& control) {
-  if (control.size() == 1) return evaluate(model, test, norm, batch_size, device, control);
+                                   Communicator& control, std::optional<at::ScalarType> amp) {
+  if (control.size() == 1) return evaluate(model, test, norm, batch_size, device, control, amp);
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> live;  // parameters and floating-point buffers, model order
   for (auto& p : model.parameters()) live.push_back(p.detach());
@@ -101,7 +104,7 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
       distance += (kept[i].to(torch::kDouble) - live[i].to(torch::kDouble)).pow(2).sum().cpu();
     control.allreduce_sum(distance);  // one host double, on the CPU channel
     const double consensus = distance.item<double>() / control.size();
-    r = evaluate(model, test, norm, batch_size, device, control);
+    r = evaluate(model, test, norm, batch_size, device, control, amp);
     r.consensus_distance = consensus;
   } catch (...) {
     restore();

@@ -3,6 +3,8 @@
 // loss and correct counts summed over ranks.
 #include <torch/types.h>
 
+#include <optional>
+
 #include "datasets/image_set.h"
 #include "models/model.h"
 #include "results/store.h"
@@ -32,8 +34,10 @@ EvalRow eval_row(const EvalResult& r, int64_t step, double epoch, double wall_se
                  int64_t cum_payload_bytes, int64_t cum_bus_bytes, double train_loss_sum,
                  double train_correct, double train_count);
 
+// `amp`: the forward pass and loss under autocast in that dtype (train.amp), as in training.
 EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& norm,
-                    int64_t batch_size, const torch::Device& device, Communicator& comm);
+                    int64_t batch_size, const torch::Device& device, Communicator& comm,
+                    std::optional<at::ScalarType> amp = std::nullopt);
 
 // The model a data-parallel run would deploy: the average over ranks of every parameter and
 // floating-point buffer (batch-norm running statistics), evaluated on the whole test set. The
@@ -46,6 +50,7 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
 // fp64 on each rank and over ranks on `control`.
 EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
                                    int64_t batch_size, const torch::Device& device,
-                                   Communicator& control);
+                                   Communicator& control,
+                                   std::optional<at::ScalarType> amp = std::nullopt);
 
 }  // namespace cedar

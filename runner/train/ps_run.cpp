@@ -380,6 +380,8 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
                                 int world_size, const Model& model) {
   const std::string where = cfg.source.file.empty() ? "the configuration" : cfg.source.file;
   auto fail = [&](const std::string& what) { throw ConfigError(where + ": " + what); };
+  if (cfg.train.amp != "off")
+    fail("train.amp '" + cfg.train.amp + "': algorithm ps trains in fp32 (use train.amp: off)");
   if (ps.servers >= world_size)
     fail("algorithm.servers " + std::to_string(ps.servers) + " leaves no worker among world size " +
          std::to_string(world_size) + " (servers must be fewer than the ranks)");

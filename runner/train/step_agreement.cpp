@@ -36,4 +36,10 @@ StepAgreement agree_on_step(Communicator& control, const StepReport& mine) {
   return a;
 }
 
+bool any_rank_overflowed(Communicator& control, bool mine) {
+  auto flag = torch::full({1}, mine ? 1.0 : 0.0, torch::kDouble);
+  control.allreduce_sum(flag);
+  return flag.item<double>() > 0;
+}
+
 }  // namespace cedar

@@ -35,4 +35,11 @@ struct StepAgreement {
 // collectives on `control`.
 StepAgreement agree_on_step(Communicator& control, const StepReport& mine);
 
+// fp16 loss scaling (train.amp: fp16): true when any rank's unscaled gradients hold inf/NaN, so
+// that every rank skips the same steps. It is a second collective on `control`, made only by fp16
+// runs, between backward and the exchange: agree_on_step comes after the exchange and the update,
+// too late to keep a non-finite gradient out of the algorithms' state (error-feedback memories,
+// momentum) and out of the parameters.
+bool any_rank_overflowed(Communicator& control, bool mine);
+
 }  // namespace cedar

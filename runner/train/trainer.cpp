@@ -14,6 +14,7 @@
 #include "runner/train/hold_for_signal.h"
 #include "runner/train/log.h"
 #include "runner/train/lr_schedule.h"
+#include "runner/train/mixed_precision.h"
 #include "runner/train/optimizer.h"
 
 namespace cedar {
@@ -35,7 +36,9 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
       run_id_(run_id),
       device_(device),
       quiet_(quiet),
-      network_(find_network_profile(cfg.network.profile)) {
+      network_(find_network_profile(cfg.network.profile)),
+      amp_dtype_(amp_dtype(cfg.train.amp)) {
+  if (amp_dtype_ == at::kHalf) scaler_ = std::make_unique<LossScaler>(device_);
   for (auto& p : model_->named_parameters()) params_.push_back({p.key(), p.value()});
   for (auto& b : model_->named_buffers()) buffers_.push_back({b.key(), b.value()});
   int64_t numel = 0;
@@ -145,7 +148,7 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
     StepContext ctx = step_context(epoch, i);
     const LocalStep local = train_step(batch, ctx, overlap);
     const StepAgreement agreed = agree_on_step(control_, local.report);
-    check_finite(agreed);
+    check_finite(agreed, local);
     add_step(local, agreed, es);
     record_step(epoch, ctx, local, agreed);
     ++step_;
@@ -203,9 +206,10 @@ void Trainer::log_epoch(int64_t epoch, const StepStats& es, double train_seconds
 
 void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
   const double began = monotonic_seconds();
-  EvalResult r =
-      evaluate_averaged_model(*model_, data_.test, data_.norm,
-                              std::max<int64_t>(cfg_.train.batch_size, 256), device_, control_);
+  // The model as trained: its forward pass in the precision of training.
+  EvalResult r = evaluate_averaged_model(*model_, data_.test, data_.norm,
+                                         std::max<int64_t>(cfg_.train.batch_size, 256), device_,
+                                         control_, amp_dtype_);
   eval_seconds_ += monotonic_seconds() - began;
   if (!std::isfinite(r.loss))
     throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +

@@ -3,6 +3,7 @@
 #include <torch/types.h>
 
 #include <memory>
+#include <optional>
 
 #include "algorithms/algorithm.h"
 #include "comm/metered_communicator.h"
@@ -17,6 +18,7 @@
 namespace cedar {
 
 class BackwardOverlap;
+class LossScaler;
 class Optimizer;
 
 // Seconds on a monotonic clock (differences only).
@@ -67,6 +69,10 @@ class Trainer {
     // That traffic's time: each level's on its profile (communicators.h level_profile), the
     // rest on network.profile.
     double modeled_comm_seconds = 0;
+    // fp16 (train.amp): the loss scale of the step, and whether the step was skipped because a
+    // rank's gradients held inf/NaN (the same on every rank: no exchange, no update).
+    double loss_scale = 0;
+    bool skipped = false;
   };
 
   // Before the first step (runner/train/trainer.cpp).
@@ -95,8 +101,11 @@ class Trainer {
   LocalStep train_step(const Batch& batch, StepContext& ctx, BackwardOverlap* overlap);
   // The first parameter whose update direction holds NaN/Inf, as an index + 1 (0: none).
   int64_t first_nonfinite_update() const;
-  // Throws Diverged when any rank's update or the summed loss is not finite.
-  void check_finite(const StepAgreement& agreed) const;
+  // fp16: unscales the buckets' gradients; true when the ranks agree to skip the step.
+  bool unscale_and_agree_to_skip();
+  // Throws Diverged when any rank's update or the summed loss is not finite; with fp16 loss
+  // scaling, when a step is skipped at a loss scale of kDivergedLossScale or less.
+  void check_finite(const StepAgreement& agreed, const LocalStep& local) const;
   void add_step(const LocalStep& local, const StepAgreement& agreed, StepStats& es);
   // The step's row in the results store (rank 0).
   void record_step(int64_t epoch, const StepContext& ctx, const LocalStep& local,
@@ -118,6 +127,8 @@ class Trainer {
   torch::Device device_;
   bool quiet_;
   NetworkProfile network_;
+  std::optional<at::ScalarType> amp_dtype_;  // autocast's dtype (train.amp; none: off)
+  std::unique_ptr<LossScaler> scaler_;       // fp16 only
 
   std::vector<NamedTensor> params_, buffers_;
   std::vector<GradBucket> buckets_;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "runner/train/checkpoint_state.h"
+#include "runner/train/mixed_precision.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/trainer.h"
 
@@ -26,6 +27,7 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
        es.loss_sum, es.correct, es.count, es.compute, es.comm, double(es.steps)},
       torch::kDouble);
   state["loader.rng"] = bytes_tensor(pos.rng_state);
+  if (scaler_) scaler_->save(state);  // fp16: the loss scale and its growth count
   save_cpu_rng(state);
   save_comm_totals(state, comm_);
   if (store_) store_->flush();  // rows up to this step are committed before the checkpoint exists
@@ -65,6 +67,7 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   es.comm = n[13];
   es.steps = static_cast<int64_t>(n[14]);
   loader_->restore(pos);
+  if (scaler_) scaler_->load(state);
   restore_cpu_rng(state);
   restore_comm_totals(state, comm_);
   checkpoint_state_ = std::move(state);

@@ -8,7 +8,9 @@
 #include "runner/train/backward_overlap.h"
 #include "runner/train/buckets.h"
 #include "runner/train/communicators.h"
+#include "runner/train/log.h"
 #include "runner/train/lr_schedule.h"
+#include "runner/train/mixed_precision.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/run_guard.h"
 #include "runner/train/trainer.h"
@@ -42,25 +44,46 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   auto x = batch.images.to(device_, batch.images.scalar_type(), /*non_blocking=*/true);
   auto y = batch.labels.to(device_, batch.labels.scalar_type(), /*non_blocking=*/true);
   model_->zero_grad();
-  auto out = model_->forward(x);
-  auto loss = torch::nn::functional::cross_entropy(out, y);
+  at::Tensor out, loss;
+  {
+    // train.amp: the forward pass and the loss under autocast; backward outside it, as in PyTorch.
+    AutocastGuard autocast(device_.type(), amp_dtype_);
+    out = model_->forward(x);
+    loss = torch::nn::functional::cross_entropy(out, y);
+  }
+  LocalStep local;
+  // fp16: backward from the scaled loss; the gradients are unscaled before the exchange, so the
+  // algorithms and their error-feedback memories see the true gradients.
+  if (scaler_) local.loss_scale = scaler_->scale_value();
+  const at::Tensor backward_from = scaler_ ? scaler_->scale(loss) : loss;
   double exposed_comm = -1;  // with overlap: time waiting for exchanges after backward
   if (overlap) {
+    // Not with fp16 (config/experiment_config.cpp refuses it): the exchange starts in backward.
     overlap->start(*algorithm_, comm_, ctx);
-    loss.backward();
+    backward_from.backward();
     const double w0 = monotonic_seconds();
     overlap->finish();
     exposed_comm = monotonic_seconds() - w0;
   } else {
-    loss.backward();
+    backward_from.backward();
     gather_gradients(buckets_);
-    for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+    if (scaler_) local.skipped = unscale_and_agree_to_skip();
+    if (!local.skipped)
+      for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
   }
   const double exchange_seconds = comm_.step().seconds;
-  const int64_t bad_update = first_nonfinite_update();
-  optimizer_->step(ctx.lr);
-  algorithm_->after_step(params_, buffers_, comm_, ctx);
-  LocalStep local;
+  int64_t bad_update = 0;
+  // A skipped step leaves the parameters, the optimizer and the algorithm as they were.
+  if (!local.skipped) {
+    bad_update = first_nonfinite_update();
+    optimizer_->step(ctx.lr);
+    algorithm_->after_step(params_, buffers_, comm_, ctx);
+  }
+  if (scaler_) {
+    scaler_->update(local.skipped);
+    ctx.stats["amp_loss_scale"] = local.loss_scale;
+    ctx.stats["amp_skipped"] = local.skipped ? 1.0 : 0.0;
+  }
   local.comm = comm_.step();
   local.levels = comm_.step_levels();
   // The run's own communicator's traffic on network.profile, each level's on its profile.
@@ -99,7 +122,24 @@ int64_t Trainer::first_nonfinite_update() const {
   return 0;
 }
 
-void Trainer::check_finite(const StepAgreement& agreed) const {
+bool Trainer::unscale_and_agree_to_skip() {
+  std::vector<at::Tensor> flats;
+  for (const auto& b : buckets_) flats.push_back(b.flat);
+  const bool mine = scaler_->unscale(flats);
+  return any_rank_overflowed(control_, mine);
+}
+
+void Trainer::check_finite(const StepAgreement& agreed, const LocalStep& local) const {
+  if (local.skipped) {
+    // Skipping and backing off is how loss scaling handles an overflow; at a scale this low the
+    // gradients are not finite without any scaling, and backing off further does not help.
+    if (local.loss_scale <= kDivergedLossScale)
+      throw Diverged("step " + std::to_string(step_) +
+                     strprintf(": the gradients are not finite (NaN/Inf) at fp16 loss scale %g "
+                               "(train.amp: fp16)",
+                               local.loss_scale));
+    return;
+  }
   if (agreed.nonfinite_rank >= 0) {
     const auto& name = params_[static_cast<size_t>(agreed.nonfinite_param) - 1].name;
     throw Diverged("step " + std::to_string(step_) + ": the update of " + name + " on rank " +
@@ -111,9 +151,13 @@ void Trainer::check_finite(const StepAgreement& agreed) const {
 }
 
 void Trainer::add_step(const LocalStep& local, const StepAgreement& agreed, StepStats& es) {
-  es.loss_sum += agreed.loss_sum;
-  es.correct += agreed.correct;
-  es.count += agreed.count;
+  // Only a step skipped by fp16 loss scaling gets here with a loss that is not finite (an fp16
+  // overflow in the forward pass): it stays out of the epoch's statistics.
+  if (std::isfinite(agreed.loss_sum)) {
+    es.loss_sum += agreed.loss_sum;
+    es.correct += agreed.correct;
+    es.count += agreed.count;
+  }
   es.comm += local.comm.seconds;
   es.compute += local.compute_seconds;
   ++es.steps;
@@ -137,6 +181,7 @@ void Trainer::record_step(int64_t epoch, const StepContext& ctx, const LocalStep
   row.cum_bus_bytes = cum_bus_;
   row.dense_bytes = dense_bytes_;
   row.train_loss = agreed.loss_sum / agreed.count;
+  if (std::isnan(row.train_loss)) row.train_loss = INFINITY;  // a skipped fp16 step (NOT NULL)
   row.train_accuracy = agreed.correct / agreed.count;
   row.learning_rate = ctx.lr;
   row.stats.assign(ctx.stats.begin(), ctx.stats.end());

@@ -49,6 +49,16 @@ check "... each with the payload sent up to its step" equals "$(evals "cum_paylo
 check "... each a real evaluation: the test loss falls from the first to the last" equals \
   "$(sqlite3 "$WORK/evals.db" "SELECT (SELECT test_loss FROM evals ORDER BY step DESC LIMIT 1) < (SELECT test_loss FROM evals ORDER BY step LIMIT 1)")" 1
 
+# Mixed precision through the binary on 2 ranks: train.amp lands in the run's resolved
+# configuration, each fp16 step records its loss scale, and the comparison table names the run.
+"${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/small.yaml" --db "$WORK/amp.db" --quiet --set name=amp-fp16 \
+  --set data.train_limit=640 --set train.amp=fp16 > /dev/null 2>&1
+check "train.amp fp16 run exits 0" equals "$?" 0
+check "... its resolved configuration says so" contains "$(sqlite3 "$WORK/amp.db" "SELECT config FROM runs")" "amp: fp16"
+check "... a loss scale recorded for each of its 10 steps" equals \
+  "$(sqlite3 "$WORK/amp.db" "SELECT COUNT(*) FROM step_stats WHERE key = 'amp_loss_scale'")" 10
+check "... named under the comparison table" contains "$("$CEDAR" report "$WORK/amp.db" --suite e2e 2>&1)" "amp-fp16 fp16"
+
 # Overlap of the exchange with backward (small buckets: several per step) changes when buckets
 # are exchanged, never what is computed: the same losses and bytes, bitwise.
 for alg in powersgd lag dgc; do

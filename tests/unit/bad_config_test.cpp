@@ -72,6 +72,11 @@ const std::vector<BadConfig>& bad_configs() {
       {"unknown backend", "train: {backend: gloo}\n", {}, {"$F:1:18: train.backend: 'gloo' is not one of auto|mpi|nccl"}},
       {"nccl on the cpu", "train: {device: cpu, backend: nccl}\n", {},
        {"$F:1:31: train.backend: nccl needs train.device cuda"}},
+      {"unknown mixed precision", "train: {amp: fp8}\n", {}, {"$F:1:14: train.amp: 'fp8' is not one of off|bf16|fp16"}},
+      {"fp16 loss scaling with overlap", "train: {amp: fp16, overlap: true}\n", {},
+       {"$F:1:14: train.amp: fp16 (loss scaling) is not supported with train.overlap"}},
+      {"fp16 with overlap by override", "train: {overlap: true}\n", {"train.amp=fp16"},
+       {"--set train.amp: train.amp: fp16", "not supported with train.overlap"}},
       {"unknown lr scaling", "optimizer: {lr_scaling: cubic}\n", {}, {"'cubic' is not one of none|linear|sqrt"}},
 
       // Typos: the key, its place and the keys that would have been right.
@@ -329,6 +334,8 @@ TEST(BadConfig, NearbyGoodValuesAreAccepted) {
       "model: {name: vgg16}\ndata: {name: imagenet-folder}\n",
       "train: {device: cuda, backend: mpi}\n",
       "train: {device: auto, backend: nccl}\n",
+      "train: {amp: fp16, device: cpu}\n",
+      "train: {amp: bf16, overlap: true}\n",
   };
   for (size_t i = 0; i < good.size(); ++i) {
     const std::string path = write_yaml("good_config_" + std::to_string(i) + ".yaml", good[i]);
@@ -352,6 +359,8 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
        {"train.batch_size 5000 x 1 ranks exceeds the 2048 training images"}},
       {"LARS with Nesterov momentum", "model: {name: lenet5}\ndata: {name: synthetic}\noptimizer: {name: lars, nesterov: true}\ntrain: {threads: 1}\n",
        {"optimizer.nesterov: LARS"}},
+      {"mixed precision with the parameter server", "model: {name: lenet5}\ndata: {name: synthetic}\nalgorithm: ps\ntrain: {amp: bf16, threads: 1}\n",
+       {"train.amp 'bf16': algorithm ps trains in fp32"}},
   };
   // clang-format on
   if (!torch::cuda::is_available()) {

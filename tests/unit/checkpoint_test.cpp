@@ -15,7 +15,10 @@
 #include "algorithms/algorithm.h"
 #include "comm/inprocess_communicator.h"
 #include "datasets/loader.h"
+#include "runner/train/mixed_precision.h"
 #include "tests/unit/algorithm_harness.h"
+#include "tests/unit/amp_training.h"
+#include "tests/unit/sqlite_query.h"
 
 namespace cedar {
 namespace {
@@ -67,6 +70,76 @@ TEST(CheckpointDir, UnwritableFolderIsAClearError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/proc/cedar-checkpoints"), std::string::npos) << e.what();
   }
+}
+
+// fp16 loss scaling: the scale and its growth count go through a checkpoint file, and the
+// restored scaler continues the same sequence.
+TEST(LossScalerState, RoundTripsThroughACheckpointFile) {
+  LossScalerOptions o;
+  o.growth_interval = 3;
+  LossScaler saved(torch::Device(torch::kCPU), o);
+  for (bool inf : {true, false, false, false, true, false}) saved.update(inf);
+  const double scale = saved.scale_value();  // 2^16 / 2 * 2 / 2
+  ASSERT_EQ(scale, 32768.0);
+  ASSERT_EQ(saved.growth_tracker(), 1);
+  const std::string dir = temp_dir() + "/run-1";
+  CheckpointDir ckpt(dir, 0, 1);
+  ckpt.prepare();
+  TensorMap state;
+  saved.save(state);
+  ckpt.write(6, state);
+  ckpt.commit(6);
+  LossScaler restored(torch::Device(torch::kCPU), o);
+  restored.load(ckpt.read(6));
+  EXPECT_EQ(restored.scale_value(), scale);
+  EXPECT_EQ(restored.growth_tracker(), 1);
+  for (bool inf : {false, false, true, false, false, false}) {
+    saved.update(inf);
+    restored.update(inf);
+    EXPECT_EQ(restored.scale_value(), saved.scale_value());
+    EXPECT_EQ(restored.growth_tracker(), saved.growth_tracker());
+  }
+  try {
+    LossScaler(torch::Device(torch::kCPU)).load(TensorMap{{"model.param.w", torch::zeros({1})}});
+    FAIL() << "a checkpoint without the scaler's state must not resume an fp16 run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'amp.scale'"), std::string::npos) << e.what();
+  }
+  ckpt.remove();
+}
+
+// The trainer saves the scaler in its checkpoints: an fp16 run whose step 1 overflowed (scale
+// 2^16 -> 2^15), resumed from step 2, goes on at 2^15 and ends bitwise where the run that was
+// not stopped ends.
+TEST(LossScalerState, ResumedFp16RunContinuesAtTheSavedScale) {
+  const std::string tmp = temp_dir();
+  InProcessWorld world(1);
+  InProcessCommunicator comm(world, 0);
+  CheckpointDir ckpt(tmp + "/run", 0, 1);
+  ckpt.prepare();
+  auto through = testing::amp_run("fp16", 4);
+  through.cfg.train.checkpoint_every_steps = 2;
+  through.model->poison_at = {1};
+  testing::train_amp(through, comm, nullptr, -1, &ckpt, -1);
+  ASSERT_EQ(ckpt.latest(), 2);
+
+  const std::string db = tmp + "/resumed.db";
+  auto resumed = testing::amp_run("fp16", 4, /*seed=*/99);
+  {
+    ResultStore store(db);
+    RunRecord rec;
+    rec.name = "resumed";
+    const int64_t id = store.begin_run(rec);
+    testing::train_amp(resumed, comm, &store, id, &ckpt, 2);
+    store.flush();
+  }
+  const std::string scale = "SELECT value FROM step_stats WHERE key = 'amp_loss_scale' AND step = ";
+  EXPECT_EQ(testing_sql::query(db, scale + "2"), 32768.0);
+  EXPECT_EQ(testing_sql::query(db, scale + "3"), 32768.0);
+  auto a = through.model->parameters(), b = resumed.model->parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "parameter " << i;
+  ckpt.remove();
 }
 
 TEST(LoaderPosition, RestoredLoaderServesTheSameBatches) {

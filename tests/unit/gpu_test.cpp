@@ -4,7 +4,7 @@
 // meters what the CPU run meters, and for the device-independent algorithms equals the CPU's
 // update. The same on two and more MPI ranks with CUDA tensors (and NCCL where every rank has a GPU
 // of its own) runs under mpirun as the ctest test gpu_mpi_np2 (the GpuMpi tests, skipped when not
-// under mpirun).
+// under mpirun). And mixed precision (train.amp) under CUDA autocast through the whole Trainer.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -21,7 +21,10 @@
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
+#include "runner/train/evaluator.h"
+#include "runner/train/mixed_precision.h"
 #include "tests/unit/algorithm_harness.h"
+#include "tests/unit/amp_training.h"
 
 namespace cedar {
 namespace {
@@ -159,6 +162,35 @@ TEST_P(GpuAlgorithmTest, GpuMpiRanksMeterWhatCpuRanksMeter) {
 INSTANTIATE_TEST_SUITE_P(EveryAlgorithm, GpuAlgorithmTest,
                          ::testing::ValuesIn(testing::registered_algorithm_names()),
                          testing::algorithm_test_name);
+
+// train.amp on the GPU, one rank: the forward pass and the evaluation run in the autocast dtype,
+// the model learns, and an fp16 step whose gradients overflow is skipped (the run of 3 steps with
+// step 2 poisoned ends where the run of 2 steps does).
+TEST(MixedPrecisionGpu, TrainsUnderCudaAutocastAndSkipsOverflowedFp16Steps) {
+  SKIP_WITHOUT_GPU();
+  const torch::Device cuda(torch::kCUDA, 0);
+  LocalCommunicator gpu(cuda), cpu;  // the algorithm's channel on the GPU, the control on the CPU
+  for (const std::string amp : {"bf16", "fp16"}) {
+    const at::ScalarType dtype = *amp_dtype(amp);
+    auto r = testing::amp_run(amp, 60);
+    r.model->to(cuda);
+    const double before = evaluate(*r.model, r.data.test, r.data.norm, 256, cuda, cpu, dtype).loss;
+    r.model->eval_dtypes.clear();
+    testing::train_amp(r, gpu, nullptr, -1, nullptr, -1, cuda, &cpu);
+    const double after = evaluate(*r.model, r.data.test, r.data.norm, 256, cuda, cpu, dtype).loss;
+    EXPECT_LT(after, 0.7 * before) << amp << ": test loss " << before << " -> " << after;
+    EXPECT_EQ(r.model->train_dtypes, std::set<at::ScalarType>{dtype}) << amp;
+    EXPECT_EQ(r.model->eval_dtypes, std::set<at::ScalarType>{dtype}) << amp;
+  }
+  auto two = testing::amp_run("fp16", 2);
+  testing::train_amp(two, gpu, nullptr, -1, nullptr, -1, cuda, &cpu);
+  auto skipped = testing::amp_run("fp16", 3);
+  skipped.model->poison_at = {2};
+  testing::train_amp(skipped, gpu, nullptr, -1, nullptr, -1, cuda, &cpu);
+  auto a = two.model->parameters(), b = skipped.model->parameters();
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(torch::equal(a[i].cpu(), b[i].cpu())) << "parameter " << i;
+}
 
 }  // namespace
 }  // namespace cedar

@@ -29,6 +29,7 @@ struct RunSpec {
   std::string status = "completed";
   double final_accuracy = 0, best_accuracy = 0, wall_seconds = 0;
   int64_t batch_size = 0;                        // > 0: written into the config as train.batch_size
+  std::string amp;                               // not empty: written into the config as train.amp
   std::vector<std::pair<double, double>> evals;  // (wall seconds, test accuracy) at each epoch end
 };
 
@@ -60,7 +61,10 @@ inline int64_t write_run(ResultStore& store, const RunSpec& s) {
   rec.world_size = s.world_size;
   rec.seed = s.seed;
   rec.config = "name: " + s.name + "\nseed: " + std::to_string(s.seed);
-  if (s.batch_size > 0) rec.config += "\ntrain:\n  batch_size: " + std::to_string(s.batch_size);
+  std::string train;
+  if (s.batch_size > 0) train += "\n  batch_size: " + std::to_string(s.batch_size);
+  if (!s.amp.empty()) train += "\n  amp: " + s.amp;
+  if (!train.empty()) rec.config += "\ntrain:" + train;
   rec.config_hash = stable_hash(rec.config + std::to_string(s.world_size));
   rec.code_version = "test";
   rec.host = "host";

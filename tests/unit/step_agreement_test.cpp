@@ -1,6 +1,7 @@
 // The ranks' agreement on a step (runner/train/step_agreement.h): every field of a report comes
 // back in its own place, the statistics are summed over ranks, the stop signal and the
-// non-finite update are those of the lowest rank that has one, and every rank gets the same.
+// non-finite update are those of the lowest rank that has one, and every rank gets the same; and
+// the fp16 skip that any rank's overflow decides for all.
 #include "runner/train/step_agreement.h"
 
 #include <gtest/gtest.h>
@@ -146,6 +147,21 @@ TEST(StepAgreement, SuccessiveStepsAgreeOnTheirOwnReports) {
     EXPECT_EQ(first[r].stop_signal, SIGINT);
     EXPECT_EQ(second[r].count, 6);
     EXPECT_EQ(second[r].stop_signal, 0);
+  }
+}
+
+// fp16 loss scaling: one rank's overflow makes every rank skip, whichever rank it is; none skips
+// when no rank overflowed.
+TEST(StepAgreement, AnyRanksOverflowSkipsTheStepOnEveryRank) {
+  for (int overflowing : {-1, 0, 2}) {
+    std::vector<int> skip(3, -1);
+    run_ranks(3, [&](Communicator& comm) {
+      skip[static_cast<size_t>(comm.rank())] =
+          any_rank_overflowed(comm, comm.rank() == overflowing) ? 1 : 0;
+    });
+    for (int r = 0; r < 3; ++r)
+      EXPECT_EQ(skip[static_cast<size_t>(r)], overflowing >= 0 ? 1 : 0)
+          << "rank " << r << ", overflow on rank " << overflowing;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "reports/comparison.h"
+#include "reports/precision.h"
 #include "tests/unit/results_fixture.h"
 
 namespace cedar {
@@ -110,6 +111,42 @@ TEST(Comparison, ParameterServerRowHasNoByteRatios) {
   EXPECT_EQ(rows[1].wire_ratio, 0);
   const std::string md = render_markdown(rows);
   EXPECT_NE(md.find("A parameter server (ps) has no ratio here"), std::string::npos) << md;
+}
+
+// Mixed precision is read from each run's resolved configuration and named under the table;
+// a suite trained in fp32 (every run recorded before train.amp existed included) gets no line.
+TEST(Comparison, LegendNamesTheRunsTrainedInMixedPrecision) {
+  EXPECT_EQ(amp_of("name: x\ntrain:\n  amp: bf16\n"), "bf16");
+  EXPECT_EQ(amp_of("name: x\ntrain: {batch_size: 8}\n"), "off");
+  EXPECT_EQ(amp_of("not: [yaml"), "off");
+  const std::string path = ::testing::TempDir() + "amp_legend_test.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  {
+    ResultStore store(path);
+    fixture::RunSpec s;
+    s.suite = "t";
+    s.name = "dense";
+    s.algorithm = "dense";
+    s.collectives = {{"allreduce", 1, {400, 400}}};
+    fixture::write_run(store, s);
+    s.name = "dense-bf16";
+    s.amp = "bf16";
+    fixture::write_run(store, s);
+    s.name = "dense-fp16";
+    s.amp = "fp16";
+    s.batch_size = 32;
+    fixture::write_run(store, s);
+  }
+  auto rows = compare_runs(load_runs(path, "t"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].amp, "off");
+  EXPECT_EQ(rows[2].amp, "fp16");
+  const std::string md = render_markdown(rows);
+  EXPECT_NE(md.find("dense-bf16 bf16, dense-fp16 fp16; the other runs trained in fp32."),
+            std::string::npos)
+      << md;
+  rows.erase(rows.begin() + 1, rows.end());
+  EXPECT_EQ(render_markdown(rows).find("Mixed precision"), std::string::npos);
 }
 
 }  // namespace
