@@ -53,6 +53,10 @@ class ShardedLoader {
   ShardedLoader(const ImageSet& data, Normalization norm, Augmentation aug, int64_t batch_size,
                 int rank, int world_size, uint64_t seed, bool shuffle, bool drop_last,
                 PrefetchOptions prefetch = {});
+  // The loader keeps `data` by reference: a temporary would be gone before the first batch.
+  ShardedLoader(ImageSet&& data, Normalization norm, Augmentation aug, int64_t batch_size, int rank,
+                int world_size, uint64_t seed, bool shuffle, bool drop_last,
+                PrefetchOptions prefetch = {}) = delete;
   ~ShardedLoader();
   ShardedLoader(const ShardedLoader&) = delete;
   ShardedLoader& operator=(const ShardedLoader&) = delete;

@@ -418,7 +418,8 @@ TEST(ShardedLoaderPrefetch, LazyUndecodableFileFailsItsOwnBatchNamingTheFile) {
   // The batch of epoch 0 that holds the bad image, from the synchronous order.
   int64_t bad_batch = -1;
   {
-    ShardedLoader order(indexed_set(21), {}, {}, 4, 0, 1, 11, true, false);
+    const ImageSet indexed = indexed_set(21);
+    ShardedLoader order(indexed, {}, {}, 4, 0, 1, 11, true, false);
     Batch b;
     for (int64_t k = 0; order.next(b) && bad_batch < 0; ++k)
       for (int64_t j = 0; j < b.labels.size(0); ++j)
