@@ -2,10 +2,12 @@
 // in sorted order; each JPEG is decoded with TurboJPEG (using its DCT scaling to the smallest
 // size still at least image_size on the shorter side), resized so the shorter side is image_size
 // with an antialiased bilinear (triangle) filter, centre-cropped and stored channel-planar.
-// Memory stays bounded for hostile files: a header whose decoded size exceeds kMaxDecodedPixels
-// is rejected before decoding, and only the source rows the centre crop reads are resized (a
-// 1 x 65000 image scaled to a 1024 shorter side is virtually 1024 x 66.5 million pixels).
-// index_image_folder keeps the listing instead and decodes an image the same way when it is read.
+// Memory stays bounded for hostile files: a header whose frame exceeds kMaxSourcePixels (libjpeg
+// buffers a progressive image's coefficients whole before scaling it) or whose decoded size
+// exceeds kMaxDecodedPixels is rejected before decoding, and only the source rows the centre crop
+// reads are resized (a 1 x 65000 image scaled to a 1024 shorter side is virtually 1024 x 66.5
+// million pixels). index_image_folder keeps the listing instead and decodes an image the same way
+// when it is read.
 #include <turbojpeg.h>
 
 #include <algorithm>
@@ -67,6 +69,8 @@ std::vector<uint8_t> read_bytes(const fs::path& file) {
 // 2^26 pixels (192 MiB as RGB): far above any real photograph after DCT scaling (a 65535 x 65535
 // JPEG decodes to 8192 x 8192 at 1/8), far below what a crafted header can ask for.
 constexpr int64_t kMaxDecodedPixels = int64_t{1} << 26;
+// 8192 x 8192; ImageNet's largest images have about 12 million.
+constexpr int64_t kMaxSourcePixels = int64_t{1} << 26;
 
 struct Rgb {
   int width = 0;
@@ -98,6 +102,11 @@ class JpegDecoder {
       fail(file, "not a readable JPEG");
     // A stream with no frame (e.g. start and end markers only) passes the header call as 0 x 0.
     if (w <= 0 || h <= 0) fail(file, "not a readable JPEG: no image frame");
+    if (int64_t{w} * h > kMaxSourcePixels)
+      throw DataError("ImageFolder: " + file.string() + ": a frame of " + std::to_string(w) +
+                      " x " + std::to_string(h) + " pixels, more than the " +
+                      std::to_string(kMaxSourcePixels) +
+                      " pixels allowed (decoding buffers a progressive JPEG whole)");
     tjscalingfactor best{1, 1};
     int count = 0;
     const tjscalingfactor* factors = tjGetScalingFactors(&count);

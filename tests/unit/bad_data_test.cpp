@@ -273,6 +273,11 @@ std::vector<BadData> bad_files() {
       {"JPEG whose header claims 2000 x 65000 pixels", folder_with("huge.JPEG", with_frame_size(jpeg, 2000, 65000)),
        [](const fs::path& dir) { read_image_folder(dir.string(), "train", 0, 0, 2048); },
        {"2000 x 65000 pixels", "more than the 67108864 pixels"}},
+      // 10000 x 10000 DCT-scales to 1250 x 1250 for a 32-pixel side, but a progressive JPEG's
+      // coefficients are buffered whole first (600 MB here; fuzzing found 6.4 GB).
+      {"JPEG whose header claims 10000 x 10000 pixels, read small", folder_with("big.JPEG", with_frame_size(jpeg, 10000, 10000)),
+       [](const fs::path& dir) { read_image_folder(dir.string(), "train", 0, 0, 32); },
+       {"a frame of 10000 x 10000 pixels", "more than the 67108864 pixels"}},
       {"JPEG name on a dangling link",
        [](const fs::path& dir) {
          testdata::write_bytes(dir / "train" / "a" / "ok.JPEG", good_jpeg());
