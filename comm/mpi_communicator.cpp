@@ -329,33 +329,35 @@ void MpiCommunicator::recv(at::Tensor& t, int peer, int tag) {
 }
 
 int MpiCommunicator::recv_any(at::Tensor& t, int tag) {
-  check_tensor(t, "recv_any");
-  MPI_Status status;
-  const int64_t bytes = byte_count(t);
-  at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
-  const int source = next_sender(tag);
-  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any"), MPI_BYTE, source, tag,
-                 as_comm(comm_), &status),
-        "Recv");
-  check_received(status, bytes, "recv_any");
-  HostStaging::copy_out(room.narrow(0, 0, bytes).view(t.scalar_type()), t);
-  return status.MPI_SOURCE;
+  int64_t received = 0;
+  return receive_any(t, tag, "recv_any", /*exact=*/true, received);
 }
 
 int MpiCommunicator::recv_any_up_to(at::Tensor& t, int tag, int64_t& received) {
-  check_tensor(t, "recv_any_up_to");
+  return receive_any(t, tag, "recv_any_up_to", /*exact=*/false, received);
+}
+
+int MpiCommunicator::receive_any(at::Tensor& t, int tag, const char* op, bool exact,
+                                 int64_t& received) {
+  check_tensor(t, op);
   MPI_Status status;
   const int64_t bytes = byte_count(t);
   at::Tensor room = staging_.room(bytes + 1, at::kByte, HostStaging::kOutput, t.device());
   const int source = next_sender(tag);
-  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, "recv_any_up_to"), MPI_BYTE, source, tag,
-                 as_comm(comm_), &status),
+  check(MPI_Recv(room.data_ptr(), count_of(bytes + 1, op), MPI_BYTE, source, tag, as_comm(comm_),
+                 &status),
         "Recv");
+  if (exact) {
+    check_received(status, bytes, op);
+    received = t.numel();
+    HostStaging::copy_out(room.narrow(0, 0, bytes).view(t.scalar_type()), t);
+    return status.MPI_SOURCE;
+  }
   int got = 0;
   MPI_Get_count(&status, MPI_BYTE, &got);
   const int64_t element = static_cast<int64_t>(t.element_size());
   if (got > bytes || got % element != 0)
-    throw CommError("mpi recv_any_up_to: expected at most " + std::to_string(bytes) +
+    throw CommError(std::string("mpi ") + op + ": expected at most " + std::to_string(bytes) +
                     " bytes in whole elements of " + std::to_string(element) + " from rank " +
                     std::to_string(status.MPI_SOURCE) + ", received " + std::to_string(got));
   received = got / element;

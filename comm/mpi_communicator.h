@@ -86,6 +86,8 @@ class MpiCommunicator final : public Communicator {
   // promises no fairness, and Open MPI's shared-memory transport served two of a parameter
   // server's four workers for 880 updates while the other two's pushes waited.
   int next_sender(int tag);
+  // recv_any (`exact`: the message fills t) and recv_any_up_to (t's first `received` elements).
+  int receive_any(at::Tensor& t, int tag, const char* op, bool exact, int64_t& received);
   // With idle_wait_: returns once every rank has called it, sleeping while it waits.
   void await_peers();
   // Whether MPI works on a host copy of `t` rather than on t's own memory.

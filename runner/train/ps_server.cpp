@@ -72,6 +72,12 @@ void PsServer::stop_with(int64_t code, std::string why) {
 
 void PsServer::diverge(std::string why) { stop_with(kStopDiverged, std::move(why)); }
 
+void PsServer::interrupt(const std::string& note) {
+  stop_with(kStopInterrupted, std::string("interrupted by SIG") +
+                                  sigabbrev_np(static_cast<int>(interrupted_by_)) + " at update " +
+                                  std::to_string(version_) + note);
+}
+
 void PsServer::note_signal(int64_t signal) {
   if (signal == 0 || interrupted_by_ != 0 || stopped_) return;
   interrupted_by_ = signal;
@@ -79,9 +85,7 @@ void PsServer::note_signal(int64_t signal) {
   if (hooks_.checkpoint_due) {
     checkpoint_pending_ = true;
   } else {
-    stop_with(kStopInterrupted, std::string("interrupted by SIG") +
-                                    sigabbrev_np(static_cast<int>(signal)) + " at update " +
-                                    std::to_string(version_));
+    interrupt("");
   }
 }
 
@@ -191,9 +195,7 @@ void PsServer::checkpoint_if_quiescent() {
   if (interrupted_by_ != 0) {
     std::fill(waiting_.begin(), waiting_.end(), false);
     std::fill(body_due_.begin(), body_due_.end(), false);
-    stop_with(kStopInterrupted,
-              std::string("interrupted by SIG") + sigabbrev_np(static_cast<int>(interrupted_by_)) +
-                  " at update " + std::to_string(version_) + " (checkpoint written)");
+    interrupt(" (checkpoint written)");
   }
 }
 

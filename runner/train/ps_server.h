@@ -112,6 +112,8 @@ class PsServer {
   void stop_with(int64_t code, std::string why);
   // The workers' signals (push headers) and, with one server, this process's own.
   void note_signal(int64_t signal);
+  // Stops with kStopInterrupted, naming interrupted_by_ and the update; `note` is appended.
+  void interrupt(const std::string& note);
   // When a checkpoint is due or pending and every present worker waits: writes it.
   void checkpoint_if_quiescent();
   bool shard_finite(std::string& bad) const;
