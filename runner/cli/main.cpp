@@ -9,6 +9,9 @@
 #include "runner/train/run_guard.h"
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a pipe or file: the tables on stdout and the messages on stderr then
+  // interleave as whole lines when both go to one place (`2>&1`), not at 4 KiB block boundaries.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   cedar::install_signal_watch();
   CLI::App app{"cedar: communication-efficient distributed training experiments"};
   app.require_subcommand(1);

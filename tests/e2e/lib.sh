@@ -2,13 +2,14 @@
 set -uo pipefail
 PASSED=0
 FAILED=0
+FAILED_CHECKS=()
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=(mpirun --oversubscribe --bind-to none)
 
 check() {  # check "description" command...
   local what="$1"; shift
   if "$@"; then PASSED=$((PASSED + 1)); echo "ok   - $what"
-  else FAILED=$((FAILED + 1)); echo "FAIL - $what"; fi
+  else FAILED=$((FAILED + 1)); FAILED_CHECKS+=("$what"); echo "FAIL - $what"; fi
 }
 equals() { [ "$1" == "$2" ] || { echo "       expected '$2', got '$1'"; return 1; }; }
 contains() { [[ "$1" == *"$2"* ]] || { echo "       expected to find '$2' in: $1"; return 1; }; }
@@ -45,7 +46,11 @@ metrics() {  # metrics DB RUN_NAME
                 FROM runs WHERE id=$id"
 }
 
+# The failed checks are named again last: a long haystack printed by `contains` must not push them
+# out of a log's tail.
 finish() {
+  local what
+  for what in "${FAILED_CHECKS[@]}"; do echo "failed: $what"; done
   echo "$PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]
 }

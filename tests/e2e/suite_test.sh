@@ -58,6 +58,9 @@ first=$(q "SELECT MIN(e.wall_seconds) FROM evals e JOIN runs r ON r.id = e.run_i
 check "dense time to 50% is its first evaluation at 50%" contains "$(echo "$md" | grep '^| dense |')" "| $(printf '%.1f' "$first") (1.00×) |"
 printf 'networks:\n  - {name: wan, alpha: 1.0e-3, bandwidth_gbps: 0.1}\n' > "$WORK/nets.yaml"
 xo=$("$CEDAR" report "$DB" --suite quick --crossover --networks "$WORK/nets.yaml" --plots "$WORK/xplots" 2>&1)
+# Its messages on stderr come between whole lines of the tables, wherever the 4 KiB boundaries of
+# the output fall (a pipe buffers stdout in blocks).
+check "crossover: stderr messages start their own lines" equals "$(echo "$xo" | grep -c '.cedar report: ')" 0
 check "crossover: each run against dense at its workers and more" contains "$xo" "| topk | 16 | "
 check "crossover: the YAML profile is among the profiles" contains "$xo" "wan (α 1000 µs, 0.1 Gb/s)"
 check "crossover: plot rendered" equals "$(find "$WORK/xplots" -maxdepth 1 -name 'crossover.*' -size +1k | wc -l)" 3
