@@ -13,6 +13,16 @@ function(cedar_torch_pch target)
   endif()
 endfunction()
 
+# The same for targets whose sources need only tensors (<torch/types.h>, which holds
+# <ATen/ATen.h>; no torch::nn, torch::optim or serialization): GCC compiles every inline function
+# a precompiled header makes reachable, so the smaller header leaves it about a third of the work
+# per translation unit (algorithms/lag.cpp at -O3: 10 s -> 3.7 s).
+function(cedar_tensor_pch target)
+  if(TARGET cedar_tensor_pch)
+    target_precompile_headers(${target} REUSE_FROM cedar_tensor_pch)
+  endif()
+endfunction()
+
 # Every test's environment: where the sources and the build are, and a temp folder of this build
 # tree's own (gtest's TempDir() reads TEST_TMPDIR), so that files a test writes under a fixed name
 # never meet those of another build tree or checkout (e.g. a database of a newer schema).
@@ -70,12 +80,16 @@ function(cedar_add_mpi_tests exe)
   endforeach()
 endfunction()
 
-# The precompiled LibTorch header, built once from an empty translation unit.
+# The precompiled LibTorch headers, each built once from an empty translation unit.
 function(cedar_define_torch_pch)
   add_library(cedar_torch_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
   target_link_libraries(cedar_torch_pch PUBLIC torch)
   target_precompile_headers(cedar_torch_pch PRIVATE <torch/torch.h>)
   cedar_warnings(cedar_torch_pch)
+  add_library(cedar_tensor_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
+  target_link_libraries(cedar_tensor_pch PUBLIC torch)
+  target_precompile_headers(cedar_tensor_pch PRIVATE <torch/types.h>)
+  cedar_warnings(cedar_tensor_pch)
 endfunction()
 
 # cedar_add_test_groups(exe SOURCES files... LIBS libs... GROUPS name prefix [name prefix ...]):
@@ -87,7 +101,7 @@ function(cedar_add_test_groups exe)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;GROUPS" ${ARGN})
   add_executable(${exe} ${T_SOURCES})
   target_link_libraries(${exe} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
-  cedar_torch_pch(${exe})
+  cedar_tensor_pch(${exe})
   cedar_warnings(${exe})
   cedar_test_env(env)
   set(every "")

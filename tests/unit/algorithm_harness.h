@@ -4,7 +4,7 @@
 // in-process ranks (threads) through a metering communicator, and the checks of what every rank
 // must agree on.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <functional>

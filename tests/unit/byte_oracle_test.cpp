@@ -13,7 +13,7 @@
 //              every tensor of 2 or more dimensions, 1-D tensors dense, and the 8-byte count of
 //              the sparse allgather
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <mutex>
 

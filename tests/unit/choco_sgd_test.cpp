@@ -4,7 +4,7 @@
 // the codecs' definitions; and its relation to D-PSGD: with the identity codec and γ = 1 a CHOCO
 // step is x ← W (x − η g), which equals D-PSGD's W x − η g whenever every rank has the same g.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <string>
 #include <vector>

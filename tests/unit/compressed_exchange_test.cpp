@@ -5,7 +5,7 @@
 #include "algorithms/exchange/compressed_exchange.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <memory>
 #include <mutex>

@@ -2,7 +2,7 @@
 // of the ranks' gradients, in one allreduce of 4 bytes per value per bucket; it takes no
 // parameters and leaves momentum to the optimizer.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <vector>
 

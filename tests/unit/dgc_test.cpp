@@ -2,7 +2,7 @@
 // selection (superset of the exact top-k, at most 1.3k), momentum correction and factor masking
 // against hand computations, local clipping, a training oracle, multi-rank agreement and bytes.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <iostream>

@@ -3,7 +3,7 @@
 // (eigenvalues from torch, not from the topology code); and the exact update on graphs where every
 // rank is every other's neighbour, written out by hand.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <string>

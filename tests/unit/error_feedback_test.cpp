@@ -4,7 +4,7 @@
 #include "algorithms/exchange/error_feedback.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "algorithms/exchange/sparse_exchange.h"
 #include "tests/unit/algorithm_harness.h"

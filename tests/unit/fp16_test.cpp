@@ -7,7 +7,7 @@
 // on AVX2 machines), every half widens as c10 and LibTorch widen it, and payloads are LibTorch's
 // cast's bytes.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <cstdint>

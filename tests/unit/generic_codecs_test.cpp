@@ -5,7 +5,7 @@
 #include "algorithms/codecs/generic_codecs.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <cstring>

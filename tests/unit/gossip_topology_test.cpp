@@ -3,7 +3,7 @@
 // each graph's definition, coinciding neighbours counted once, and the neighbour exchange on
 // in-process ranks.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <set>
 #include <string>

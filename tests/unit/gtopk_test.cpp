@@ -4,7 +4,7 @@
 // step against the formula, mass conservation of the error feedback, the dense average at density
 // 1, a dropped index that comes back, the warm-up, a malformed peer set, and the parameters.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <string>
 #include <vector>

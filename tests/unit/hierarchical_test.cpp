@@ -4,7 +4,7 @@
 // only); each level is emulated with its own profile; the inner algorithm's state resumes bitwise;
 // and bad parameters are clear errors.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <mutex>

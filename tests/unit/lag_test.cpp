@@ -3,7 +3,7 @@
 // against a reference replay on 4 ranks, and the fused CPU step against the LibTorch expressions
 // of the rule: the same decisions and bit-identical aggregates.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <deque>

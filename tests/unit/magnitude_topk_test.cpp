@@ -7,7 +7,7 @@
 #include "algorithms/exchange/magnitude_topk.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // against a plain-LibTorch reference written here, and same-shape batching (P laid out as one
 // batch per shape, results as without it).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cstdio>
 #include <map>

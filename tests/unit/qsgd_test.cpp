@@ -5,7 +5,7 @@
 // bit_packing.h) across chunk, bucket and byte boundaries with the documented uniforms
 // (counter_rng.h).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // and metered bytes with shared and with own index sets, the parameters, and the values-only
 // payload given the wrong size (a peer's bytes are untrusted).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <string>
 #include <vector>

@@ -3,7 +3,7 @@
 // LibTorch over several steps on several ranks, rank agreement and exact metered byte counts,
 // also for ResNet-20's gradients.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <vector>
 

@@ -6,7 +6,7 @@
 // passes the end of a stream or an output. The baseline itself is checked against the documented
 // format by qsgd_test, terngrad_test and simd_test.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include "algorithms/codecs/simd.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <cmath>

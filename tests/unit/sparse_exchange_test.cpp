@@ -6,7 +6,7 @@
 #include "algorithms/exchange/sparse_exchange.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // steps on several ranks (with and without scaler sharing), rank agreement and exact metered
 // byte counts, also for ResNet-20's gradients.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <string>

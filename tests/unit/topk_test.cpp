@@ -3,7 +3,7 @@
 // learning rate changes, plain top-k without memory, the dense average at ratio 1, multi-rank
 // agreement and metered bytes, and the parameters.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <vector>
 
