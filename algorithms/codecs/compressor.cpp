@@ -75,4 +75,22 @@ void Compressor::subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::
   flat.sub_(decoded);
 }
 
+void Compressor::add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
+                             at::Tensor& scratch) {
+  check_decode_target(sum, "add_decoded", true);
+  if (!sum.is_cpu()) throw std::invalid_argument("add_decoded: the sum must be on the CPU");
+  if (!scratch.defined() || scratch.numel() < sum.numel())
+    scratch = at::empty({sum.numel()}, at::kFloat);
+  at::Tensor decoded = scratch.narrow(0, 0, sum.numel());
+  decompress_into(payload, decoded);
+  float* s = sum.data_ptr<float>();
+  const float* d = decoded.data_ptr<float>();
+  const int64_t n = sum.numel();
+  if (divisor == 1.0f) {
+    for (int64_t i = 0; i < n; ++i) s[i] += d[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) s[i] = (s[i] + d[i]) / divisor;
+  }
+}
+
 }  // namespace cedar

@@ -30,6 +30,13 @@ class Compressor {
   // caller keeps it between calls; not used for an x off the CPU) and subtracts; sparse codecs
   // subtract at their indices only. Either way the bits are those of x - decompress(payload).
   virtual void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch);
+  // sum <- (sum + decode(payload)) / divisor in place (divisor 1: no division), sum a contiguous
+  // fp32 CPU tensor of the payload's element count: how an averaging exchange accumulates the
+  // ranks' decodings. The default decodes into `scratch` (grown as needed; the caller keeps it)
+  // and adds; a codec that decodes element by element may fuse the two (fp16). Either way the bits
+  // are those of (sum + decompress(payload)) / divisor in IEEE fp32, in that order.
+  virtual void add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
+                           at::Tensor& scratch);
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }
 };

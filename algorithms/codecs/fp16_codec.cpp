@@ -47,6 +47,19 @@ class HalfCompressor final : public Compressor {
                      out.data_ptr<float>());
   }
 
+  // Decoding, adding and dividing in one pass over the sum (no decoded buffer).
+  void add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
+                   at::Tensor& scratch) override {
+    check_decode_target(sum, "fp16", true);
+    check_payload(payload, sum.numel());
+    if (!sum.is_cpu()) {
+      Compressor::add_decoded(payload, sum, divisor, scratch);
+      return;
+    }
+    add_halves_to_floats(payload.contiguous().cpu().data_ptr<uint8_t>(), sum.numel(),
+                         sum.data_ptr<float>(), divisor);
+  }
+
  private:
   // A tensor of `bytes` bytes for the next payload: the previous payload's storage again once
   // nothing but this codec holds it (a fresh allocation of a large payload costs a page fault per

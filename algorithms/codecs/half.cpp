@@ -78,6 +78,15 @@ void halves_to_floats_portable(const uint8_t* in, int64_t n, float* out) {
   }
 }
 
+void add_halves_to_floats_portable(const uint8_t* in, int64_t n, float* sum, float divisor) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, in + 2 * i, 2);
+    const float v = sum[i] + float_of_half(h);
+    sum[i] = divisor == 1.0f ? v : v / divisor;
+  }
+}
+
 #if defined(CEDAR_HALF_F16C)
 
 bool have_f16c() {
@@ -130,6 +139,22 @@ __attribute__((target("avx,f16c"))) void halves_to_floats_f16c(const uint8_t* in
   for (; i < n; ++i) out[i] = widen1(in + 2 * i);
 }
 
+__attribute__((target("avx,f16c"))) void add_halves_to_floats_f16c(const uint8_t* in, int64_t n,
+                                                                   float* sum, float divisor) {
+  int64_t i = 0;
+  if (divisor == 1.0f) {
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(sum + i, _mm256_add_ps(_mm256_loadu_ps(sum + i), widen8(in + 2 * i)));
+    for (; i < n; ++i) sum[i] += widen1(in + 2 * i);
+    return;
+  }
+  const __m256 d = _mm256_set1_ps(divisor);
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(sum + i,
+                     _mm256_div_ps(_mm256_add_ps(_mm256_loadu_ps(sum + i), widen8(in + 2 * i)), d));
+  for (; i < n; ++i) sum[i] = (sum[i] + widen1(in + 2 * i)) / divisor;
+}
+
 #else  // no F16C on this architecture or compiler: the portable conversions
 
 bool have_f16c() { return false; }
@@ -138,6 +163,9 @@ void floats_to_halves_f16c(const float* in, int64_t n, uint8_t* out) {
 }
 void halves_to_floats_f16c(const uint8_t* in, int64_t n, float* out) {
   halves_to_floats_portable(in, n, out);
+}
+void add_halves_to_floats_f16c(const uint8_t* in, int64_t n, float* sum, float divisor) {
+  add_halves_to_floats_portable(in, n, sum, divisor);
 }
 
 #endif
@@ -156,6 +184,13 @@ void halves_to_floats(const uint8_t* in, int64_t n, float* out) {
     half_impl::halves_to_floats_f16c(in, n, out);
   else
     half_impl::halves_to_floats_portable(in, n, out);
+}
+
+void add_halves_to_floats(const uint8_t* in, int64_t n, float* sum, float divisor) {
+  if (half_impl::have_f16c())
+    half_impl::add_halves_to_floats_f16c(in, n, sum, divisor);
+  else
+    half_impl::add_halves_to_floats_portable(in, n, sum, divisor);
 }
 
 }  // namespace cedar

@@ -17,15 +17,20 @@ namespace cedar {
 void floats_to_halves(const float* in, int64_t n, uint8_t* out);
 // Writes the fp32 values of the n halves at in[0, 2n) to out[0, n).
 void halves_to_floats(const uint8_t* in, int64_t n, float* out);
+// sum[i] <- (sum[i] + fp32 of half i) / divisor for i in [0, n) (divisor 1: the sum alone, no
+// division): the bits of decoding into a buffer, adding and dividing, in one pass.
+void add_halves_to_floats(const uint8_t* in, int64_t n, float* sum, float divisor);
 
 // The two implementations behind the functions above, for tests that compare them.
 namespace half_impl {
 bool have_f16c();  // whether this CPU runs the F16C path
 void floats_to_halves_portable(const float* in, int64_t n, uint8_t* out);
 void halves_to_floats_portable(const uint8_t* in, int64_t n, float* out);
+void add_halves_to_floats_portable(const uint8_t* in, int64_t n, float* sum, float divisor);
 // Only where have_f16c().
 void floats_to_halves_f16c(const float* in, int64_t n, uint8_t* out);
 void halves_to_floats_f16c(const uint8_t* in, int64_t n, float* out);
+void add_halves_to_floats_f16c(const uint8_t* in, int64_t n, float* sum, float divisor);
 }  // namespace half_impl
 
 }  // namespace cedar

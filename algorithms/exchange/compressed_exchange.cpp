@@ -36,6 +36,17 @@ void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& 
   at::Tensor sum =
       in_place ? grad.view({-1}) : at::empty({grad.numel()}, grad.options().dtype(at::kFloat));
   compressor.decompress_into(payloads[0], sum);
+  if (on_cpu && combine == Combine::kAverage) {
+    // Each later decoding added into the sum by the codec (fp16 fuses decoding and adding), the
+    // last addition with the division: (sum + d) / P.
+    at::Tensor scratch;
+    const auto ranks = static_cast<int64_t>(payloads.size());
+    for (int64_t r = 1; r < ranks; ++r)
+      compressor.add_decoded(payloads[r], sum, r + 1 == ranks ? static_cast<float>(ranks) : 1.0f,
+                             scratch);
+    if (!in_place) grad.copy_(sum.view(grad.sizes()));
+    return;
+  }
   at::Tensor decoded;
   for (size_t r = 1; r < payloads.size(); ++r) {
     if (!decoded.defined()) decoded = at::empty_like(sum);

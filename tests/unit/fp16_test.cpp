@@ -251,6 +251,44 @@ TEST(Fp16Conversions, EveryHalfWidensAsC10AndLibTorchWidenIt) {
   }
 }
 
+// Adding decoded halves into a sum (the averaging exchange's accumulation, fused for fp16): every
+// half, at every tail length of the eight-value steps, added into sums of mixed magnitudes, with
+// and without the division, against c10's widening followed by fp32 addition and division.
+TEST(Fp16Conversions, AddingHalvesIntoASumIsWideningThenAddingAndDividing) {
+  using Adder = std::function<void(const uint8_t*, int64_t, float*, float)>;
+  std::vector<std::pair<std::string, Adder>> adders = {
+      {"dispatch", add_halves_to_floats}, {"portable", half_impl::add_halves_to_floats_portable}};
+  if (half_impl::have_f16c()) adders.push_back({"f16c", half_impl::add_halves_to_floats_f16c});
+  const int64_t n = 65536 + 7;  // every half, then a tail of seven
+  std::vector<uint8_t> in(static_cast<size_t>(2 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t v = static_cast<uint16_t>(i % 65536);
+    std::memcpy(in.data() + 2 * i, &v, 2);
+  }
+  std::vector<float> start(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    start[i] = static_cast<float>((i % 17) - 8) * std::ldexp(1.0f, static_cast<int>(i % 41) - 20);
+  for (float divisor : {1.0f, 3.0f}) {
+    std::vector<uint32_t> want(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const float v =
+          start[i] + c10::detail::fp16_ieee_to_fp32_value(static_cast<uint16_t>(i % 65536));
+      want[i] = bits_of(divisor == 1.0f ? v : v / divisor);
+    }
+    for (const auto& [name, add] : adders) {
+      for (int64_t len : {n, int64_t{1}, int64_t{7}, int64_t{8}, int64_t{9}, int64_t{15}}) {
+        std::vector<float> sum = start;
+        add(in.data(), len, sum.data(), divisor);
+        for (int64_t i = 0; i < n; ++i) {
+          const uint32_t expected = i < len ? want[i] : bits_of(start[i]);
+          ASSERT_EQ(bits_of(sum[i]), expected)
+              << name << " divisor " << divisor << " length " << len << " element " << i;
+        }
+      }
+    }
+  }
+}
+
 // Payloads are the bytes of LibTorch's cast to half, and decode to its cast back, for every tail
 // length of the eight-value steps and a longer tensor, with infinities, overflow, -0, half and
 // fp32 subnormals among the values.
