@@ -67,13 +67,18 @@ function(cedar_add_mpi_test name)
   endif()
 endfunction()
 
-# cedar_add_mpi_tests(exe TESTS prefix SOURCES files... LIBS libs...): a GoogleTest executable of
-# MPI tests (with the MPI test main) run on 2 and on 4 ranks as <prefix>_np2 and <prefix>_np4.
+# cedar_add_mpi_tests(exe TESTS prefix [TENSOR_ONLY] SOURCES files... LIBS libs...): a GoogleTest
+# executable of MPI tests (with the MPI test main) run on 2 and on 4 ranks as <prefix>_np2 and
+# <prefix>_np4. TENSOR_ONLY: its sources need only <torch/types.h> (cedar_tensor_pch).
 function(cedar_add_mpi_tests exe)
-  cmake_parse_arguments(T "" "TESTS" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "TENSOR_ONLY" "TESTS" "SOURCES;LIBS" ${ARGN})
   add_executable(${exe} ${T_SOURCES})
   target_link_libraries(${exe} PRIVATE ${T_LIBS} cedar_mpi_test_main GTest::gtest)
-  cedar_torch_pch(${exe})
+  if(T_TENSOR_ONLY)
+    cedar_tensor_pch(${exe})
+  else()
+    cedar_torch_pch(${exe})
+  endif()
   cedar_warnings(${exe})
   foreach(np 2 4)
     cedar_add_mpi_test(${T_TESTS}_np${np} EXE ${exe} NP ${np} TIMEOUT 300)

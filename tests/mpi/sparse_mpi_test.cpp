@@ -1,7 +1,7 @@
 // DGC, top-k, random-k and gTop-k on real MPI ranks: every rank ends with the same reduced
 // gradient, equal to the formula, and the metered bytes equal each algorithm's byte formula.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"

@@ -1,7 +1,7 @@
 // Collectives of the in-process backend and the metering layer's exact byte counts; the local
 // (one-process) backend's gathers are copies whose large storage is reused only once released.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "comm/bus_bytes.h"
 #include "comm/communicator.h"

@@ -2,7 +2,7 @@
 // not on the backend's device is an error naming the operation and the tensor), and the host
 // buffers MPI stages device tensors through (copies in and out, reused, grown).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 #include "datasets/loader.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <filesystem>

@@ -3,7 +3,7 @@
 // clock bound and asp's staleness with a worker the server provably holds back; the shards'
 // balance and the clock gate on their own.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <atomic>

@@ -1,7 +1,7 @@
 #include "tests/unit/point_to_point_checks.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "comm/metered_communicator.h"
 

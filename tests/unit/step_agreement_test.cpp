@@ -5,7 +5,7 @@
 #include "runner/train/step_agreement.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <csignal>
