@@ -15,6 +15,7 @@ set(CEDAR_CODEC_SOURCES
   codecs/qsgd_avx2.cpp
   codecs/terngrad_avx2.cpp
   codecs/sign_codec.cpp
+  codecs/sign_arithmetic.cpp
   codecs/half.cpp
   codecs/fp16_codec.cpp
   codecs/identity_codec.cpp

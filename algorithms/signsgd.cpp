@@ -58,17 +58,19 @@ class SignSgd final : public Algorithm {
   double own_momentum() const override { return beta_; }
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    // The signs of the momenta are sent (the vote then overwrites the gradients).
+    std::vector<at::Tensor> encode;
     if (beta_ > 0) {
       for (auto& e : bucket.entries) {
         at::Tensor& v = momentum_[e.name];
         if (!v.defined()) v = at::zeros_like(e.grad);
         v.mul_(beta_).add_(e.grad, 1 - beta_);
-        e.grad.copy_(v);
+        encode.push_back(v);
       }
     }
     at::Generator gen =
         make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(bucket.index));
-    exchange_compressed(bucket, comm, *compressor_, nullptr, gen, Combine::kMajority);
+    exchange_compressed(bucket, comm, *compressor_, nullptr, gen, Combine::kMajority, encode);
   }
 
   void save_state(AlgorithmState& out) const override {

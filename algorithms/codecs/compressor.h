@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace cedar {
 
@@ -37,6 +38,13 @@ class Compressor {
   // are those of (sum + decompress(payload)) / divisor in IEEE fp32, in that order.
   virtual void add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
                            at::Tensor& scratch);
+  // out <- the sign of the sum of the payloads' decodings (signSGD's majority vote; +0 on a tie),
+  // out a contiguous fp32 CPU tensor of their element count: the bits of decoding each payload,
+  // adding them in order and taking the sign. Returns false, leaving out alone, where the codec
+  // has no such one-pass form; the caller then decodes and adds itself.
+  virtual bool majority_into(const std::vector<at::Tensor>& payloads, at::Tensor& out) {
+    return false;
+  }
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }
 };

@@ -13,10 +13,12 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/generic_codecs.h"
+#include "algorithms/codecs/sign_arithmetic.h"
 #include "algorithms/codecs/simd.h"
 
 namespace cedar {
@@ -48,6 +50,34 @@ class SignCompressor final : public Compressor {
       return;
     }
     unpack_signs(payload, out.numel(), 1.0f, -1.0f, out.data_ptr<float>());
+  }
+
+  // Counts each element's 1 bits over the payloads, without decoding any of them.
+  bool majority_into(const std::vector<at::Tensor>& payloads, at::Tensor& out) override {
+    check_decode_target(out, "signsgd", true);
+    const auto streams = static_cast<int64_t>(payloads.size());
+    if (!out.is_cpu() || streams < 1 || streams > kMaxSignStreams) return false;
+    std::vector<at::Tensor> held;
+    std::vector<const uint8_t*> bits;
+    for (const at::Tensor& p : payloads) {
+      check_payload(p, out.numel());
+      held.push_back(p.contiguous().cpu());
+      bits.push_back(held.back().data_ptr<uint8_t>());
+    }
+    majority_of_signs(bits.data(), static_cast<int>(streams), out.numel(), out.data_ptr<float>());
+    return true;
+  }
+
+ private:
+  // A peer's bytes are untrusted: exactly packed_bytes(n, 1) of them.
+  void check_payload(const at::Tensor& payload, int64_t numel) const {
+    if (payload.scalar_type() != at::kByte || payload.dim() != 1 ||
+        payload.numel() != payload_bytes(numel))
+      throw std::invalid_argument("signsgd: a payload of " + std::to_string(payload.numel()) +
+                                  " bytes (" + std::string(c10::toString(payload.scalar_type())) +
+                                  ", " + std::to_string(payload.dim()) + "-D) for " +
+                                  std::to_string(numel) + " elements (expected " +
+                                  std::to_string(payload_bytes(numel)) + " uint8 bytes)");
   }
 };
 
@@ -94,8 +124,42 @@ class ScaledSignCompressor final : public Compressor {
     decode(payload, out.numel(), out.data_ptr<float>());
   }
 
+  // x - decode(payload) and (sum + decode(payload)) / divisor straight from the bits.
+  void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) override {
+    check_decode_target(x, "ef-signsgd", true);
+    if (!x.is_cpu()) {
+      Compressor::subtract_decoded(payload, x, scratch);
+      return;
+    }
+    const Decoding d = decoding(payload, x.numel());
+    subtract_signs(d.bits, x.numel(), d.one, d.zero, x.data_ptr<float>());
+  }
+
+  void add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
+                   at::Tensor& scratch) override {
+    check_decode_target(sum, "ef-signsgd", true);
+    if (!sum.is_cpu()) {
+      Compressor::add_decoded(payload, sum, divisor, scratch);
+      return;
+    }
+    const Decoding d = decoding(payload, sum.numel());
+    add_signs(d.bits, sum.numel(), d.one, d.zero, sum.data_ptr<float>(), divisor);
+  }
+
  private:
+  // A checked payload's sign bits and the values they decode to.
+  struct Decoding {
+    at::Tensor held;  // the payload's bytes on the CPU
+    const uint8_t* bits;
+    float one, zero;
+  };
+
   void decode(const at::Tensor& payload, int64_t numel, float* out) {
+    const Decoding d = decoding(payload, numel);
+    unpack_signs_into(d.bits, numel, d.one, d.zero, out);
+  }
+
+  Decoding decoding(const at::Tensor& payload, int64_t numel) const {
     // A peer's bytes: the size is checked before the scale is read from them.
     if (numel < 0)
       throw std::invalid_argument("ef-signsgd: negative element count " + std::to_string(numel));
@@ -108,13 +172,16 @@ class ScaledSignCompressor final : public Compressor {
                                   " bytes for " + std::to_string(numel) + " elements (expected " +
                                   std::to_string(payload_bytes(numel)) + ": a 4-byte scale and " +
                                   std::to_string(packed_bytes(numel, 1)) + " bytes of sign bits)");
-    at::Tensor in = payload.contiguous().cpu();
+    Decoding d;
+    d.held = payload.contiguous().cpu();
     float scale = 0;
-    std::memcpy(&scale, in.data_ptr<uint8_t>(), 4);
+    std::memcpy(&scale, d.held.data_ptr<uint8_t>(), 4);
     // The values of bit * (2·scale) − scale in fp32, as the tensor expression computes them.
     const float twice = 2 * scale;
-    const float one = 1.0f * twice - scale, zero = 0.0f * twice - scale;
-    unpack_signs_into(in.data_ptr<uint8_t>() + 4, numel, one, zero, out);
+    d.one = 1.0f * twice - scale;
+    d.zero = 0.0f * twice - scale;
+    d.bits = d.held.data_ptr<uint8_t>() + 4;
+    return d;
   }
 };
 

@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -35,6 +38,10 @@ void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& 
   const bool in_place = grad.scalar_type() == at::kFloat && grad.is_contiguous();
   at::Tensor sum =
       in_place ? grad.view({-1}) : at::empty({grad.numel()}, grad.options().dtype(at::kFloat));
+  if (on_cpu && combine == Combine::kMajority && compressor.majority_into(payloads, sum)) {
+    if (!in_place) grad.copy_(sum.view(grad.sizes()));  // the codec counted the votes in one pass
+    return;
+  }
   compressor.decompress_into(payloads[0], sum);
   if (on_cpu && combine == Combine::kAverage) {
     // Each later decoding added into the sum by the codec (fp16 fuses decoding and adding), the
@@ -71,18 +78,27 @@ void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& 
 }  // namespace
 
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
-                                   ErrorFeedback* memory, at::Generator& gen, Combine combine) {
+                                   ErrorFeedback* memory, at::Generator& gen, Combine combine,
+                                   const std::vector<at::Tensor>& encode) {
   const size_t n_entries = bucket.entries.size();
+  if (!encode.empty() && encode.size() != n_entries)
+    throw std::invalid_argument("compressed exchange: " + std::to_string(encode.size()) +
+                                " tensors to encode for a bucket of " + std::to_string(n_entries));
   bool fixed = true;
   for (const auto& e : bucket.entries)
     fixed = fixed && compressor.payload_bytes(e.grad.numel()) >= 0;
 
   std::vector<at::Tensor> parts;
   std::vector<int64_t> lengths;
-  for (auto& e : bucket.entries) {
-    at::Tensor g = e.grad.reshape({-1});
+  for (size_t i = 0; i < n_entries; ++i) {
+    at::Tensor g = (encode.empty() ? bucket.entries[i].grad : encode[i]).reshape({-1});
+    if (g.numel() != bucket.entries[i].grad.numel())
+      throw std::invalid_argument("compressed exchange: a tensor of " + std::to_string(g.numel()) +
+                                  " elements to encode for " + bucket.entries[i].name + " of " +
+                                  std::to_string(bucket.entries[i].grad.numel()));
+    const std::string& name = bucket.entries[i].name;
     at::Tensor payload =
-        memory ? memory->compress(e.name, g, compressor, gen) : compressor.compress(g, gen);
+        memory ? memory->compress(name, g, compressor, gen) : compressor.compress(g, gen);
     lengths.push_back(payload.numel());
     parts.push_back(payload);
   }

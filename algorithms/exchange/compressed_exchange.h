@@ -27,8 +27,12 @@ struct ExchangeResult {
   int64_t payload_bytes = 0;  // this rank's encoded bytes (headers included)
 };
 
+// `encode`, when not empty, holds one tensor per entry (of the entry's element count) that is
+// encoded in place of the entry's gradient (signSGD's momentum); the combination is still written
+// to entry.grad.
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
                                    ErrorFeedback* memory, at::Generator& gen,
-                                   Combine combine = Combine::kAverage);
+                                   Combine combine = Combine::kAverage,
+                                   const std::vector<at::Tensor>& encode = {});
 
 }  // namespace cedar

@@ -25,6 +25,7 @@ using testing::same_bits;
 std::unique_ptr<Compressor> codec_named(const std::string& name) {
   if (name == "qsgd") return make_qsgd_compressor(4, 512, false);
   if (name == "sign") return make_sign_compressor();
+  if (name == "scaled sign") return make_scaled_sign_compressor();
   return make_fp16_compressor();
 }
 
@@ -61,7 +62,7 @@ std::vector<at::Tensor> oracle(const std::string& codec_name, int ranks, Combine
 }
 
 TEST(CompressedExchange, EveryRankHoldsTheRankOrderedSumCombinedBitForBit) {
-  for (const std::string codec_name : {"qsgd", "sign", "fp16"})
+  for (const std::string codec_name : {"qsgd", "sign", "scaled sign", "fp16"})
     for (Combine combine : {Combine::kAverage, Combine::kMajority})
       for (int ranks : {1, 2, 3, 4}) {
         const std::vector<at::Tensor> expected = oracle(codec_name, ranks, combine);

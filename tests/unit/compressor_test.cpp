@@ -67,6 +67,68 @@ TEST(Compressor, SubtractDecodedLeavesXMinusTheDecoding) {
   EXPECT_THROW(topk.subtract_decoded(bad, x, scratch), std::invalid_argument);
 }
 
+// add_decoded(payload, sum, divisor) leaves in sum, bit for bit, (sum + decompress(payload)) /
+// divisor, or sum + decompress(payload) for divisor 1: the default path (through the caller's
+// scratch) and the fused ones of fp16 and the scaled sign; sum holds signed zeros too.
+TEST(Compressor, AddDecodedLeavesTheSumPlusTheDecodingDivided) {
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  auto sign = make_sign_compressor();
+  auto scaled_sign = make_scaled_sign_compressor();
+  auto fp16 = make_fp16_compressor();
+  const std::vector<std::pair<const char*, Compressor*>> codecs = {
+      {"qsgd", qsgd.get()},
+      {"sign", sign.get()},
+      {"scaled sign", scaled_sign.get()},
+      {"fp16", fp16.get()}};
+  at::Tensor scratch;
+  for (const auto& [name, codec] : codecs)
+    for (int64_t n : {int64_t{5}, int64_t{40003}})
+      for (float divisor : {1.0f, 3.0f}) {
+        at::Tensor x = at::randn({n}, make_generator(n, 5, 0));
+        at::Tensor sum = at::randn({n}, make_generator(n, 6, 0));
+        sum.narrow(0, 0, 2).fill_(-0.0f);
+        at::Generator gen = make_generator(2, 0, 0);
+        at::Tensor payload = codec->compress(x, gen);
+        at::Tensor expected = sum + codec->decompress(payload, n);
+        if (divisor != 1.0f) expected = expected / divisor;
+        codec->add_decoded(payload, sum, divisor, scratch);
+        EXPECT_TRUE(same_bits(sum, expected))
+            << name << ", " << n << " elements, divisor " << divisor;
+      }
+}
+
+// The sign codec's majority_into gives, bit for bit, the sign of the payload-ordered sum of the
+// decodings (+1, -1, and +0 on the ties of an even count) for 1 to 6 payloads over several of its
+// blocks and a partial last byte; the other codecs decline, and a payload of the wrong size is
+// refused.
+TEST(Compressor, SignMajorityIntoIsTheSignOfTheSumOfTheDecodings) {
+  auto sign = make_sign_compressor();
+  const int64_t n = 3 * 4096 + 1003;
+  for (int streams = 1; streams <= 6; ++streams) {
+    std::vector<at::Tensor> payloads;
+    at::Tensor sum = at::zeros({n});
+    for (int r = 0; r < streams; ++r) {
+      at::Generator gen = make_generator(7, r, 0);
+      at::Tensor x = at::randn({n}, gen);
+      payloads.push_back(sign->compress(x, gen));
+      sum.add_(sign->decompress(payloads.back(), n));
+    }
+    at::Tensor out = at::full({n}, 7.0f);
+    ASSERT_TRUE(sign->majority_into(payloads, out)) << streams << " payloads";
+    EXPECT_TRUE(same_bits(out, sum.sign())) << streams << " payloads";
+    if (streams % 2 == 0) EXPECT_GT(out.eq(0).sum().item<int64_t>(), 0) << "ties give 0";
+  }
+  at::Tensor out = at::zeros({n});
+  EXPECT_THROW(sign->majority_into({at::zeros({10}, at::kByte)}, out), std::invalid_argument);
+  at::Generator gen = make_generator(1, 0, 0);
+  auto scaled_sign = make_scaled_sign_compressor();
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  for (Compressor* other : {scaled_sign.get(), qsgd.get()}) {
+    at::Tensor payload = other->compress(at::randn({n}), gen);
+    EXPECT_FALSE(other->majority_into({payload}, out));
+  }
+}
+
 // decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
 // small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view.
 TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {

@@ -1,0 +1,21 @@
+#pragma once
+// Arithmetic straight on packed sign bits (bit_packing.h's layout with b = 1: bit i is bit
+// i mod 8 of byte i / 8), for the sign codecs' decoders that never need the decoded tensor itself:
+// error feedback's subtraction, an averaging exchange's sum and signSGD's majority vote. Each gives
+// the bits of decoding into a buffer (bit 1 -> `one`, bit 0 -> `zero`) followed by the fp32
+// operation, in one pass and without the buffer.
+#include <cstdint>
+
+namespace cedar {
+
+// x[i] <- x[i] - (bit i ? one : zero) for i in [0, n).
+void subtract_signs(const uint8_t* bits, int64_t n, float one, float zero, float* x);
+// sum[i] <- (sum[i] + (bit i ? one : zero)) / divisor for i in [0, n) (divisor 1: no division).
+void add_signs(const uint8_t* bits, int64_t n, float one, float zero, float* sum, float divisor);
+// out[i] <- sign of the sum over the `streams` bit streams of (bit ? +1 : -1): +1, -1, or +0 on a
+// tie, the bits of summing the decoded ±1 values in fp32 (exact: integers) and taking the sign.
+// Every stream holds n bits; `streams` is 1 to kMaxSignStreams (std::invalid_argument otherwise).
+constexpr int kMaxSignStreams = 65535;
+void majority_of_signs(const uint8_t* const* bits, int streams, int64_t n, float* out);
+
+}  // namespace cedar
