@@ -62,9 +62,18 @@ class Dpsgd final : public Algorithm {
     if (topology_.degree() == 0 || bucket.entries.empty()) return;  // one rank: plain SGD
     std::vector<at::Tensor> flat;
     for (const auto& e : bucket.entries) flat.push_back(e.param.detach().reshape({-1}));
-    const at::Tensor x = at::cat(flat);
-    const auto received = exchange_with_neighbours(topology_, x, comm, kDpsgdTag);
-    const at::Tensor delta = mix_uniform(topology_, x, received).sub_(x);
+    // This bucket's buffers of the last step, reused: its parameters, the neighbours' and the
+    // mixing move (the last step's moves were added in after_step).
+    Buffers& buf = buffers_of(bucket.index);
+    int64_t numel = 0;
+    for (const auto& f : flat) numel += f.numel();
+    if (!buf.x.defined() || buf.x.numel() != numel ||
+        buf.x.scalar_type() != flat[0].scalar_type() || buf.x.device() != flat[0].device())
+      buf.x = at::empty({numel}, flat[0].options());
+    at::cat_out(buf.x, flat);
+    exchange_with_neighbours(topology_, buf.x, comm, kDpsgdTag, buf.received);
+    mix_uniform_minus_mine(topology_, buf.x, buf.received, buf.delta);
+    const at::Tensor& delta = buf.delta;
     std::lock_guard<std::mutex> lock(mu_);
     int64_t offset = 0;
     for (const auto& e : bucket.entries) {
@@ -86,7 +95,18 @@ class Dpsgd final : public Algorithm {
  private:
   DpsgdParams p_;
   Topology topology_;
-  std::mutex mu_;  // pending_ is filled on the communication thread with train.overlap
+  struct Buffers {
+    at::Tensor x, delta;
+    std::vector<at::Tensor> received;
+  };
+  Buffers& buffers_of(int64_t bucket) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return buffers_[bucket];  // std::map: references stay valid as buckets are added
+  }
+
+  std::map<int64_t, Buffers> buffers_;  // per bucket index
+  std::mutex
+      mu_;  // pending_ and buffers_ are filled on the communication thread with train.overlap
   // Per parameter: Σ_j W_ij x_j^t − x_i^t of this step, added after the optimizer's step.
   std::map<std::string, at::Tensor> pending_;
 };

@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/codecs/compressor.h"
 #include "algorithms/gossip/neighbour_exchange.h"
 #include "algorithms/gossip/topology.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {
+
+using testing::same_bits;
 
 // Rank r's neighbours from the graph's definition (a set, so coinciding ones count once).
 std::set<int> neighbours_by_definition(const std::string& name, int p, int r, int rows) {
@@ -117,6 +120,52 @@ TEST(GossipTopology, NeighbourExchangeDeliversEachNeighboursTensor) {
         senders.insert(static_cast<int>(x[0].item<float>()));
       EXPECT_EQ(senders, neighbours_by_definition(name, p, r, t.rows)) << name << " rank " << r;
     }
+  }
+}
+
+// The reusing form fills the same buffers again on the next exchange (no fresh allocation) with
+// the new step's tensors.
+TEST(GossipTopology, NeighbourExchangeIntoReusedBuffers) {
+  const int p = 4;
+  const Topology t = make_topology("ring", p);
+  testing::on_ranks(p, [&](Communicator& comm) {
+    std::vector<at::Tensor> received;
+    std::vector<const void*> first;
+    for (int step = 0; step < 2; ++step) {
+      const auto mine = torch::full({5}, static_cast<float>(10 * step + comm.rank()));
+      exchange_with_neighbours(t, mine, comm, 5, received);
+      std::set<int> senders;
+      for (const auto& x : received) {
+        senders.insert(static_cast<int>(x[4].item<float>()) - 10 * step);
+        if (step == 0) first.push_back(x.data_ptr());
+      }
+      EXPECT_EQ(senders, neighbours_by_definition("ring", p, comm.rank(), 0));
+    }
+    for (size_t k = 0; k < received.size(); ++k)
+      EXPECT_EQ(received[k].data_ptr(), first[k]) << "exchange " << k << " reused its buffer";
+    return 0;
+  });
+}
+
+// mix_uniform_minus_mine gives, bit for bit, mix_uniform(mine, received) - mine: on fp32 CPU
+// tensors in its one pass (1 to 3 neighbours, several chunks and a partial one, a reused output),
+// and on fp64 through the tensor operations.
+TEST(GossipTopology, MixMinusMineIsTheTensorExpressionBitForBit) {
+  for (int degree = 1; degree <= 3; ++degree) {
+    Topology t = make_topology("ring", 2);
+    t.exchanges.resize(static_cast<size_t>(degree), t.exchanges[0]);
+    ASSERT_EQ(t.degree(), degree);
+    at::Tensor out;
+    for (int64_t n : {int64_t{3}, int64_t{3 * 4096 + 77}})
+      for (at::ScalarType type : {at::kFloat, at::kDouble}) {
+        at::Generator gen = make_generator(static_cast<uint64_t>(n), degree, 0);
+        const at::Tensor mine = at::randn({n}, gen).to(type);
+        std::vector<at::Tensor> received;
+        for (int k = 0; k < degree; ++k) received.push_back(at::randn({n}, gen).to(type) * 3);
+        mix_uniform_minus_mine(t, mine, received, out);
+        EXPECT_TRUE(same_bits(out, mix_uniform(t, mine, received).sub_(mine)))
+            << "degree " << degree << ", " << n << " elements, " << c10::toString(type);
+      }
   }
 }
 
