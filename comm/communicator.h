@@ -53,6 +53,17 @@ class Communicator {
     (void)t, (void)tag, (void)received;
     throw CommError("backend " + backend() + " does not support recv_any_up_to");
   }
+  // A send that never waits for its receiver: it returns at once, and the message arrives in
+  // order with this rank's other messages to `peer` with `tag`. The communicator holds on to `t`
+  // itself (not a copy) until the message is delivered, so the caller hands over a tensor it will
+  // not write again. wait_posted() returns once every posted message has been received. For a
+  // rank that must go on receiving while its replies wait for their receivers: a parameter server
+  // answering workers that may be busy with another server. Backends without it throw.
+  virtual void post(const at::Tensor& t, int peer, int tag) {
+    (void)t, (void)peer, (void)tag;
+    throw CommError("backend " + backend() + " does not support post (a non-blocking send)");
+  }
+  virtual void wait_posted() {}
   // Sends `out` to `dest` and receives into `in` from `source`, both at once. dest == source ==
   // rank() copies `out` into `in`.
   virtual void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source,

@@ -66,6 +66,8 @@ class InProcessCommunicator final : public Communicator {
   void broadcast(at::Tensor& t, int root) override;
   void barrier() override;
   void send(const at::Tensor& t, int peer, int tag) override;
+  // Messages are queued on sending, so a post is a send.
+  void post(const at::Tensor& t, int peer, int tag) override { send(t, peer, tag); }
   void recv(at::Tensor& t, int peer, int tag) override;
   int recv_any(at::Tensor& t, int tag) override;
   int recv_any_up_to(at::Tensor& t, int tag, int64_t& received) override;

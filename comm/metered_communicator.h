@@ -63,6 +63,10 @@ class MeteredCommunicator final : public Communicator {
   void barrier() override;
   void send(const at::Tensor& t, int peer, int tag = 0) override;
   void recv(at::Tensor& t, int peer, int tag = 0) override;
+  // Counted as a send (op "send"), but never slept for when emulating: it returns at once, and
+  // its receiver's recv lasts the modeled time. wait_posted is not counted.
+  void post(const at::Tensor& t, int peer, int tag) override;
+  void wait_posted() override;
   // Counted as recv: no bytes (the sender counts them).
   int recv_any(at::Tensor& t, int tag = 0) override;
   int recv_any_up_to(at::Tensor& t, int tag, int64_t& received) override;
@@ -98,6 +102,8 @@ class MeteredCommunicator final : public Communicator {
  private:
   void record(const char* op, int64_t elements, int64_t payload, int64_t bus, int64_t latency,
               double seconds);
+  // Adds one operation's counters to this step, the totals of `op` and the parent's.
+  void add(const char* op, const CommCounters& c);
   // Counts a received message (no bytes: its sender counts them).
   void record_received(const char* op, const at::Tensor& t, double seconds);
   // Sleeps until `seconds` reach the emulated profile's time for (latency, bus); returns the

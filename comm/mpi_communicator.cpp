@@ -96,6 +96,11 @@ bool mpi_cuda_aware() {
 #endif
 }
 
+struct MpiCommunicator::PostedSend {
+  MPI_Request request = MPI_REQUEST_NULL;
+  at::Tensor data;  // what MPI reads until the send completes
+};
+
 MpiCommunicator::MpiCommunicator() {
   ensure_mpi_initialized();
   comm_ = new MPI_Comm(MPI_COMM_WORLD);
@@ -311,6 +316,42 @@ void MpiCommunicator::send(const at::Tensor& t, int peer, int tag) {
   check(MPI_Send(buffer.data_ptr(), count_of(byte_count(t), "send"), MPI_BYTE,
                  checked_peer(peer, size_, "send"), tag, as_comm(comm_)),
         "Send");
+}
+
+void MpiCommunicator::post(const at::Tensor& t, int peer, int tag) {
+  check_tensor(t, "post");
+  reap_posted();
+  auto sent = std::make_unique<PostedSend>();
+  // A host copy of a device tensor, as the staged send: the staging buffers are reused by the
+  // next call, so a posted send takes a copy of its own.
+  sent->data = t.is_cuda() ? t.to(at::kCPU) : t;
+  check(MPI_Isend(sent->data.data_ptr(), count_of(byte_count(t), "post"), MPI_BYTE,
+                  checked_peer(peer, size_, "post"), tag, as_comm(comm_), &sent->request),
+        "Isend");
+  posted_.push_back(std::move(sent));
+}
+
+void MpiCommunicator::reap_posted() {
+  auto done = [](PostedSend& p) {
+    int complete = 0;
+    check(MPI_Test(&p.request, &complete, MPI_STATUS_IGNORE), "Test");
+    return complete != 0;
+  };
+  posted_.erase(std::remove_if(posted_.begin(), posted_.end(),
+                               [&](const std::unique_ptr<PostedSend>& p) { return done(*p); }),
+                posted_.end());
+}
+
+void MpiCommunicator::wait_posted() {
+  if (idle_wait_) {
+    sleep_until([&] {
+      reap_posted();
+      return posted_.empty();
+    });
+    return;
+  }
+  for (auto& p : posted_) check(MPI_Wait(&p->request, MPI_STATUS_IGNORE), "Wait");
+  posted_.clear();
 }
 
 void MpiCommunicator::recv(at::Tensor& t, int peer, int tag) {

@@ -8,6 +8,9 @@
 // memory, copy out), reused from call to call. Either way the result lands in the caller's tensor
 // on its device. This serves clusters without NCCL and ranks that share one GPU (NCCL refuses two
 // ranks on one device).
+#include <memory>
+#include <vector>
+
 #include "comm/communicator.h"
 #include "comm/host_staging.h"
 
@@ -44,6 +47,11 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
   void send(const at::Tensor& t, int peer, int tag) override;
   void recv(at::Tensor& t, int peer, int tag) override;
+  // MPI_Isend of t's own memory (a CUDA tensor: of a host copy), kept with t until it completes;
+  // each post first lets go of the sends already delivered. wait_posted waits for the rest
+  // (asleep with idle waiting).
+  void post(const at::Tensor& t, int peer, int tag) override;
+  void wait_posted() override;
   int recv_any(at::Tensor& t, int tag) override;
   int recv_any_up_to(at::Tensor& t, int tag, int64_t& received) override;
   void sendrecv(const at::Tensor& out, int dest, at::Tensor& in, int source, int tag) override;
@@ -100,6 +108,11 @@ class MpiCommunicator final : public Communicator {
   // A communicator of this one's settings over `comm` (owned).
   std::unique_ptr<MpiCommunicator> derived(void* comm) const;
 
+  struct PostedSend;  // an MPI_Request and the tensor it reads
+  // Drops the posted sends that have completed.
+  void reap_posted();
+
+  std::vector<std::unique_ptr<PostedSend>> posted_;
   void* comm_ = nullptr;  // the MPI_Comm (kept opaque so that users need no <mpi.h>)
   bool owned_ = false;
   bool idle_wait_ = false;

@@ -32,7 +32,8 @@ constexpr int kPushBodyTag = 0x5002;
 constexpr int kReplyHeaderTag = 0x5003;
 constexpr int kReplyBodyTag = 0x5004;
 constexpr int kStatsTag = 0x5005;
-constexpr int kShardTag = 0x5006;  // servers -> rank 0 (control): shards for evaluation
+constexpr int kShardTag = 0x5006;      // servers -> rank 0 (control): a shard's header
+constexpr int kShardBodyTag = 0x5007;  // and the shard, for rank 0's evaluation
 
 constexpr int64_t kPushHeaderWords = 4;
 constexpr int64_t kReplyHeaderWords = 2;

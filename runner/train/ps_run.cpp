@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -192,21 +193,97 @@ class PsRecorder {
   double start_ = 0, last_accuracy_ = 0, best_accuracy_ = 0;
 };
 
-// Servers other than 0 send their shard to rank 0 at each evaluation (bsp only: the servers are
-// in the same round).
-void exchange_shards(const PsRunInputs& in, const PsLayout& layout, int server,
-                     const std::vector<at::Tensor>& params) {
-  if (layout.servers == 1) return;
-  if (server != 0) {
-    in.control.send(flatten_shard(params, layout, server), 0, kShardTag);
-    return;
+// The shards of servers 1..S-1 reach rank 0 for its evaluations over the control channel, posted
+// (Communicator::post): a server never waits for rank 0, which may itself be waiting for that
+// server. Each server posts, in order, a header {version, kShardFollows, 0} and its shard at every
+// version rank 0 evaluates, and one {version, kShardsEnd, stop code} when it decides the stop or,
+// failing that, when its workers have left. Rank 0 takes them in the same order. It cannot wait
+// for ever: a server that has not reached rank 0's version has received fewer pushes than rank 0,
+// and every push rank 0 received goes on to the other servers (workers push to servers 0..S-1 in
+// turn), which apply it unless they stop, and then say so.
+class ShardRelay {
+ public:
+  static constexpr int64_t kShardFollows = 0, kShardsEnd = 1;
+
+  ShardRelay(Communicator& control, const PsLayout& layout, int server,
+             const std::vector<at::Tensor>& params)
+      : control_(control),
+        layout_(layout),
+        server_(server),
+        params_(params),
+        ended_(static_cast<size_t>(layout.servers), false) {}
+
+  // A server other than 0: its shard of `version`, for rank 0's evaluation.
+  void post_shard(int64_t version) {
+    if (server_ == 0 || ended_[0]) return;
+    control_.post(at::tensor({version, kShardFollows, int64_t{0}}, at::kLong), 0, kShardTag);
+    control_.post(flatten_shard(params_, layout_, server_), 0, kShardBodyTag);
   }
-  for (int s = 1; s < layout.servers; ++s) {
-    at::Tensor flat = at::empty({layout.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
-    in.control.recv(flat, s, kShardTag);
-    unflatten_shard(flat, params, layout, s);
+  // A server other than 0: no shards after this one (once, at its stop or its end).
+  void post_end(int64_t version, int64_t code) {
+    if (server_ == 0 || ended_[0]) return;
+    ended_[0] = true;
+    control_.post(at::tensor({version, kShardsEnd, code}, at::kLong), 0, kShardTag);
   }
-}
+  // Rank 0: every other server's shard of `version` into params. False when a server ended
+  // first; `code` is then its stop code and `who` the server.
+  bool gather(int64_t version, int64_t& code, int& who) {
+    for (int s = 1; s < layout_.servers; ++s) {
+      if (ended_[static_cast<size_t>(s)]) {
+        code = codes_[s];
+        who = s;
+        return false;
+      }
+      const std::array<int64_t, 3> h = next_header(s);
+      if (h[1] == kShardsEnd) {
+        code = h[2];
+        who = s;
+        return false;
+      }
+      if (h[0] != version)
+        throw CommError("ps: server " + std::to_string(s) + " sent its shard of version " +
+                        std::to_string(h[0]) + " for rank 0's evaluation of version " +
+                        std::to_string(version));
+      at::Tensor flat = at::empty({layout_.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
+      control_.recv(flat, s, kShardBodyTag);
+      unflatten_shard(flat, params_, layout_, s);
+    }
+    return true;
+  }
+  // Rank 0, at its end: takes what the other servers still post, up to their ends; then every
+  // rank waits for its own posts to be delivered.
+  void finish(int64_t version, int64_t code) {
+    post_end(version, code);
+    if (server_ == 0)
+      for (int s = 1; s < layout_.servers; ++s)
+        while (!ended_[static_cast<size_t>(s)]) {
+          const std::array<int64_t, 3> h = next_header(s);
+          if (h[1] == kShardsEnd) continue;
+          at::Tensor flat = at::empty({layout_.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
+          control_.recv(flat, s, kShardBodyTag);
+        }
+    control_.wait_posted();
+  }
+
+ private:
+  std::array<int64_t, 3> next_header(int s) {
+    at::Tensor t = at::empty({3}, at::kLong);
+    control_.recv(t, s, kShardTag);
+    const int64_t* v = t.data_ptr<int64_t>();
+    if (v[1] == kShardsEnd) {
+      ended_[static_cast<size_t>(s)] = true;
+      codes_[s] = v[2];
+    }
+    return {v[0], v[1], v[2]};
+  }
+
+  Communicator& control_;
+  const PsLayout& layout_;
+  int server_;
+  const std::vector<at::Tensor>& params_;
+  std::vector<bool> ended_;  // rank 0: per server; others: [0], this server's end posted
+  std::map<int, int64_t> codes_;
+};
 
 // The run's end as every rank reports it: Diverged or Interrupted for those stop codes.
 void raise_stop(int64_t code, const std::string& reason) {
@@ -235,15 +312,28 @@ RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions 
   PsServer* self = nullptr;
   PsServerHooks hooks;
   if (recorder) hooks.on_push = [&](int worker) { recorder->receive_stats(worker); };
+  ShardRelay relay(in.control, layout, server, tensors);
   hooks.on_update = [&](const PsUpdate& u) {
     std::string why;
     const bool finite = !recorder || recorder->losses_finite(u, why);
     if (!finite) self->diverge(why);
     if (finite && recorder) recorder->record(u);
-    // The same versions on every server (bsp): their shards meet at rank 0.
+    // Evaluated at the same versions of every server: their shards meet at rank 0.
     if (u.version % updates_per_epoch != 0 && u.version != budget) return;
-    exchange_shards(in, layout, server, tensors);
-    if (!recorder || !finite) return;
+    if (!recorder) {
+      relay.post_shard(u.version);
+      return;
+    }
+    if (!finite) return;
+    int64_t code = 0;
+    int who = 0;
+    if (!relay.gather(u.version, code, who)) {
+      if (code == kStopCompleted)
+        throw CommError("ps: server " + std::to_string(who) +
+                        " ended before rank 0's evaluation of update " + std::to_string(u.version));
+      self->stop_as(code, "");
+      return;
+    }
     const double loss = recorder->evaluate_now(u.version);
     if (!std::isfinite(loss))
       self->diverge("update " + std::to_string(u.version) +
@@ -269,6 +359,10 @@ RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions 
       plan.write(version, state, in.control);
     };
   }
+  // A completed server still posts its last shard (on_update follows); its end comes at finish.
+  hooks.on_stop = [&](int64_t code) {
+    if (code != kStopCompleted) relay.post_end(self->version(), code);
+  };
   PsServer ps(in.comm, layout, server, params, in.cfg.optimizer, std::move(options),
               std::move(lr_at), std::move(hooks));
   self = &ps;
@@ -282,6 +376,7 @@ RunSummary serve(const PsRunInputs& in, const PsLayout& layout, PsServerOptions 
     restore_comm_totals(state, in.comm);
   }
   ps.run(resumed);
+  relay.finish(ps.version(), ps.stop_code());
   raise_stop(ps.stop_code(), ps.stop_reason());
   return recorder ? recorder->summary() : RunSummary{};
 }
@@ -389,9 +484,6 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
     fail("algorithm.upload lag with mode " + ps.mode +
          ": LAG's rule is stated for synchronous "
          "rounds (use mode: bsp)");
-  if (ps.mode != "bsp" && ps.servers != 1)
-    fail("algorithm.servers " + std::to_string(ps.servers) + " with mode " + ps.mode +
-         ": ssp and asp run with one server (use servers: 1, or mode: bsp)");
   if (cfg.train.overlap) fail("train.overlap is not supported with algorithm ps");
   if (cfg.train.device != "cpu")
     fail("train.device '" + cfg.train.device + "': algorithm ps runs on the CPU (backend mpi)");
@@ -436,6 +528,16 @@ RunSummary run_parameter_server(const PsRunInputs& in) {
   };
   PsCheckpointPlan plan;
   plan.dir = in.checkpoints;
+  if (!bsp && layout.servers > 1 && plan.enabled()) {
+    // Each server's version moves on its own: a snapshot of them together would need every
+    // worker to wait for every server at once, which nothing here arranges. (So no checkpoint of
+    // such a run exists, and --resume of one starts it afresh.)
+    if (rank == 0)
+      log_warn("ps: no checkpoints in mode " + in.ps.mode + " with " +
+               std::to_string(layout.servers) +
+               " servers (their versions move on independently); the run cannot be resumed");
+    plan.dir = nullptr;
+  }
   plan.every = cfg.train.checkpoint_every_steps;
   plan.updates_per_epoch = updates_per_epoch;
   if (in.resume_step >= 0 && !plan.enabled())

@@ -22,7 +22,7 @@
 namespace cedar {
 
 // Throws ConfigError naming the file and key when the run cannot be a parameter-server run:
-// servers >= world size, ssp / asp with more than one server, train.overlap, train.amp, a GPU
+// servers >= world size, LAG outside bsp, train.overlap, train.amp, a GPU
 // device, a model with buffers (batch-norm statistics would stay on the workers).
 void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServerParams& ps,
                                 int world_size, const Model& model);

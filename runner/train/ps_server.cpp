@@ -60,14 +60,17 @@ void PsServer::run(bool resumed) {
   } else {
     run_async();
   }
+  comm_.wait_posted();
 }
 
 void PsServer::stop_with(int64_t code, std::string why) {
   if (stopped_ && stop_code_ != kStopCompleted) return;
+  const bool first = !stopped_;
   stopped_ = true;
   stop_code_ = code;
   stop_reason_ = std::move(why);
   checkpoint_pending_ = false;
+  if (first && hooks_.on_stop) hooks_.on_stop(code);
 }
 
 void PsServer::diverge(std::string why) { stop_with(kStopDiverged, std::move(why)); }
@@ -166,12 +169,12 @@ void PsServer::reply(int worker, bool stop) {
   } else {
     const at::Tensor header = at::tensor(
         {version_, stop ? std::max<int64_t>(stop_code_, kStopCompleted) : int64_t{0}}, at::kLong);
-    comm_.send(header, rank, kReplyHeaderTag);
+    comm_.post(header, rank, kReplyHeaderTag);
     if (stop) return;
   }
   std::vector<at::Tensor> flat;
   for (const auto& p : shard_params_) flat.push_back(p.reshape({-1}));
-  comm_.send(at::cat(flat), rank, kReplyBodyTag);
+  comm_.post(at::cat(flat), rank, kReplyBodyTag);  // a new tensor: nothing writes it again
 }
 
 void PsServer::checkpoint_if_quiescent() {
@@ -188,7 +191,7 @@ void PsServer::checkpoint_if_quiescent() {
     body_due_[i] = gate_.may_start(w);
     int64_t code = body_due_[i] ? kCheckpoint : kCheckpointWait;
     if (interrupted_by_ != 0) code = body_due_[i] ? kCheckpointStop : kCheckpointStopWait;
-    comm_.send(at::tensor({version_, code}, at::kLong), layout_.rank_of_worker(w), kReplyHeaderTag);
+    comm_.post(at::tensor({version_, code}, at::kLong), layout_.rank_of_worker(w), kReplyHeaderTag);
   }
   // A resumed run takes up here as if the run had gone on (body_due_ is saved as it stands).
   hooks_.on_checkpoint(version_);

@@ -62,6 +62,8 @@ struct PsServerHooks {
   // Every worker waits for its reply and has been told to write its checkpoint of `version`:
   // writes this server's (PsServer::save) and commits it with the other ranks.
   std::function<void(int64_t version)> on_checkpoint;
+  // Once, when this server first decides the stop (budget, divergence, signal), with its code.
+  std::function<void(int64_t code)> on_stop;
 };
 
 class PsServer {
@@ -74,13 +76,19 @@ class PsServer {
            PsServerOptions options, std::function<double(int64_t)> lr_at, PsServerHooks hooks);
   ~PsServer();
 
-  // Serves until every worker has left. `resumed`: the state came from restore(), every worker
-  // waits for the reply to its last push (as at the checkpoint), and gets it first.
+  // Serves until every worker has left, then waits until its replies are delivered. Replies are
+  // posted (Communicator::post), so a server never waits for a worker that is busy with another
+  // server: with several servers, the only waits are receives. `resumed`: the state came from
+  // restore(), every worker waits for the reply to its last push (as at the checkpoint), and gets
+  // it first.
   void run(bool resumed = false);
   int64_t version() const { return version_; }
   // Ends the run at the next reply with kStopDiverged (e.g. the evaluated model's loss is not
   // finite); `why` becomes stop_reason().
   void diverge(std::string why);
+  // Ends the run at the next reply with `code` (a stop ReplyCode) for the reason `why`, as
+  // another server's end makes rank 0 do (runner/train/ps_run.cpp).
+  void stop_as(int64_t code, std::string why) { stop_with(code, std::move(why)); }
   // Why the run ended (a ReplyCode: the first stop of this server or, from a worker's goodbye,
   // another server's) and, where this server decided it, in words.
   int64_t stop_code() const { return stop_code_; }

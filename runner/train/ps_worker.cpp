@@ -94,9 +94,12 @@ int64_t PsWorker::run(const PsWorkerResume* resume) {
       version[static_cast<size_t>(server)] = header[0];
     }
     if (stop == kContinue) continue;
+    // Posted: a server may be waiting for another server (rank 0 for a shard to evaluate), which
+    // ends only once every worker has left it.
     for (int server = 0; server < servers; ++server)
-      comm_.send(at::tensor({int64_t{kLeaving}, step, int64_t{0}, stop}, at::kLong), server,
+      comm_.post(at::tensor({int64_t{kLeaving}, step, int64_t{0}, stop}, at::kLong), server,
                  kPushHeaderTag);
+    comm_.wait_posted();
     return stop;
   }
 }

@@ -134,6 +134,17 @@ TEST(MpiComm, PointToPointMessagesArriveAndAreMeteredAsSent) {
   testing::check_point_to_point(mpi);
 }
 
+TEST(MpiComm, PostedSendsNeverWaitForTheirReceivers) {
+  MpiCommunicator mpi;
+  testing::check_posted_sends(mpi);
+}
+
+TEST(MpiComm, PostedSendsWaitIdle) {
+  MpiCommunicator mpi;
+  mpi.set_idle_wait(true);
+  testing::check_posted_sends(mpi);
+}
+
 TEST(MpiComm, ReceiveFromAnyRankNamesTheSender) {
   MpiCommunicator mpi;
   testing::check_receive_from_any(mpi);

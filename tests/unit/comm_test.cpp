@@ -96,6 +96,10 @@ TEST_P(PointToPoint, MessagesArriveAndAreMeteredAsSent) {
   run_ranks(GetParam(), [](Communicator& comm) { testing::check_point_to_point(comm); });
 }
 
+TEST_P(PointToPoint, PostedSendsNeverWaitForTheirReceivers) {
+  run_ranks(GetParam(), [](Communicator& comm) { testing::check_posted_sends(comm); });
+}
+
 TEST_P(PointToPoint, ReceiveFromAnyRankNamesTheSender) {
   run_ranks(GetParam(), [](Communicator& comm) { testing::check_receive_from_any(comm); });
 }

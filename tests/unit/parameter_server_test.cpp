@@ -266,6 +266,83 @@ TEST(ParameterServer, LagWithXiZeroIsBspBitwise) {
   EXPECT_EQ(lag.payload, bsp.payload);
 }
 
+// Two servers (one parameter each), asp or ssp: each serves on its own, applies exactly its
+// budget of gradients and ends every worker's run at it. Worker w's gradient is the constant
+// 0.1 (w + 1) and the steps are plain SGD, so a server's shard ends at x0 - lr / W * sum over its
+// applied gradients, whatever order they came in; ssp's bound (s = 1) holds at each server.
+TEST(ParameterServer, TwoServersEachApplyTheirBudgetAsynchronously) {
+  for (const std::string mode : {"asp", "ssp"}) {
+    constexpr int kWorkers = 3, kServers = 2;
+    constexpr int64_t kBudget = 45;
+    constexpr double kLr = 0.05;
+    PsServerOptions options;
+    options.mode = mode;
+    options.staleness = 1;
+    options.budget = kBudget;
+    options.momentum = false;
+    OptimizerConfig plain;
+    plain.momentum = 0;
+    plain.weight_decay = 0;
+    std::mutex mu;
+    std::vector<std::vector<int>> applied(kServers);  // per server: whose gradient, in order
+    std::vector<std::vector<int64_t>> staleness(kServers);
+    std::vector<std::vector<torch::Tensor>> finals(kServers);
+    std::vector<int64_t> stops;
+    run_ranks(kServers + kWorkers, [&](Communicator& inner) {
+      MeteredCommunicator comm(inner);
+      std::vector<torch::Tensor> params = initial_params();
+      const PsLayout layout = make_ps_layout({12, 3}, kServers, comm.size());
+      if (layout.is_server(comm.rank())) {
+        const int server = comm.rank();
+        std::vector<NamedTensor> named = {{"w", params[0]}, {"b", params[1]}};
+        PsServerHooks hooks;
+        hooks.on_update = [&](const PsUpdate& u) {
+          std::lock_guard<std::mutex> lock(mu);
+          for (int w : u.workers) applied[server].push_back(w);
+          staleness[server].push_back(u.staleness);
+        };
+        PsServer ps(
+            comm, layout, server, named, plain, options, [](int64_t) { return kLr; }, hooks);
+        ps.run();
+        std::lock_guard<std::mutex> lock(mu);
+        finals[server] = {params[0].clone(), params[1].clone()};
+        return;
+      }
+      const int worker = layout.worker_of_rank(comm.rank());
+      PsWorkerHooks hooks;
+      hooks.compute = [&](int64_t) {
+        PsWorkerStep s;
+        for (const auto& p : params) s.grads.push_back(torch::full_like(p, 0.1f * (worker + 1)));
+        s.count = 1;
+        return s;
+      };
+      PsWorker ps_worker(comm, layout, params, hooks);
+      const int64_t stop = ps_worker.run();
+      std::lock_guard<std::mutex> lock(mu);
+      stops.push_back(stop);
+    });
+    EXPECT_EQ(stops, std::vector<int64_t>(kWorkers, kStopCompleted)) << mode;
+    const std::vector<torch::Tensor> x0 = initial_params();
+    for (int server = 0; server < kServers; ++server) {
+      ASSERT_EQ(applied[server].size(), size_t{kBudget}) << mode << ", server " << server;
+      const PsLayout layout = make_ps_layout({12, 3}, kServers, kServers + kWorkers);
+      double sum = 0;
+      for (int w : applied[server]) sum += 0.1 * (w + 1);
+      for (size_t i = 0; i < x0.size(); ++i) {
+        if (layout.server_of[i] != server) continue;
+        const torch::Tensor expected = x0[i] - kLr / kWorkers * sum;
+        EXPECT_TRUE(torch::allclose(finals[server][i], expected, 1e-5, 1e-5))
+            << mode << ", server " << server << ": max difference "
+            << (finals[server][i] - expected).abs().max().item<double>();
+      }
+      // Between a worker's pull and its push's apply each other worker applies at most 2s + 1.
+      if (mode == "ssp")
+        for (int64_t st : staleness[server])
+          EXPECT_LE(st, (kWorkers - 1) * (2 * 1 + 1)) << "server " << server;
+    }
+  }
+}
+
 TEST(ParameterServer, ShardsAreBalancedByBytes) {
   const PsLayout l = make_ps_layout({100, 10, 60, 50, 5}, 2, 5);
   EXPECT_EQ(l.workers, 3);

@@ -85,6 +85,30 @@ void check_point_to_point(Communicator& backend) {
   comm.barrier();
 }
 
+void check_posted_sends(Communicator& backend) {
+  MeteredCommunicator comm(backend);
+  const int n = comm.size(), r = comm.rank();
+  ASSERT_GE(n, 2);
+  constexpr int64_t kLarge = int64_t{1} << 20;  // floats: 4 MiB, far beyond any eager limit
+  const int next = (r + 1) % n, previous = (r + n - 1) % n;
+  comm.post(torch::arange(kLarge, torch::kFloat).add_(float(r)), next, 11);
+  comm.post(torch::tensor({r, 42}, torch::kInt), next, 11);
+  at::Tensor large = torch::empty({kLarge}, torch::kFloat);
+  comm.recv(large, previous, 11);
+  at::Tensor small = torch::empty({2}, torch::kInt);
+  comm.recv(small, previous, 11);
+  comm.wait_posted();
+  EXPECT_TRUE(large.equal(torch::arange(kLarge, torch::kFloat).add_(float(previous))))
+      << "the large message from rank " << previous;
+  EXPECT_EQ(small[0].item<int>(), previous);
+  EXPECT_EQ(small[1].item<int>(), 42) << "the second message arrives after the first";
+  const CommCounters& sent = comm.totals().at("send");
+  EXPECT_EQ(sent.calls, 2);
+  EXPECT_EQ(sent.payload_bytes, 4 * kLarge + 8);
+  EXPECT_EQ(sent.bus_bytes, 4 * kLarge + 8);
+  EXPECT_EQ(sent.latency_steps, 2);
+}
+
 void check_receive_from_any(Communicator& backend) {
   MeteredCommunicator comm(backend);
   const int n = comm.size(), r = comm.rank();

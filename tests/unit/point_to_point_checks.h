@@ -16,6 +16,13 @@ void check_point_to_point(Communicator& backend);
 // and a short message and refuses a long one. Needs 2 or more ranks.
 void check_receive_from_any(Communicator& backend);
 
+// post: every rank posts a 4 MiB message and then a small one to the next rank on a ring before
+// it receives anything, then receives its predecessor's two (blocking sends of that size would
+// wait for one another all round the ring); the data arrive in order and whole, posted messages
+// are metered as sends (bytes, one latency step each), and wait_posted returns. Needs 2 or
+// more ranks.
+void check_posted_sends(Communicator& backend);
+
 // A split into two halves (even and odd ranks, reversed by key) and a split by blocks of two
 // ("intra"), with the levels' traffic counted in the parent under "<level>/<op>". Needs 2 or
 // more ranks.
