@@ -14,15 +14,20 @@
 namespace cedar {
 namespace {
 
-const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
+const std::string kRunsQuery = std::string("SELECT ") + kRunColumns +
+                               R"SQL(,
        COALESCE(r.final_test_accuracy, 0), COALESCE(r.best_test_accuracy, 0),
        COALESCE(r.wall_seconds, 0),
        (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.payload_bytes_all), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT CAST(ROUND(COALESCE(SUM(s.bus_bytes * )SQL" CEDAR_STEP_SHARE R"SQL(), 0)) AS INTEGER)
+        FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
+       (SELECT COALESCE(SUM(s.compute_seconds * )SQL" CEDAR_STEP_SHARE R"SQL(), 0)
+        FROM steps s WHERE s.run_id = r.id),
+       (SELECT CAST(ROUND(COALESCE(SUM(s.latency_steps * )SQL" CEDAR_STEP_SHARE
+                               R"SQL(), 0)) AS INTEGER)
+        FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(MIN(e.wall_seconds), -1) FROM evals e
         WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2),
        r.config

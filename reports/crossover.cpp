@@ -175,12 +175,12 @@ std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>&
         "set datafile separator '\\t'\nset key outside right\nset grid\nset logscale xy\n"
         "set xlabel 'bandwidth (Gb/s)'\nset ylabel 'modeled time per epoch (s)'\n"
         "set title 'When does compression help? (alpha-beta model, measured compute)'\n"
-        "set terminal svg size 900,500 dynamic\nset output 'crossover.svg'\nplot ";
+        "set terminal svg size 900,500 dynamic noenhanced\nset output 'crossover.svg'\nplot ";
   for (size_t i = 0; i < shown.size(); ++i)
     gp << "'data/crossover.tsv' using 1:" << i + 2 << " with linespoints pt 7 ps 0.5 lc "
        << i % 8 + 1 << " dt " << i / 8 + 1 << " title '" << shown[i]->name << "'"
        << (i + 1 < shown.size() ? ", " : "\n");
-  gp << "set terminal pngcairo size 900,500\nset output 'crossover.png'\nreplot\n";
+  gp << "set terminal pngcairo size 900,500 noenhanced\nset output 'crossover.png'\nreplot\n";
   gp.close();
   if (!render) return {};
   const std::string cmd = "cd '" + dir + "' && gnuplot crossover.gp 2>&1";

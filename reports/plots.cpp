@@ -155,9 +155,12 @@ std::string script(const Figure& f, const std::string& title,
             label + "'";
     plot += i + 1 < series.size() ? ", " : "\n";
   }
-  s += "set terminal svg size 900,500 dynamic\nset output '" + std::string(f.name) + ".svg'\n" +
-       plot;
-  s += "set terminal pngcairo size 900,500\nset output '" + std::string(f.name) + ".png'\nreplot\n";
+  // noenhanced: titles and labels are drawn as written (a suite named parameter_server would
+  // otherwise get a subscript).
+  s += "set terminal svg size 900,500 dynamic noenhanced\nset output '" + std::string(f.name) +
+       ".svg'\n" + plot;
+  s += "set terminal pngcairo size 900,500 noenhanced\nset output '" + std::string(f.name) +
+       ".png'\nreplot\n";
   return s;
 }
 

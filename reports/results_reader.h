@@ -38,6 +38,14 @@ constexpr const char* kRunColumns =
   "r.id = (SELECT MAX(r2.id) FROM runs r2 WHERE r2.suite = r.suite AND r2.name = r.name " \
   "AND r2.seed = r.seed AND r2.world_size = r.world_size AND r2.status <> 'running')"
 
+// The share of one rank's training step that step row s (of run r) stands for: a parameter
+// server's ssp and asp rows are each one worker's step (step_stats 'gradients' = 1 of r.workers),
+// so summing them over-counts a worker's bytes, compute and images W times; its bsp rounds (every
+// worker's gradient) and every other run's rows are a whole step of each rank (1).
+#define CEDAR_STEP_SHARE                                                                      \
+  "COALESCE((SELECT g.value FROM step_stats g WHERE g.run_id = s.run_id AND g.step = s.step " \
+  "AND g.key = 'gradients') / NULLIF(r.workers, 0), 1)"
+
 // Fills the fields named after kRunColumns (RunResult and RunMeasurement both have them).
 template <class Run>
 void read_run_columns(sqlite3_stmt* st, Run& r) {

@@ -14,7 +14,7 @@ double training_images_per_second(const std::vector<StepTime>& steps,
   if (batch_size <= 0 || steps.empty()) return 0;
   std::map<int64_t, double> eval_end;  // steps completed -> when that evaluation ended
   for (const auto& e : evals) eval_end[e.step] = e.wall_seconds;
-  std::map<int64_t, std::pair<int64_t, double>> epochs;  // epoch -> (steps, seconds)
+  std::map<int64_t, std::pair<double, double>> epochs;  // epoch -> (steps of a rank, seconds)
   double previous = 0;
   for (const auto& s : steps) {
     double from = previous;
@@ -24,7 +24,7 @@ double training_images_per_second(const std::vector<StepTime>& steps,
     if (e != eval_end.end() && e->second >= previous && e->second <= s.wall_seconds)
       from = e->second;
     auto& [count, seconds] = epochs[s.epoch];
-    ++count;
+    count += s.share;
     seconds += std::max(0.0, s.wall_seconds - from);
     previous = s.wall_seconds;
   }
@@ -40,12 +40,13 @@ double training_images_per_second(const std::vector<StepTime>& steps,
 double training_images_per_second(ResultsReader& db, int64_t run_id, int64_t batch_size) {
   if (batch_size <= 0) return 0;
   std::vector<StepTime> steps;
-  sqlite3_stmt* st =
-      db.prepare("SELECT step, epoch, wall_seconds FROM steps WHERE run_id = ?1 ORDER BY step");
+  sqlite3_stmt* st = db.prepare(
+      "SELECT s.step, s.epoch, s.wall_seconds, " CEDAR_STEP_SHARE
+      " FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.run_id = ?1 ORDER BY s.step");
   sqlite3_bind_int64(st, 1, run_id);
   while (sqlite3_step(st) == SQLITE_ROW)
-    steps.push_back(
-        {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_double(st, 2)});
+    steps.push_back({sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                     sqlite3_column_double(st, 2), sqlite3_column_double(st, 3)});
   sqlite3_finalize(st);
   std::vector<EvalTime> evals;
   st = db.prepare("SELECT step, wall_seconds FROM evals WHERE run_id = ?1");

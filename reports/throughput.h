@@ -18,6 +18,7 @@ class ResultsReader;
 struct StepTime {
   int64_t step = 0, epoch = 0;
   double wall_seconds = 0;
+  double share = 1;  // of one rank's batch: a parameter server's ssp / asp row is 1 / workers
 };
 struct EvalTime {
   int64_t step = 0;         // steps completed when the evaluation ran

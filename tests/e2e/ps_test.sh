@@ -159,6 +159,13 @@ done
 check "ssp, 2 servers: no gradient staler than (W - 1)(2s + 1) = 6 at server 0" equals \
   "$(q "SELECT MAX(value) <= 6 FROM step_stats WHERE run_id=$(id_of ssp-2s) AND key='staleness'")" 1
 
+# The comparison table's bus bytes, compute and throughput are per worker: asp's rows are one
+# worker's step each, bsp's one round of every worker. Both runs push 128 steps of 32 + 4n bytes
+# per worker (asp: 256 pushes of 2 workers).
+csv=$("$CEDAR" report "$DB" --suite e2e --format csv 2>&1)
+bus_of() { echo "$csv" | awk -F, -v run="$1" '$1 == run { print $12 }'; }
+check "comparison: asp's bus MB per rank is a worker's, as bsp's" equals "$(bus_of asp)" "$(bus_of bsp)"
+
 report=$("$CEDAR" report "$DB" --suite e2e --staleness 2>&1)
 check "report --staleness: a row per parameter-server run" contains "$report" "| asp | 3 | 2 | 1 |"
 check "report --staleness: bsp's distribution" contains "$report" "| 0 | 0 | 0 | 0x128 |"

@@ -82,6 +82,8 @@ check "five gnuplot scripts" equals "$(ls "$WORK/plots"/*.gp | wc -l)" 5
 check "every script rendered to non-empty SVG and PNG" equals "$(find "$WORK/plots" -maxdepth 1 \( -name '*.svg' -o -name '*.png' \) -size +1k | wc -l)" 10
 check "the bytes axes say which bytes" contains "$(cat "$WORK/plots/accuracy_vs_bytes.gp" "$WORK/plots/accuracy_vs_wire_bytes.gp")" "payload MB sent by rank 0"
 check "... payload and wire" contains "$(cat "$WORK/plots/accuracy_vs_wire_bytes.gp")" "wire (bus) MB pushed by rank 0"
+check "titles and labels are drawn as written (an underscore is no subscript)" equals \
+  "$(grep -c '^set terminal .* noenhanced$' "$WORK/plots/accuracy_vs_time.gp")" 2
 # quick.yaml evaluates 4 times per epoch (2 epochs): a header and eight rows per curve.
 check "accuracy data: one row per evaluation" equals "$(wc -l < "$WORK/plots/data/dense.tsv")" 9
 check "one accuracy curve per algorithm" equals "$(grep -o 'with linespoints' "$WORK/plots/accuracy_vs_bytes.gp" | wc -l)" "$n_alg"

@@ -33,6 +33,16 @@ TEST(Throughput, EvenEpochCountTakesTheMiddleTwo) {
   EXPECT_DOUBLE_EQ(training_images_per_second(steps, kEvals, 8), 24.0);
 }
 
+TEST(Throughput, AParameterServersAsynchronousRowsAreOneWorkersStepEach) {
+  // Three workers' steps, one row each (asp), every 0.25 s: the server applies 8 batches of 4
+  // images a second, each worker trains a third of them.
+  std::vector<StepTime> steps;
+  for (int64_t i = 0; i < 12; ++i) steps.push_back({i, 0, 0.25 * double(i + 1), 1.0 / 3});
+  EXPECT_NEAR(training_images_per_second(steps, {}, 4), 16.0 / 3, 1e-12);
+  for (auto& s : steps) s.share = 1;
+  EXPECT_DOUBLE_EQ(training_images_per_second(steps, {}, 4), 16.0) << "as rounds of every rank";
+}
+
 TEST(Throughput, AnEvaluationOutsideTheGapIsNotSubtracted) {
   // An evaluation row whose time does not lie between its neighbouring steps' rows.
   std::vector<StepTime> steps = {{0, 0, 1.0}, {1, 0, 2.0}, {2, 0, 3.0}, {3, 0, 4.0}};
