@@ -97,7 +97,14 @@ class GTopK final : public Algorithm {
       at::Tensor& res = residual_[e.name];
       if (!res.defined() || res.numel() != d) res = at::zeros({d}, at::kFloat);
       if (res.device() != home) res = res.to(home);
-      sum.push_back(e.grad.detach().to(at::kFloat).reshape({-1}) + res);
+      if (home.is_cpu()) {
+        // G = e + g in the residual's own storage (the same IEEE sums as g + e): no fresh
+        // full-size tensor, whose pages would fault in on every step.
+        res.add_(e.grad.detach().to(at::kFloat).reshape({-1}));
+        sum.push_back(res);
+      } else {
+        sum.push_back(e.grad.detach().to(at::kFloat).reshape({-1}) + res);
+      }
       const int64_t k = keep_count(d, density);
       const int64_t off = local.total();
       local.numel.push_back(d);
@@ -127,18 +134,28 @@ class GTopK final : public Algorithm {
         off += k;
         continue;
       }
-      // e' = G with this rank's delivered values taken out.
+      // e' = G with this rank's delivered values taken out (in place: sum[i] is the residual).
       float* r = sum[i].data_ptr<float>();
       for (int64_t j = off; j < off + k; ++j)
         if (g.delivered[static_cast<size_t>(j)]) r[local.index[static_cast<size_t>(j)]] = 0;
-      residual_[e.name] = sum[i];
-      // The update: the global set divided by P.
-      at::Tensor u = at::zeros({local.numel[i]}, at::kFloat);
-      float* w = u.data_ptr<float>();
-      for (int64_t j = off; j < off + k; ++j)
-        w[g.global.index[static_cast<size_t>(j)]] = g.global.value[static_cast<size_t>(j)];
-      if (comm.size() > 1) u.div_(comm.size());
-      e.grad.copy_(u.view(e.grad.sizes()));
+      // The update: the global set divided by P, written into the gradient at its indices (an
+      // IEEE division of each value, as dividing the whole zero-filled update would do).
+      const float ranks = static_cast<float>(comm.size());
+      if (e.grad.scalar_type() == at::kFloat && e.grad.is_contiguous()) {
+        e.grad.zero_();
+        float* w = e.grad.data_ptr<float>();
+        for (int64_t j = off; j < off + k; ++j) {
+          const float v = g.global.value[static_cast<size_t>(j)];
+          w[g.global.index[static_cast<size_t>(j)]] = comm.size() > 1 ? v / ranks : v;
+        }
+      } else {
+        at::Tensor u = at::zeros({local.numel[i]}, at::kFloat);
+        float* w = u.data_ptr<float>();
+        for (int64_t j = off; j < off + k; ++j)
+          w[g.global.index[static_cast<size_t>(j)]] = g.global.value[static_cast<size_t>(j)];
+        if (comm.size() > 1) u.div_(comm.size());
+        e.grad.copy_(u.view(e.grad.sizes()));
+      }
       off += k;
     }
   }
