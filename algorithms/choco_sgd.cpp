@@ -132,9 +132,16 @@ class ChocoSgd final : public Algorithm {
     at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step, 0);
     std::vector<at::Tensor> payloads;
     for (const auto& p : params) {
-      const at::Tensor diff = (p.tensor.detach() - x_hat_.at(p.name)).reshape({-1});
+      const at::Tensor x = p.tensor.detach();
+      at::Tensor diff;
+      if (reusable(x)) {  // into this tensor's kept buffer: no fresh full-size tensor per step
+        diff = buffers(p.name, x).diff;
+        at::sub_out(diff, x.reshape({-1}), x_hat_.at(p.name).reshape({-1}));
+      } else {
+        diff = (x - x_hat_.at(p.name)).reshape({-1}).to(at::kFloat).contiguous();
+      }
       // Encoded where the parameters are (codecs/generic_codecs.h off the CPU).
-      payloads.push_back(codec_->compress(diff.to(at::kFloat).contiguous(), gen));
+      payloads.push_back(codec_->compress(diff, gen));
     }
     const at::Tensor mine = at::cat(payloads).to(comm.device());
     const auto received = exchange_with_neighbours(topology_, mine, comm, kChocoTag);
@@ -145,6 +152,23 @@ class ChocoSgd final : public Algorithm {
       at::Tensor& hat = x_hat_.at(params[i].name);
       at::Tensor& mixed = mixed_hat_.at(params[i].name);
       const int64_t bytes = payloads[i].numel();
+      if (reusable(x)) {
+        // The same LibTorch operations as below, into kept buffers.
+        Buffers& b = buffers(params[i].name, x);
+        decode_into(mine.narrow(0, offset, bytes), b.q_self);
+        b.q_sum.copy_(b.q_self);
+        for (const auto& r : received) {
+          decode_into(r.narrow(0, offset, bytes), b.q_other);
+          b.q_sum.add_(b.q_other);
+        }
+        at::Tensor hat_flat = hat.view({-1}), mixed_flat = mixed.view({-1});
+        hat_flat.add_(b.q_self);
+        mixed_flat.add_(b.q_sum, w);
+        at::sub_out(b.diff, mixed_flat, hat_flat);  // diff is free again: mixed - hat
+        x.view({-1}).add_(b.diff, p_.gamma);
+        offset += bytes;
+        continue;
+      }
       const at::Tensor q_self = decode(mine.narrow(0, offset, bytes), x);
       at::Tensor q_sum = q_self.clone();
       for (const auto& r : received) q_sum.add_(decode(r.narrow(0, offset, bytes), x));
@@ -166,6 +190,26 @@ class ChocoSgd final : public Algorithm {
   }
 
  private:
+  // A parameter's working buffers (1-D fp32 on the CPU), kept from step to step.
+  struct Buffers {
+    at::Tensor diff, q_self, q_sum, q_other;
+  };
+  static bool reusable(const at::Tensor& x) {
+    return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.is_contiguous();
+  }
+  Buffers& buffers(const std::string& name, const at::Tensor& x) {
+    Buffers& b = buffers_[name];
+    if (!b.diff.defined() || b.diff.numel() != x.numel())
+      for (at::Tensor* t : {&b.diff, &b.q_self, &b.q_sum, &b.q_other})
+        *t = at::empty({x.numel()}, at::kFloat);
+    return b;
+  }
+  // decode() into `out`, a 1-D fp32 CPU tensor.
+  void decode_into(const at::Tensor& payload, at::Tensor& out) {
+    codec_->decompress_into(payload.contiguous(), out);
+    if (scale_ != 1.0) out.mul_(scale_);
+  }
+
   // One tensor's decoded q, shaped and placed like `like`.
   at::Tensor decode(const at::Tensor& payload, const at::Tensor& like) {
     at::Tensor q = codec_->decompress(payload.contiguous(), like.numel());
@@ -179,6 +223,7 @@ class ChocoSgd final : public Algorithm {
   Topology topology_;
   std::map<std::string, at::Tensor> x_hat_;      // x̂_i per parameter
   std::map<std::string, at::Tensor> mixed_hat_;  // Σ_j W_ij x̂_j per parameter
+  std::map<std::string, Buffers> buffers_;       // scratch, not state
 };
 
 }  // namespace
