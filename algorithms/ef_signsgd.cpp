@@ -59,12 +59,12 @@ class EfSignSgd final : public Algorithm {
     const bool fp32 = bucket.flat.scalar_type() == at::kFloat && bucket.flat.is_contiguous();
     GradBucket copy = fp32 ? GradBucket{} : fp32_copy(bucket);
     GradBucket& b = fp32 ? bucket : copy;
-    b.flat.mul_(lr);  // g → γ·g; ErrorFeedback then forms p = γ·g + e
     at::Generator gen =
         make_generator(ctx.seed, comm.rank(), ctx.step, static_cast<uint64_t>(b.index));
-    // mean(Δ), then / γ.
-    exchange_compressed(b, comm, *compressor_, &memory_, gen);
-    for (auto& e : b.entries) e.grad.div_(lr);
+    // p = γ·g + e in the memory's pass, and mean(Δ) / γ in the decoding's: the bits of g·γ, + e,
+    // and of the mean, / γ, as separate fp32 operations.
+    const float step = static_cast<float>(lr);
+    exchange_compressed(b, comm, *compressor_, &memory_, gen, Combine::kAverage, {}, {step, step});
     if (!fp32) bucket.flat.copy_(copy.flat);
   }
 

@@ -45,6 +45,14 @@ class Compressor {
   virtual bool majority_into(const std::vector<at::Tensor>& payloads, at::Tensor& out) {
     return false;
   }
+  // out <- ((sum of the payloads' decodings, in order) / their count) / then (each division
+  // skipped when its divisor is 1), out a contiguous fp32 CPU tensor of their element count: the
+  // bits of decompress_into the first, add_decoded of the others (the count as the last one's
+  // divisor), then out / then; in one pass. Returns false, leaving out alone, where the codec has
+  // no such form; the caller then decodes and adds itself.
+  virtual bool average_into(const std::vector<at::Tensor>& payloads, at::Tensor& out, float then) {
+    return false;
+  }
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }
 };

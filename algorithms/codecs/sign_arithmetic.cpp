@@ -52,6 +52,30 @@ void add_signs(const uint8_t* bits, int64_t n, float one, float zero, float* sum
   }
 }
 
+void average_signs(const uint8_t* const* bits, const float* one, const float* zero, int streams,
+                   int64_t n, float divisor, float then, float* out) {
+  if (streams < 1)
+    throw std::invalid_argument("average_signs: " + std::to_string(streams) + " streams");
+  // Blocks of whole bytes that stay in the L1 cache while every stream is added into them.
+  constexpr int64_t kBlock = 2048;
+  for (int64_t c0 = 0; c0 < n; c0 += kBlock) {
+    const int64_t m = std::min(kBlock, n - c0);
+    float* o = out + c0;
+    apply_signs(bits[0] + c0 / 8, m, one[0], zero[0], o, [](float, float v) { return v; });
+    for (int s = 1; s < streams; ++s) {
+      const uint8_t* b = bits[s] + c0 / 8;
+      if (s + 1 == streams && divisor != 1.0f) {
+        apply_signs(b, m, one[s], zero[s], o,
+                    [divisor](float a, float v) { return (a + v) / divisor; });
+      } else {
+        apply_signs(b, m, one[s], zero[s], o, [](float a, float v) { return a + v; });
+      }
+    }
+    if (then != 1.0f)
+      for (int64_t i = 0; i < m; ++i) o[i] = o[i] / then;
+  }
+}
+
 void majority_of_signs(const uint8_t* const* bits, int streams, int64_t n, float* out) {
   if (streams < 1 || streams > kMaxSignStreams)
     throw std::invalid_argument("majority_of_signs: " + std::to_string(streams) +

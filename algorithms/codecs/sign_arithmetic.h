@@ -12,6 +12,12 @@ namespace cedar {
 void subtract_signs(const uint8_t* bits, int64_t n, float one, float zero, float* x);
 // sum[i] <- (sum[i] + (bit i ? one : zero)) / divisor for i in [0, n) (divisor 1: no division).
 void add_signs(const uint8_t* bits, int64_t n, float one, float zero, float* sum, float divisor);
+// out[i] <- (((v_0[i] + v_1[i] + ... + v_{S-1}[i]) / divisor) / then), v_s[i] = bit i of stream
+// s ? one[s] : zero[s], summed in stream order, each division skipped when its divisor is 1 (x / 1
+// is x). The bits of decoding stream 0 into out, add_signs of the others (divisor at the last)
+// and dividing by `then`, in one pass over out block by block. streams >= 1.
+void average_signs(const uint8_t* const* bits, const float* one, const float* zero, int streams,
+                   int64_t n, float divisor, float then, float* out);
 // out[i] <- sign of the sum over the `streams` bit streams of (bit ? +1 : -1): +1, -1, or +0 on a
 // tie, the bits of summing the decoded ±1 values in fp32 (exact: integers) and taking the sign.
 // Every stream holds n bits; `streams` is 1 to kMaxSignStreams (std::invalid_argument otherwise).

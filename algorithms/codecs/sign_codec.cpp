@@ -146,6 +146,24 @@ class ScaledSignCompressor final : public Compressor {
     add_signs(d.bits, sum.numel(), d.one, d.zero, sum.data_ptr<float>(), divisor);
   }
 
+  bool average_into(const std::vector<at::Tensor>& payloads, at::Tensor& out, float then) override {
+    check_decode_target(out, "ef-signsgd", true);
+    if (!out.is_cpu() || payloads.empty() || payloads.size() > 1024) return false;
+    std::vector<Decoding> held;
+    std::vector<const uint8_t*> bits;
+    std::vector<float> one, zero;
+    for (const at::Tensor& p : payloads) {
+      held.push_back(decoding(p, out.numel()));
+      bits.push_back(held.back().bits);
+      one.push_back(held.back().one);
+      zero.push_back(held.back().zero);
+    }
+    const int streams = static_cast<int>(payloads.size());
+    average_signs(bits.data(), one.data(), zero.data(), streams, out.numel(),
+                  streams > 1 ? static_cast<float>(streams) : 1.0f, then, out.data_ptr<float>());
+    return true;
+  }
+
  private:
   // A checked payload's sign bits and the values they decode to.
   struct Decoding {

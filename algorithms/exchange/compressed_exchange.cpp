@@ -33,13 +33,22 @@ void add_and_combine(at::Tensor& sum, const at::Tensor& last, int64_t ranks, Com
 // without a tensor per rank. Decoded on grad's device (generic_codecs.h off the CPU), with the
 // same operations in the same order either way.
 void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& payloads,
-                         Combine combine, at::Tensor& grad) {
+                         Combine combine, at::Tensor& grad, float output) {
   const bool on_cpu = grad.device().is_cpu();
   const bool in_place = grad.scalar_type() == at::kFloat && grad.is_contiguous();
   at::Tensor sum =
       in_place ? grad.view({-1}) : at::empty({grad.numel()}, grad.options().dtype(at::kFloat));
+  if (on_cpu && combine == Combine::kAverage && compressor.average_into(payloads, sum, output)) {
+    if (!in_place) grad.copy_(sum.view(grad.sizes()));  // decoded, averaged and scaled in one pass
+    return;
+  }
+  // The combination divided by `output` (if not 1), then stored into grad.
+  const auto finish = [&] {
+    if (output != 1.0f) sum.div_(output);
+    if (!in_place) grad.copy_(sum.view(grad.sizes()));
+  };
   if (on_cpu && combine == Combine::kMajority && compressor.majority_into(payloads, sum)) {
-    if (!in_place) grad.copy_(sum.view(grad.sizes()));  // the codec counted the votes in one pass
+    finish();  // the codec counted the votes in one pass
     return;
   }
   compressor.decompress_into(payloads[0], sum);
@@ -51,7 +60,7 @@ void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& 
     for (int64_t r = 1; r < ranks; ++r)
       compressor.add_decoded(payloads[r], sum, r + 1 == ranks ? static_cast<float>(ranks) : 1.0f,
                              scratch);
-    if (!in_place) grad.copy_(sum.view(grad.sizes()));
+    finish();
     return;
   }
   at::Tensor decoded;
@@ -72,14 +81,14 @@ void decode_combine_into(Compressor& compressor, const std::vector<at::Tensor>& 
     }
   }
   if (payloads.size() == 1 && combine == Combine::kMajority) sum.sign_();
-  if (!in_place) grad.copy_(sum.view(grad.sizes()));
+  finish();
 }
 
 }  // namespace
 
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
                                    ErrorFeedback* memory, at::Generator& gen, Combine combine,
-                                   const std::vector<at::Tensor>& encode) {
+                                   const std::vector<at::Tensor>& encode, ExchangeScaling scaling) {
   const size_t n_entries = bucket.entries.size();
   if (!encode.empty() && encode.size() != n_entries)
     throw std::invalid_argument("compressed exchange: " + std::to_string(encode.size()) +
@@ -97,8 +106,9 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
                                   " elements to encode for " + bucket.entries[i].name + " of " +
                                   std::to_string(bucket.entries[i].grad.numel()));
     const std::string& name = bucket.entries[i].name;
-    at::Tensor payload =
-        memory ? memory->compress(name, g, compressor, gen) : compressor.compress(g, gen);
+    if (!memory && scaling.input != 1.0f) g = g * scaling.input;
+    at::Tensor payload = memory ? memory->compress(name, g, compressor, gen, scaling.input)
+                                : compressor.compress(g, gen);
     lengths.push_back(payload.numel());
     parts.push_back(payload);
   }
@@ -163,7 +173,7 @@ ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compr
   }
   // Decode and combine.
   for (size_t i = 0; i < n_entries; ++i)
-    decode_combine_into(compressor, payloads[i], combine, bucket.entries[i].grad);
+    decode_combine_into(compressor, payloads[i], combine, bucket.entries[i].grad, scaling.output);
   return {mine.numel()};
 }
 

@@ -27,12 +27,23 @@ struct ExchangeResult {
   int64_t payload_bytes = 0;  // this rank's encoded bytes (headers included)
 };
 
+// Factors applied on the way in and out (EF-signSGD's step size): what is encoded is the
+// gradient times `input` (with error feedback e + g·input, in the memory's pass), and the
+// combination is divided by `output` before it is written. 1 leaves each out; either way the bits
+// are those of multiplying the gradient and dividing the result as separate fp32 operations.
+struct ExchangeScaling {
+  float input = 1.0f;
+  float output = 1.0f;
+};
+
 // `encode`, when not empty, holds one tensor per entry (of the entry's element count) that is
 // encoded in place of the entry's gradient (signSGD's momentum); the combination is still written
-// to entry.grad.
+// to entry.grad. The entries' gradients are left as they were until the combination overwrites
+// them (with a scaling too).
 ExchangeResult exchange_compressed(GradBucket& bucket, Communicator& comm, Compressor& compressor,
                                    ErrorFeedback* memory, at::Generator& gen,
                                    Combine combine = Combine::kAverage,
-                                   const std::vector<at::Tensor>& encode = {});
+                                   const std::vector<at::Tensor>& encode = {},
+                                   ExchangeScaling scaling = {});
 
 }  // namespace cedar

@@ -4,21 +4,39 @@
 
 namespace cedar {
 
+namespace {
+
+// e[i] <- e[i] + g[i] * scale: the fp32 product rounded, then the sum (the build does not contract
+// the two into a fused multiply-add: no FMA instructions in its baseline target).
+void add_scaled(float* e, const float* g, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float product = g[i] * scale;
+    e[i] = e[i] + product;
+  }
+}
+
+}  // namespace
+
 at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, Compressor& c,
-                                   at::Generator& gen) {
+                                   at::Generator& gen, float scale) {
   at::Tensor& e = memory_[key];
   if (!e.defined()) e = at::zeros_like(g);
   if (e.device() != g.device()) e = e.to(g.device());  // a memory restored on another device
-  if (!(e.device().is_cpu() && e.scalar_type() == at::kFloat && e.is_contiguous() &&
-        e.sizes() == g.sizes())) {
-    at::Tensor p = g + e;
+  const bool in_place = e.device().is_cpu() && e.scalar_type() == at::kFloat && e.is_contiguous() &&
+                        e.sizes() == g.sizes();
+  if (!in_place || (scale != 1.0f && !(g.scalar_type() == at::kFloat && g.is_contiguous()))) {
+    at::Tensor p = (scale != 1.0f ? g * scale : g) + e;
     at::Tensor payload = c.compress(p, gen);
     e = p - c.decompress(payload, p.numel()).view(p.sizes());  // decoded where p is
     return payload;
   }
   // The same operations in the memory itself: p = e + g (the same sum as g + e), its encoding,
   // then e = p - D(C(p)), which a sparse codec computes at its indices only.
-  e.add_(g);
+  if (scale == 1.0f) {
+    e.add_(g);
+  } else {
+    add_scaled(e.data_ptr<float>(), g.data_ptr<float>(), e.numel(), scale);
+  }
   at::Tensor payload = c.compress(e, gen);
   c.subtract_decoded(payload, e, scratch_);
   return payload;

@@ -11,9 +11,10 @@ namespace cedar {
 
 class ErrorFeedback {
  public:
-  // Encodes g + e for the tensor named `key` and updates that tensor's memory.
+  // Encodes g·scale + e for the tensor named `key` and updates that tensor's memory (scale 1:
+  // g + e). g itself is left alone; the bits are those of g * scale, then + e, in fp32.
   at::Tensor compress(const std::string& key, const at::Tensor& g, Compressor& c,
-                      at::Generator& gen);
+                      at::Generator& gen, float scale = 1.0f);
   // The memory of `key` (undefined before the first compress).
   const at::Tensor& memory(const std::string& key) const;
   std::map<std::string, at::Tensor>& memories() { return memory_; }

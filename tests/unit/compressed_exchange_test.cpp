@@ -82,5 +82,68 @@ TEST(CompressedExchange, EveryRankHoldsTheRankOrderedSumCombinedBitForBit) {
       }
 }
 
+// With a scaling (EF-signSGD's step size) and error feedback, over two steps: what is encoded is
+// g * input + e, and what is written is the rank-ordered average divided by output, both as
+// separate LibTorch operations here; the memories are p - D(C(p)). Bit for bit, with the scaled
+// sign codec's one-pass average and with the codecs that decode and add in turn.
+TEST(CompressedExchange, AScalingMultipliesTheInputAndDividesTheAverageBitForBit) {
+  const float step = 0.05f;
+  for (const std::string codec_name : {"scaled sign", "qsgd", "fp16"})
+    for (int ranks : {1, 2, 3}) {
+      std::vector<std::vector<at::Tensor>> memory(static_cast<size_t>(ranks),
+                                                  std::vector<at::Tensor>(2));
+      std::vector<std::vector<at::Tensor>> expected(2);  // per step, per entry
+      // per step, per rank, per entry
+      std::vector<std::vector<std::vector<at::Tensor>>> memory_after(
+          2, std::vector<std::vector<at::Tensor>>(static_cast<size_t>(ranks)));
+      for (int t = 0; t < 2; ++t) {
+        for (int r = 0; r < ranks; ++r) {
+          auto codec = codec_named(codec_name);
+          at::Generator gen = make_generator(5, r, t);
+          std::vector<at::Tensor> g = grads_of(r + 10 * t);
+          for (size_t i = 0; i < g.size(); ++i) {
+            at::Tensor& e = memory[static_cast<size_t>(r)][i];
+            const at::Tensor gs = g[i].reshape({-1}) * step;
+            const at::Tensor p = gs + (e.defined() ? e : at::zeros_like(gs));
+            const at::Tensor payload = codec->compress(p, gen);
+            const at::Tensor decoded = codec->decompress(payload, p.numel());
+            e = p - decoded;
+            memory_after[t][static_cast<size_t>(r)].push_back(e);
+            if (r == 0)
+              expected[t].push_back(decoded);
+            else
+              expected[t][i].add_(decoded);
+          }
+        }
+        for (auto& sum : expected[t]) {
+          if (ranks > 1) sum.div_(static_cast<double>(ranks));
+          sum.div_(step);
+        }
+      }
+      std::mutex mu;
+      run_ranks(ranks, [&](Communicator& comm) {
+        auto codec = codec_named(codec_name);
+        ErrorFeedback feedback;
+        for (int t = 0; t < 2; ++t) {
+          std::vector<at::Tensor> g = grads_of(comm.rank() + 10 * t);
+          GradBucket bucket = testing::bucket_of_grads(g);
+          at::Generator gen = make_generator(5, comm.rank(), t);
+          exchange_compressed(bucket, comm, *codec, &feedback, gen, Combine::kAverage, {},
+                              {step, step});
+          std::lock_guard<std::mutex> lock(mu);
+          for (size_t i = 0; i < g.size(); ++i) {
+            EXPECT_TRUE(
+                same_bits(bucket.entries[i].grad.reshape({-1}).contiguous(), expected[t][i]))
+                << codec_name << ", " << ranks << " ranks, rank " << comm.rank() << ", step " << t
+                << ", entry " << i;
+            EXPECT_TRUE(same_bits(feedback.memory(bucket.entries[i].name).reshape({-1}),
+                                  memory_after[t][static_cast<size_t>(comm.rank())][i]))
+                << codec_name << ": the memory of entry " << i << " after step " << t;
+          }
+        }
+      });
+    }
+}
+
 }  // namespace
 }  // namespace cedar
