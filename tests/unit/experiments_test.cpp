@@ -144,8 +144,9 @@ TEST(Experiments, SurveyAxesRunEachExchangeAtFourAndEightRanks) {
   }
 }
 
-// The parameter-server suite: each mode and LAG on the server at 4 and 5 ranks against dense SGD,
-// every claim citing its source and naming a run of the suite, its baseline too.
+// The parameter-server suite: each mode and LAG on the server at 4 and 5 ranks, and ssp and asp
+// on two servers, against dense SGD, every claim citing its source and naming a run of the
+// suite, its baseline too.
 TEST(Experiments, ParameterServerSuiteRunsEachModeAgainstDense) {
   std::set<std::string> runs;
   for (const auto& [name, c] : suite_configs("parameter_server.yaml")) {
@@ -154,7 +155,8 @@ TEST(Experiments, ParameterServerSuiteRunsEachModeAgainstDense) {
     if (name.rfind("ps-", 0) == 0) EXPECT_EQ(c.algorithm, "ps") << name;
   }
   std::set<std::string> expected;
-  for (const char* a : {"dense", "ps-bsp", "ps-ssp", "ps-asp", "ps-lag", "ps-bsp-plain"})
+  for (const char* a :
+       {"dense", "ps-bsp", "ps-ssp", "ps-asp", "ps-ssp-2s", "ps-asp-2s", "ps-lag", "ps-bsp-plain"})
     for (int p : {4, 5}) expected.insert(std::string(a) + "/np" + std::to_string(p));
   EXPECT_EQ(runs, expected);
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
