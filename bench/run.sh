@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for every benchmark: builds the bench targets, runs them with modest durations
-# (about 10 minutes on 2 cores) and prints the measured ratios against the performance targets.
+# (about 5 minutes on 2 cores) and prints the measured ratios against the performance targets.
 #   compressors_bench  compressor kernels vs a memory pass, DGC selection vs torch::topk (1 thread)
 #   python_compressors.py  the same compressors in PyTorch ops (the reference researchers use)
 #   comm_bench         allreduce / allgather busbw, the metered communicator vs raw MPI (2 ranks)
