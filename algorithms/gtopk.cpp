@@ -140,22 +140,17 @@ class GTopK final : public Algorithm {
         if (g.delivered[static_cast<size_t>(j)]) r[local.index[static_cast<size_t>(j)]] = 0;
       // The update: the global set divided by P, written into the gradient at its indices (an
       // IEEE division of each value, as dividing the whole zero-filled update would do).
+      // A gradient of another precision gets the fp32 update through a copy.
+      const bool direct = e.grad.scalar_type() == at::kFloat && e.grad.is_contiguous();
+      at::Tensor u = direct ? e.grad.view({-1}) : at::empty({local.numel[i]}, at::kFloat);
+      u.zero_();
+      float* w = u.data_ptr<float>();
       const float ranks = static_cast<float>(comm.size());
-      if (e.grad.scalar_type() == at::kFloat && e.grad.is_contiguous()) {
-        e.grad.zero_();
-        float* w = e.grad.data_ptr<float>();
-        for (int64_t j = off; j < off + k; ++j) {
-          const float v = g.global.value[static_cast<size_t>(j)];
-          w[g.global.index[static_cast<size_t>(j)]] = comm.size() > 1 ? v / ranks : v;
-        }
-      } else {
-        at::Tensor u = at::zeros({local.numel[i]}, at::kFloat);
-        float* w = u.data_ptr<float>();
-        for (int64_t j = off; j < off + k; ++j)
-          w[g.global.index[static_cast<size_t>(j)]] = g.global.value[static_cast<size_t>(j)];
-        if (comm.size() > 1) u.div_(comm.size());
-        e.grad.copy_(u.view(e.grad.sizes()));
+      for (int64_t j = off; j < off + k; ++j) {
+        const float v = g.global.value[static_cast<size_t>(j)];
+        w[g.global.index[static_cast<size_t>(j)]] = comm.size() > 1 ? v / ranks : v;
       }
+      if (!direct) e.grad.copy_(u.view(e.grad.sizes()));
       off += k;
     }
   }

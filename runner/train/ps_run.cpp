@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -211,42 +210,35 @@ class ShardRelay {
         layout_(layout),
         server_(server),
         params_(params),
-        ended_(static_cast<size_t>(layout.servers), false) {}
+        end_code_(static_cast<size_t>(layout.servers), kNotEnded) {}
 
   // A server other than 0: its shard of `version`, for rank 0's evaluation.
   void post_shard(int64_t version) {
-    if (server_ == 0 || ended_[0]) return;
+    if (server_ == 0 || end_posted_) return;
     control_.post(at::tensor({version, kShardFollows, int64_t{0}}, at::kLong), 0, kShardTag);
     control_.post(flatten_shard(params_, layout_, server_), 0, kShardBodyTag);
   }
   // A server other than 0: no shards after this one (once, at its stop or its end).
   void post_end(int64_t version, int64_t code) {
-    if (server_ == 0 || ended_[0]) return;
-    ended_[0] = true;
+    if (server_ == 0 || end_posted_) return;
+    end_posted_ = true;
     control_.post(at::tensor({version, kShardsEnd, code}, at::kLong), 0, kShardTag);
   }
   // Rank 0: every other server's shard of `version` into params. False when a server ended
   // first; `code` is then its stop code and `who` the server.
   bool gather(int64_t version, int64_t& code, int& who) {
     for (int s = 1; s < layout_.servers; ++s) {
-      if (ended_[static_cast<size_t>(s)]) {
-        code = codes_[s];
+      const int64_t shard_version = ended(s) ? 0 : next_header(s);
+      if (ended(s)) {
+        code = end_code_[static_cast<size_t>(s)];
         who = s;
         return false;
       }
-      const std::array<int64_t, 3> h = next_header(s);
-      if (h[1] == kShardsEnd) {
-        code = h[2];
-        who = s;
-        return false;
-      }
-      if (h[0] != version)
+      if (shard_version != version)
         throw CommError("ps: server " + std::to_string(s) + " sent its shard of version " +
-                        std::to_string(h[0]) + " for rank 0's evaluation of version " +
+                        std::to_string(shard_version) + " for rank 0's evaluation of version " +
                         std::to_string(version));
-      at::Tensor flat = at::empty({layout_.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
-      control_.recv(flat, s, kShardBodyTag);
-      unflatten_shard(flat, params_, layout_, s);
+      unflatten_shard(receive_shard(s), params_, layout_, s);
     }
     return true;
   }
@@ -256,33 +248,37 @@ class ShardRelay {
     post_end(version, code);
     if (server_ == 0)
       for (int s = 1; s < layout_.servers; ++s)
-        while (!ended_[static_cast<size_t>(s)]) {
-          const std::array<int64_t, 3> h = next_header(s);
-          if (h[1] == kShardsEnd) continue;
-          at::Tensor flat = at::empty({layout_.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
-          control_.recv(flat, s, kShardBodyTag);
+        while (!ended(s)) {
+          next_header(s);
+          if (!ended(s)) receive_shard(s);
         }
     control_.wait_posted();
   }
 
  private:
-  std::array<int64_t, 3> next_header(int s) {
+  static constexpr int64_t kNotEnded = -1;
+  bool ended(int s) const { return end_code_[static_cast<size_t>(s)] != kNotEnded; }
+  // Server s's next header: the version of the shard that follows, or, for its end, the version
+  // it ended at (its stop code noted).
+  int64_t next_header(int s) {
     at::Tensor t = at::empty({3}, at::kLong);
     control_.recv(t, s, kShardTag);
     const int64_t* v = t.data_ptr<int64_t>();
-    if (v[1] == kShardsEnd) {
-      ended_[static_cast<size_t>(s)] = true;
-      codes_[s] = v[2];
-    }
-    return {v[0], v[1], v[2]};
+    if (v[1] == kShardsEnd) end_code_[static_cast<size_t>(s)] = v[2];
+    return v[0];
+  }
+  at::Tensor receive_shard(int s) {
+    at::Tensor flat = at::empty({layout_.shard_numel[static_cast<size_t>(s)]}, at::kFloat);
+    control_.recv(flat, s, kShardBodyTag);
+    return flat;
   }
 
   Communicator& control_;
   const PsLayout& layout_;
   int server_;
   const std::vector<at::Tensor>& params_;
-  std::vector<bool> ended_;  // rank 0: per server; others: [0], this server's end posted
-  std::map<int, int64_t> codes_;
+  std::vector<int64_t> end_code_;  // rank 0: each server's stop code once it ended
+  bool end_posted_ = false;        // a server other than 0: its end is posted
 };
 
 // The run's end as every rank reports it: Diverged or Interrupted for those stop codes.
