@@ -35,7 +35,8 @@ set(CEDAR_EXCHANGE_SOURCES
 
 # The AVX2 kernels (codecs/avx2_kernels.h) are compiled for AVX2 with AES and VAES and run only on
 # CPUs that have them (chosen at run time); they include no LibTorch header, so they skip the
-# precompiled one, which is built for the baseline instruction set. `root` is the folder the
+# precompiled one, which is built for the baseline instruction set, and each stays its own
+# translation unit. `root` is the folder the
 # relative paths above start from, as the calling CMakeLists.txt names its sources.
 function(cedar_avx2_source_properties root)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
@@ -44,6 +45,7 @@ function(cedar_avx2_source_properties root)
       list(APPEND files ${root}${f})
     endforeach()
     set_source_files_properties(${files}
-      PROPERTIES COMPILE_OPTIONS "-mavx2;-maes;-mvaes" SKIP_PRECOMPILE_HEADERS ON)
+      PROPERTIES COMPILE_OPTIONS "-mavx2;-maes;-mvaes" SKIP_PRECOMPILE_HEADERS ON
+      SKIP_UNITY_BUILD_INCLUSION ON)
   endif()
 endfunction()

@@ -21,15 +21,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/conv_layers.h"
 #include "models/model.h"
 
 namespace cedar {
 namespace {
-
-torch::nn::Conv2d conv3x3(int64_t in_planes, int64_t out_planes, int64_t stride) {
-  return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in_planes, out_planes, 3).stride(stride).padding(1).bias(false));
-}
 
 // conv-BN-ReLU-conv-BN plus an option-A shortcut, then ReLU.
 class CifarBasicBlock : public torch::nn::Module {

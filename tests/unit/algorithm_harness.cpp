@@ -111,6 +111,11 @@ std::vector<at::Tensor> quantizer_grads(int rank, int64_t step) {
   return {a, torch::randn({257}, gen), torch::randn({10}, gen) * 1e-2};
 }
 
+std::vector<float> values_of(const at::Tensor& t) {
+  at::Tensor c = t.contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
 bool same_bits(const at::Tensor& a, const at::Tensor& b) {
   if (a.scalar_type() != b.scalar_type() || a.numel() != b.numel()) return false;
   if (a.numel() == 0) return true;  // an empty tensor may have no storage to compare

@@ -68,6 +68,8 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // True when both tensors hold the same type, count and bytes (-0.0 differs from 0.0).
 bool same_bits(const at::Tensor& a, const at::Tensor& b);
+// The values of an fp32 tensor, in element order.
+std::vector<float> values_of(const at::Tensor& t);
 
 // ---------------------------------------------------------------- codecs
 

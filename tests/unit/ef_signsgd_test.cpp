@@ -30,8 +30,8 @@ using testing::quantizer_grads;
 using testing::reduce_once;
 using testing::StepOptions;
 
-constexpr uint64_t kSeed = 77;
-constexpr int64_t kBucketIndex = 1;
+constexpr uint64_t kEfSignSeed = 77;
+constexpr int64_t kEfSignBucket = 1;
 
 // The learning rate of decaying_lr_options() at step t.
 double lr_of(int64_t t) { return 0.1 / (1 + t); }
@@ -41,7 +41,7 @@ TEST(EfSignSgd, ScaleIsMeanAbsoluteValueAndMemoryIsTheExactResidual) {
   EXPECT_TRUE(alg->applies_momentum());
   at::Tensor g = torch::randn({101}, make_generator(4, 0, 0));
   const double eta = 0.05;
-  const StepOptions at_eta{kSeed, kBucketIndex, eta};
+  const StepOptions at_eta{kEfSignSeed, kEfSignBucket, eta};
   // Step 0: p = η·g, Δ = (‖p‖₁/d)·sign(p); the update written is Δ/η.
   at::Tensor p = g * static_cast<float>(eta);
   at::Tensor delta = reduce_once(*alg, g, 0, at_eta) * static_cast<float>(eta);
@@ -54,7 +54,7 @@ TEST(EfSignSgd, ScaleIsMeanAbsoluteValueAndMemoryIsTheExactResidual) {
   const double scale1 = e.abs().sum().item<double>() / 101;
   EXPECT_TRUE(torch::allclose(delta1.abs(), torch::full({101}, scale1), 1e-5, 0));
   EXPECT_TRUE(torch::equal(delta1 > 0, e >= 0));
-  EXPECT_THROW(reduce_once(*alg, g, 2, StepOptions{kSeed, kBucketIndex, 0.0}),
+  EXPECT_THROW(reduce_once(*alg, g, 2, StepOptions{kEfSignSeed, kEfSignBucket, 0.0}),
                std::invalid_argument);
 }
 

@@ -26,7 +26,7 @@ using testing::same_bits;
 
 // Two tensors, 128 and 24 values; at density 0.125 k = 16 and 3 (K = 19 entries per message).
 const std::vector<std::vector<int64_t>> kShapes = {{8, 16}, {24}};
-const std::vector<int64_t> kSizes = {128, 24}, kKeep = {16, 3};
+const std::vector<int64_t> kTensorSizes = {128, 24}, kKeep = {16, 3};
 constexpr int64_t kTotal = 152, kEntries = 19;
 const char* const kYaml = "{density: 0.125, warmup_epochs: 0}";
 
@@ -134,14 +134,15 @@ TEST_P(GTopKRanks, GlobalSetAndResidualsMatchTheMergeTreeOracle) {
     for (int q = 0; q < n; ++q) sums.push_back(grad_of(q, t) + e[static_cast<size_t>(q)]);
     auto update = torch::zeros({kTotal});
     int64_t off = 0;
-    for (size_t i = 0; i < kSizes.size(); ++i) {
+    for (size_t i = 0; i < kTensorSizes.size(); ++i) {
       std::vector<at::Tensor> part;
-      for (const auto& s : sums) part.push_back(s.narrow(0, off, kSizes[i]));
+      for (const auto& s : sums) part.push_back(s.narrow(0, off, kTensorSizes[i]));
       Set g = oracle_global(part, kKeep[i]);
       EXPECT_EQ(g.in.sum().item<int64_t>(), kKeep[i]);
-      update.narrow(0, off, kSizes[i]).copy_(g.value / n);
-      for (int q = 0; q < n; ++q) e[q].narrow(0, off, kSizes[i]).copy_(part[q] - g.contrib[q]);
-      off += kSizes[i];
+      update.narrow(0, off, kTensorSizes[i]).copy_(g.value / n);
+      for (int q = 0; q < n; ++q)
+        e[q].narrow(0, off, kTensorSizes[i]).copy_(part[q] - g.contrib[q]);
+      off += kTensorSizes[i];
     }
     for (int q = 0; q < n; ++q) {
       EXPECT_TRUE(same_bits(res[q][t].update, update)) << "rank " << q << " step " << t;

@@ -22,6 +22,8 @@
 namespace cedar {
 namespace {
 
+using testing::values_of;
+
 using testing::randn_seeded;
 using testing::same_bits;
 
@@ -53,11 +55,6 @@ std::vector<int32_t> topk_of(const std::vector<float>& x, int64_t k) {
   return idx;
 }
 
-std::vector<float> values_of(const at::Tensor& t) {
-  at::Tensor c = t.contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
 // The k values worth checking for n elements: both ends, the 1% of top-k's default, and around
 // the size where sampling starts.
 std::vector<int64_t> ks_for(int64_t n) {
@@ -69,10 +66,10 @@ std::vector<int64_t> ks_for(int64_t n) {
 }
 
 // Sizes from tiny to above two threads' minimum range (2^18 elements each).
-const int64_t kSizes[] = {1, 2, 3, 5, 31, 32, 33, 100, 1000, 5000, 70001, 600000};
+const int64_t kLengths[] = {1, 2, 3, 5, 31, 32, 33, 100, 1000, 5000, 70001, 600000};
 
 TEST(MagnitudeTopK, MatchesTheSortOracleOnRandomData) {
-  for (int64_t n : kSizes)
+  for (int64_t n : kLengths)
     for (int64_t k : ks_for(n)) {
       const std::vector<float> x = values_of(randn_seeded(n, static_cast<uint64_t>(n + k)));
       ASSERT_EQ(topk_of(x, k), sorted_oracle(x, k)) << n << " elements, k = " << k;
@@ -84,7 +81,7 @@ TEST(MagnitudeTopK, EqualMagnitudesGoToTheLowerIndex) {
   EXPECT_EQ(topk_of({1, -3, 3, 2, -3, 3}, 2), (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(topk_of({1, -3, 3, 2, -3, 3}, 3), (std::vector<int32_t>{1, 2, 4}));
   EXPECT_EQ(topk_of({-0.0f, 0.0f, -0.0f, 0.5f}, 3), (std::vector<int32_t>{0, 1, 3}));
-  for (int64_t n : kSizes) {
+  for (int64_t n : kLengths) {
     const at::Tensor g = randn_seeded(n, static_cast<uint64_t>(7 * n));
     const std::vector<at::Tensor> tied = {
         at::ones({n}),                                           // one magnitude

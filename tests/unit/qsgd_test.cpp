@@ -29,8 +29,8 @@ using testing::ceil_div;
 using testing::same_bits;
 using testing::StepOptions;
 
-constexpr uint64_t kSeed = 1234;
-constexpr int64_t kBucketIndex = 2;  // of the multi-rank steps
+constexpr uint64_t kQsgdSeed = 1234;
+constexpr int64_t kQsgdBucket = 2;  // of the multi-rank steps
 
 std::unique_ptr<Algorithm> make_qsgd(const std::string& yaml) {
   return testing::make_algorithm("qsgd", yaml);
@@ -38,7 +38,7 @@ std::unique_ptr<Algorithm> make_qsgd(const std::string& yaml) {
 
 // One reduce_gradients of `alg` on a single rank at `step` (bucket 0, lr 0.1).
 at::Tensor reduce_once(Algorithm& alg, const at::Tensor& v, int64_t step) {
-  return testing::reduce_once(alg, v, step, StepOptions{kSeed});
+  return testing::reduce_once(alg, v, step, StepOptions{kQsgdSeed});
 }
 
 int64_t qsgd_bytes(int64_t n, int bits, int64_t bucket) {
@@ -149,7 +149,7 @@ TEST(Qsgd, ReproducibleFromSeedRankAndStep) {
 // `steps` steps of QSGD with `yaml` on P in-process ranks (bucket 2, lr 0.1): [rank][step].
 std::vector<std::vector<testing::StepResult>> run_steps(int P, const std::string& yaml, int steps,
                                                         const testing::GradsOf& grads_of) {
-  return testing::run_steps(P, "qsgd", yaml, steps, grads_of, StepOptions{kSeed, kBucketIndex});
+  return testing::run_steps(P, "qsgd", yaml, steps, grads_of, StepOptions{kQsgdSeed, kQsgdBucket});
 }
 
 std::vector<at::Tensor> rank_grads(int r, int64_t t) {
@@ -188,7 +188,7 @@ TEST(Qsgd, OracleMatchesAPlainLibTorchReferenceOnTwoRanks) {
   for (int64_t t = 0; t < 3; ++t) {
     std::vector<at::Tensor> expected;
     for (int r = 0; r < P; ++r) {
-      at::Generator gen = make_generator(kSeed, r, t, /*stream=*/kBucketIndex);
+      at::Generator gen = make_generator(kQsgdSeed, r, t, /*stream=*/kQsgdBucket);
       auto grads = rank_grads(r, t);
       for (size_t i = 0; i < grads.size(); ++i) {
         at::Tensor q = reference_qsgd(grads[i], bits, B, gen);

@@ -19,9 +19,12 @@
 #include <vector>
 
 #include "algorithms/codecs/compressor.h"
+#include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {
+
+using testing::values_of;
 
 // The eight-partial-sum order of simd.h written out plainly: element i into sum i mod 8 (fp64),
 // added ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)); maxima of |x| with NaNs skipped. By every
@@ -153,11 +156,6 @@ void expect_the_loop(double s, const std::vector<float>& x, const std::string& w
   if (simd_impl::have_avx2()) {
     EXPECT_TRUE(same_double(simd_impl::add_abs_in_order_avx2(s, x.data(), n), want)) << what;
   }
-}
-
-std::vector<float> values_of(const at::Tensor& t) {
-  at::Tensor c = t.contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
 TEST(SimdSums, AddAbsInOrderIsTheElementOrderLoop) {

@@ -25,11 +25,11 @@ using testing::quantizer_grads;
 using testing::reduce_once;
 using testing::StepOptions;
 
-constexpr uint64_t kSeed = 77;
-constexpr int64_t kBucketIndex = 1;
+constexpr uint64_t kTernGradSeed = 77;
+constexpr int64_t kTernGradBucket = 1;
 
 // Single-rank steps: the run seed and bucket of the multi-rank ones, lr 0.1.
-const StepOptions kOnce{kSeed, kBucketIndex};
+const StepOptions kOnce{kTernGradSeed, kTernGradBucket};
 
 TEST(TernGrad, ParametersAreValidated) {
   EXPECT_THROW(make_algorithm("terngrad", "{clip: -1}"), ConfigError);
@@ -104,7 +104,7 @@ std::vector<at::Tensor> reference_terngrad(int P, int64_t t, bool sharing) {
   const size_t T = clipped[0].size();
   std::vector<at::Tensor> sum(T);
   for (int r = 0; r < P; ++r) {
-    at::Generator gen = make_generator(kSeed, r, t, kBucketIndex);
+    at::Generator gen = make_generator(kTernGradSeed, r, t, kTernGradBucket);
     auto grads = quantizer_grads(r, t);
     for (size_t i = 0; i < T; ++i) {
       float s = scale[r][i];
