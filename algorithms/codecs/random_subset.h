@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/popcnt.h"
 
 namespace cedar {
 
@@ -56,9 +57,11 @@ class CounterIntegers {
 // Floyd's subset of k of [0, n) (k <= n < 2^32) with below(r) an integer in [0, r), written
 // ascending to out[0, k). The definition above with another source of integers (tests use it to
 // show what a biased one does). `bits` is the bitmap: all zero on entry and again on return (the
-// scan clears each word it reads), so that a caller can keep it from call to call.
+// scan clears each word it reads), so that a caller can keep it from call to call. Always inlined,
+// so that a caller compiled for POPCNT counts each word in one instruction (popcnt.h).
 template <class Below>
-void floyd_subset(int64_t n, int64_t k, Below&& below, int64_t* out, std::vector<uint64_t>& bits) {
+CEDAR_ALWAYS_INLINE void floyd_subset(int64_t n, int64_t k, Below&& below, int64_t* out,
+                                      std::vector<uint64_t>& bits) {
   const size_t words = static_cast<size_t>((n + 63) / 64);
   if (bits.size() < words) bits.resize(words);
   for (int64_t j = n - k; j < n; ++j) {

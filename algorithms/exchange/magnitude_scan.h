@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "algorithms/codecs/popcnt.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -53,9 +55,11 @@ inline uint32_t above_mask(const float* p, __m128i f) {
 // chunk of 4096 elements), a step without one costs one well-predicted branch; where more pass,
 // branches on the data would be mispredicted about once per element passing, so the positions of
 // a whole chunk are listed without them first (two written per step whatever the count) and then
-// handed to hit().
+// handed to hit(). Always inlined, so that a caller compiled for POPCNT counts each mask in one
+// instruction (popcnt.h).
 template <class Hit>
-void for_each_above(const float* p, int64_t begin, int64_t end, const int32_t& floor, Hit&& hit) {
+CEDAR_ALWAYS_INLINE void for_each_above(const float* p, int64_t begin, int64_t end,
+                                        const int32_t& floor, Hit&& hit) {
   int64_t i = begin;
 #if defined(__SSE2__)
   constexpr int64_t kChunk = 4096;

@@ -80,10 +80,10 @@ int32_t keep_first(const int32_t* index, const float* value, int64_t m, int64_t 
 // Appends the pairs of x[begin, end) with key above `floor` to `out` (capacity `cap` > k) in
 // index order, cutting them back to their first k whenever `cap` are held; the floor then rises
 // to the k-th key held (a later pair must exceed it: on an equal key the held pair, with the lower
-// index, ranks first).
+// index, ranks first). Inlined into collect_popcnt and collect_portable below.
 template <class Pairs>
-void collect(const float* x, int64_t begin, int64_t end, int32_t floor, int64_t k, int64_t cap,
-             Pairs& out) {
+CEDAR_ALWAYS_INLINE void collect_pairs(const float* x, int64_t begin, int64_t end, int32_t floor,
+                                       int64_t k, int64_t cap, Pairs& out) {
   out.hold(cap);
   out.size = 0;
   int32_t* index = out.index.data();
@@ -96,6 +96,26 @@ void collect(const float* x, int64_t begin, int64_t end, int32_t floor, int64_t 
       out.size = k;
     }
   });
+}
+
+template <class Pairs>
+CEDAR_POPCNT_TARGET void collect_popcnt(const float* x, int64_t begin, int64_t end, int32_t floor,
+                                        int64_t k, int64_t cap, Pairs& out) {
+  collect_pairs(x, begin, end, floor, k, cap, out);
+}
+
+template <class Pairs>
+void collect_portable(const float* x, int64_t begin, int64_t end, int32_t floor, int64_t k,
+                      int64_t cap, Pairs& out) {
+  collect_pairs(x, begin, end, floor, k, cap, out);
+}
+
+// collect_pairs on this CPU: with POPCNT where it has it.
+template <class Pairs>
+void collect(const float* x, int64_t begin, int64_t end, int32_t floor, int64_t k, int64_t cap,
+             Pairs& out) {
+  static const bool popcnt = cpu_has_popcnt();
+  (popcnt ? collect_popcnt<Pairs> : collect_portable<Pairs>)(x, begin, end, floor, k, cap, out);
 }
 
 }  // namespace
