@@ -56,6 +56,7 @@
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/simd.h"
+#include "algorithms/powersgd_products.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -180,7 +181,7 @@ class PowerSgd final : public Algorithm {
       for (size_t i : g.members) add_error(mats[i]);
       if (g.members.size() == 1) {
         const size_t i = g.members[0];
-        at::mm_out(ps[i], mats[i].m, query_.at(mats[i].entry->name));
+        products_.left(mats[i].m, query_.at(mats[i].entry->name), ps[i]);
         continue;
       }
       std::vector<at::Tensor> ms, queries;
@@ -200,7 +201,7 @@ class PowerSgd final : public Algorithm {
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       if (groups[gi].members.size() == 1) {
         const size_t i = groups[gi].members[0];
-        at::mm_out(qs[i], mats[i].m.t(), ps[i]);
+        products_.right(mats[i].m, ps[i], qs[i]);
       } else {
         at::bmm_out(group_q[gi], stacks[gi].transpose(1, 2), group_p[gi]);
       }
@@ -320,6 +321,7 @@ class PowerSgd final : public Algorithm {
   }
 
   PowerSgdParams p_;
+  PowerSgdProducts products_;  // P = M Q and Q = M^T P in their faster bit-identical form
   std::map<std::string, at::Tensor> query_;  // Q per parameter (warm start)
   std::map<std::string, at::Tensor> error_;  // e per compressed parameter (this rank)
 };

@@ -15,7 +15,9 @@
 //                          QSGD and TernGrad draw (counter_rng.h) into a reused buffer
 //   blas/powersgd_matmuls  the two products of PowerSGD's step on the same gradient matrix M
 //                          (P = M Q, then Q = M^T P, rank 2) as plain at::mm_out calls into
-//                          reused outputs: the BLAS floor reduce/powersgd is judged against
+//                          reused outputs; blas/powersgd_matmuls_transposed the same as the
+//                          transposes of Q^T M^T and P^T M: the faster of the two is the BLAS
+//                          floor reduce/powersgd is judged against
 //   dgc_select             DGC's sampled-threshold selection at 0.1% density
 //   torch_topk, torch_topk_abs   torch::topk(v, k) and torch::topk(|v|, k) on the same tensor
 // Gradients are standard normal (seeded), shaped {n/1000, 1000} so that matrix algorithms
@@ -184,16 +186,26 @@ void reduce(benchmark::State& state, const std::string& name) {
 }
 
 // P = M Q and Q = M^T P for the gradient's matrix M and rank 2 (PowerSGD's default), into
-// outputs allocated once: what the same products cost as two plain BLAS calls.
-void powersgd_matmuls(benchmark::State& state) {
+// outputs allocated once: what the same products cost as two plain BLAS calls, or (transposed)
+// as the transposes of Q^T M^T and P^T M, the other form PowerSgdProducts may choose
+// (algorithms/powersgd_products.h).
+void powersgd_matmuls(benchmark::State& state, bool transposed) {
   const int64_t n = state.range(0);
   const at::Tensor& m = gradient(n);
   constexpr int64_t kRank = 2;
   at::Generator gen = cedar::make_generator(3, 0, n);
   at::Tensor q = at::randn({m.size(1), kRank}, gen), p = at::empty({m.size(0), kRank});
+  at::Tensor p_rows = at::empty({kRank, m.size(0)}), q_rows = at::empty({kRank, m.size(1)});
   auto run = [&] {
-    at::mm_out(p, m, q);
-    at::mm_out(q, m.t(), p);
+    if (transposed) {
+      at::mm_out(p_rows, q.t(), m.t());
+      p.copy_(p_rows.t());
+      at::mm_out(q_rows, p.t(), m);
+      q.copy_(q_rows.t());
+    } else {
+      at::mm_out(p, m, q);
+      at::mm_out(q, m.t(), p);
+    }
     q.div_(q.norm());  // keeps the values bounded from iteration to iteration (2 x 1000 floats)
     benchmark::DoNotOptimize(q.data_ptr());
   };
@@ -299,7 +311,8 @@ int main(int argc, char** argv) {
   }
   add("rng/at_rand", rng, true);
   add("rng/counter", rng, false);
-  add("blas/powersgd_matmuls", powersgd_matmuls);
+  add("blas/powersgd_matmuls", powersgd_matmuls, false);
+  add("blas/powersgd_matmuls_transposed", powersgd_matmuls, true);
   add("dgc_select", dgc_select);
   add("torch_topk", torch_topk, false);
   add("torch_topk_abs", torch_topk, true);
