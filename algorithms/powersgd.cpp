@@ -190,7 +190,7 @@ class PowerSgd final : public Algorithm {
         queries.push_back(query_.at(mats[i].entry->name));
       }
       stacks[gi] = at::stack(ms);
-      at::bmm_out(group_p[gi], stacks[gi], at::stack(queries));
+      products_.left(stacks[gi], at::stack(queries), group_p[gi]);
     }
     comm.allreduce_sum(p_buf);
     p_buf.div_(world);
@@ -203,7 +203,7 @@ class PowerSgd final : public Algorithm {
         const size_t i = groups[gi].members[0];
         products_.right(mats[i].m, ps[i], qs[i]);
       } else {
-        at::bmm_out(group_q[gi], stacks[gi].transpose(1, 2), group_p[gi]);
+        products_.right(stacks[gi], group_p[gi], group_q[gi]);
       }
     }
     comm.allreduce_sum(q_buf);
