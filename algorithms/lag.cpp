@@ -50,6 +50,7 @@
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -181,17 +182,30 @@ class Lag final : public Algorithm {
 
   void exchange_cpu(Communicator& comm, StepContext& ctx, int64_t n) {
     float* last = last_upload_.data_ptr<float>();
+    if (!delta_.defined() || delta_.numel() != n) delta_ = at::empty({n}, at::kFloat);
+    float* delta = delta_.data_ptr<float>();
+    // The trigger's ‖g − g^‖². After a step that uploaded, the next one probably uploads too: its
+    // pass also writes Δ = g − g^ and a copy of g into next_upload_, which becomes g^ by a swap if
+    // it does upload (one pass instead of two). Otherwise it only reads. The sum is the same.
+    const bool predicted = first_ || uploaded_;
+    if (predicted && (!next_upload_.defined() || next_upload_.numel() != n))
+      next_upload_ = at::empty({n}, at::kFloat);
     double change = 0;
     for_each_bucket([&](const float* g, int64_t off, int64_t len) {
-      change += squared_distance(g, last + off, len);
+      change += predicted
+                    ? squared_distance_with_difference(g, last + off, delta + off,
+                                                       next_upload_.data_ptr<float>() + off, len)
+                    : squared_distance(g, last + off, len);
     });
     const bool upload = first_ || change > threshold();
     first_ = false;
+    uploaded_ = upload;
 
     at::Tensor mine = at::empty({0}, at::kFloat);
-    if (upload) {  // Δ = g − g^ (what travels) and g^ ← g, in one pass
-      if (!delta_.defined() || delta_.numel() != n) delta_ = at::empty({n}, at::kFloat);
-      float* delta = delta_.data_ptr<float>();
+    if (upload && predicted) {  // Δ is written; g^ ← g
+      std::swap(last_upload_, next_upload_);
+      mine = delta_;
+    } else if (upload) {  // Δ = g − g^ (what travels) and g^ ← g, in one pass
       for_each_bucket([&](const float* g, int64_t off, int64_t len) {
         for (int64_t i = 0; i < len; ++i) {
           delta[off + i] = g[i] - last[off + i];
@@ -277,9 +291,11 @@ class Lag final : public Algorithm {
   size_t seen_ = 0;
   bool first_ = true;
   std::vector<GradBucket*> pending_;
-  at::Tensor last_upload_;            // ∇_m(θ^_m), all buckets concatenated in bucket order
-  at::Tensor aggregate_;              // ∇^k (the average), same layout
-  at::Tensor delta_;                  // this rank's upload (CPU), reused from step to step
+  at::Tensor last_upload_;  // ∇_m(θ^_m), all buckets concatenated in bucket order
+  at::Tensor aggregate_;    // ∇^k (the average), same layout
+  at::Tensor delta_;        // this rank's upload (CPU), reused from step to step
+  at::Tensor next_upload_;  // g, copied by a predicted upload's trigger pass (CPU); swapped in
+  bool uploaded_ = false;   // whether the last step uploaded (the prediction for this one)
   std::vector<at::Tensor> previous_;  // θ^k, to measure the next move
   std::deque<double> moves_;  // ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}², d = 1 first
 };

@@ -80,14 +80,24 @@ void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8
   for (int j = 0; i < n; ++i, ++j) add(j, x[i]);
 }
 
+// Where the distance kernels write as they go: with Copy, to_k = x_k (to may be y itself); with
+// Diff, diff_k = x_k − y_k, the fp32 difference the sum squares.
+struct DistanceOutputs {
+  float* to = nullptr;
+  float* diff = nullptr;
+};
+
 // The steps of squared_distance from element i on, one element at a time into s[j], j = i mod 8
-// (i a multiple of 8); with Copy also y_k = x_k.
-template <bool Copy>
-double squared_distance_rest(const float* x, float* y, int64_t i, int64_t n, double s[8]) {
+// (i a multiple of 8), with the writes of Copy and Diff.
+template <bool Copy, bool Diff = false>
+double squared_distance_rest(const float* x, const float* y, int64_t i, int64_t n, double s[8],
+                             DistanceOutputs out) {
   auto add = [&](int j, int64_t k) {
-    const double d = x[k] - y[k];  // the fp32 difference, widened
+    const float f = x[k] - y[k];
+    const double d = f;  // the fp32 difference, widened
     s[j] += d * d;
-    if constexpr (Copy) y[k] = x[k];
+    if constexpr (Diff) out.diff[k] = f;
+    if constexpr (Copy) out.to[k] = x[k];
   };
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; ++j) add(j, i + j);
@@ -95,8 +105,8 @@ double squared_distance_rest(const float* x, float* y, int64_t i, int64_t n, dou
   return add_partial_sums(s);
 }
 
-template <bool Copy>
-double distance_sse2(const float* x, float* y, int64_t n) {
+template <bool Copy, bool Diff = false>
+double distance_sse2(const float* x, const float* y, int64_t n, DistanceOutputs out) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
 #if defined(__SSE2__)
@@ -107,9 +117,13 @@ double distance_sse2(const float* x, float* y, int64_t n) {
       const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
       const __m128 d0 = _mm_sub_ps(x0, _mm_loadu_ps(y + i));
       const __m128 d1 = _mm_sub_ps(x1, _mm_loadu_ps(y + i + 4));
+      if constexpr (Diff) {
+        _mm_storeu_ps(out.diff + i, d0);
+        _mm_storeu_ps(out.diff + i + 4, d1);
+      }
       if constexpr (Copy) {
-        _mm_storeu_ps(y + i, x0);
-        _mm_storeu_ps(y + i + 4, x1);
+        _mm_storeu_ps(out.to + i, x0);
+        _mm_storeu_ps(out.to + i + 4, x1);
       }
       const __m128d d[4] = {_mm_cvtps_pd(d0), _mm_cvtps_pd(_mm_movehl_ps(d0, d0)), _mm_cvtps_pd(d1),
                             _mm_cvtps_pd(_mm_movehl_ps(d1, d1))};
@@ -118,19 +132,21 @@ double distance_sse2(const float* x, float* y, int64_t n) {
     for (int j = 0; j < 4; ++j) _mm_storeu_pd(s + 2 * j, q[j]);
   }
 #endif
-  return squared_distance_rest<Copy>(x, y, i, n, s);
+  return squared_distance_rest<Copy, Diff>(x, y, i, n, s, out);
 }
 
 #if defined(CEDAR_SIMD_AVX2)
 // The same with the eight sums in two 256-bit registers: lanes (0..3) (4..7).
-template <bool Copy>
-__attribute__((target("avx2"))) double distance_avx2(const float* x, float* y, int64_t n) {
+template <bool Copy, bool Diff = false>
+__attribute__((target("avx2"))) double distance_avx2(const float* x, const float* y, int64_t n,
+                                                     DistanceOutputs out) {
   __m256d q0 = _mm256_setzero_pd(), q1 = _mm256_setzero_pd();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 d = _mm256_sub_ps(v, _mm256_loadu_ps(y + i));
-    if constexpr (Copy) _mm256_storeu_ps(y + i, v);
+    if constexpr (Diff) _mm256_storeu_ps(out.diff + i, d);
+    if constexpr (Copy) _mm256_storeu_ps(out.to + i, v);
     const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
     const __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
     q0 = _mm256_add_pd(q0, _mm256_mul_pd(d0, d0));
@@ -139,12 +155,12 @@ __attribute__((target("avx2"))) double distance_avx2(const float* x, float* y, i
   double s[8];
   _mm256_storeu_pd(s, q0);
   _mm256_storeu_pd(s + 4, q1);
-  return squared_distance_rest<Copy>(x, y, i, n, s);
+  return squared_distance_rest<Copy, Diff>(x, y, i, n, s, out);
 }
 #else
-template <bool Copy>
-double distance_avx2(const float* x, float* y, int64_t n) {
-  return distance_sse2<Copy>(x, y, n);
+template <bool Copy, bool Diff = false>
+double distance_avx2(const float* x, const float* y, int64_t n, DistanceOutputs out) {
+  return distance_sse2<Copy, Diff>(x, y, n, out);
 }
 #endif
 
@@ -195,11 +211,21 @@ void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t f
 namespace simd_impl {
 
 double squared_distance_sse2(const float* x, float* y, int64_t n, bool copy) {
-  return copy ? distance_sse2<true>(x, y, n) : distance_sse2<false>(x, y, n);
+  return copy ? distance_sse2<true>(x, y, n, {y, nullptr}) : distance_sse2<false>(x, y, n, {});
 }
 
 double squared_distance_avx2(const float* x, float* y, int64_t n, bool copy) {
-  return copy ? distance_avx2<true>(x, y, n) : distance_avx2<false>(x, y, n);
+  return copy ? distance_avx2<true>(x, y, n, {y, nullptr}) : distance_avx2<false>(x, y, n, {});
+}
+
+double squared_distance_with_difference_sse2(const float* x, const float* y, float* diff,
+                                             float* copy, int64_t n) {
+  return distance_sse2<true, true>(x, y, n, {copy, diff});
+}
+
+double squared_distance_with_difference_avx2(const float* x, const float* y, float* diff,
+                                             float* copy, int64_t n) {
+  return distance_avx2<true, true>(x, y, n, {copy, diff});
 }
 
 }  // namespace simd_impl
@@ -208,6 +234,13 @@ double squared_distance(const float* x, const float* y, int64_t n) {
   float* unwritten = const_cast<float*>(y);  // read only without the copy
   return simd_impl::have_avx2() ? simd_impl::squared_distance_avx2(x, unwritten, n, false)
                                 : simd_impl::squared_distance_sse2(x, unwritten, n, false);
+}
+
+double squared_distance_with_difference(const float* x, const float* y, float* diff, float* copy,
+                                        int64_t n) {
+  return simd_impl::have_avx2()
+             ? simd_impl::squared_distance_with_difference_avx2(x, y, diff, copy, n)
+             : simd_impl::squared_distance_with_difference_sse2(x, y, diff, copy, n);
 }
 
 double squared_distance_then_copy(const float* x, float* y, int64_t n) {

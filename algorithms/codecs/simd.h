@@ -69,11 +69,19 @@ double add_abs_in_order_avx2(double s, const float* x, int64_t n);
 // parameter moves). The second form also copies x to y as it goes (y_i = x_i afterwards).
 double squared_distance(const float* x, const float* y, int64_t n);
 double squared_distance_then_copy(const float* x, float* y, int64_t n);
+// The same sum, writing on the way diff_i = x_i − y_i (the fp32 difference it squares) and
+// copy_i = x_i (LAG's trigger and upload in one pass). diff and copy may not overlap x or y.
+double squared_distance_with_difference(const float* x, const float* y, float* diff, float* copy,
+                                        int64_t n);
 // Their forms, for tests that compare them (`copy`: the second): SSE2 (plain C++ without it), and
 // AVX2, which only runs where simd_impl::have_avx2().
 namespace simd_impl {
 double squared_distance_sse2(const float* x, float* y, int64_t n, bool copy);
 double squared_distance_avx2(const float* x, float* y, int64_t n, bool copy);
+double squared_distance_with_difference_sse2(const float* x, const float* y, float* diff,
+                                             float* copy, int64_t n);
+double squared_distance_with_difference_avx2(const float* x, const float* y, float* diff,
+                                             float* copy, int64_t n);
 }  // namespace simd_impl
 
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result

@@ -130,7 +130,25 @@ TEST(SimdSums, SquaredDistancesFollowTheDocumentedOrder) {
       EXPECT_TRUE(torch::equal(z, y)) << n << avx2;
       EXPECT_TRUE(same_double(form(px, z.data_ptr<float>(), n, true), want)) << n << avx2;
       EXPECT_TRUE(torch::equal(z, x)) << n << avx2;
+      // With the difference and a copy written elsewhere: y unchanged, diff = x − y as LibTorch's
+      // fp32 subtraction gives it.
+      auto split = avx2 ? simd_impl::squared_distance_with_difference_avx2
+                        : simd_impl::squared_distance_with_difference_sse2;
+      at::Tensor diff = at::full({n}, 7.0f), to = at::full({n}, 7.0f), w = y.clone();
+      EXPECT_TRUE(same_double(
+          split(px, w.data_ptr<float>(), diff.data_ptr<float>(), to.data_ptr<float>(), n), want))
+          << n << avx2;
+      EXPECT_TRUE(torch::equal(w, y)) << n << avx2;
+      EXPECT_TRUE(torch::equal(to, x)) << n << avx2;
+      EXPECT_TRUE(torch::equal(diff, x - y)) << n << avx2;
     }
+    at::Tensor diff = at::empty({n}), to = at::empty({n});
+    EXPECT_TRUE(
+        same_double(squared_distance_with_difference(
+                        px, y.data_ptr<float>(), diff.data_ptr<float>(), to.data_ptr<float>(), n),
+                    want))
+        << n;
+    EXPECT_TRUE(torch::equal(diff, x - y) && torch::equal(to, x)) << n;
   }
 }
 
