@@ -299,6 +299,47 @@ void expect_the_tensor_expressions(const int P) {
   EXPECT_GT(skips, 0);
 }
 
+// A step where nobody uploads: every bucket gets ∇ + 0 (the rule's ∇ + (0 + no Δ)/P), which is
+// ∇ bit for bit except that −0 becomes +0, and ∇ keeps that value too. ∇ holds a −0 only when a
+// checkpoint brings one, so the state is loaded here with −0, +0, a NaN and ordinary values.
+TEST(Lag, WhenNobodyUploadsTheBucketGetsTheAggregatePlusZero) {
+  run_ranks(2, [&](Communicator& inner) {
+    MeteredCommunicator comm(inner);
+    auto alg =
+        make_algorithm("lag", "{history: 1, xi: 1.0e30}");  // every step after the first skips
+    std::vector<NamedTensor> params = {{"w", torch::ones({6})}};
+    alg->setup(params, comm);
+    auto b = bucket_of_params({params[0]}, 0);
+    StepContext ctx;
+    ctx.lr = 0.5;
+    b.flat.copy_(torch::arange(6, torch::kFloat));
+    alg->reduce_gradients(b, comm, ctx);  // the first step uploads
+    params[0].tensor.sub_(0.5);
+    alg->after_step(params, {}, comm, ctx);
+
+    AlgorithmState state;
+    alg->save_state(state);
+    const at::Tensor aggregate =
+        torch::tensor({-0.0f, 0.0f, NAN, -1.5f, 3.25e-40f, 7.0f}, torch::kFloat);
+    state["aggregate"] = aggregate.clone();
+    alg->load_state(state);
+
+    StepContext ctx1;
+    ctx1.step = 1;
+    ctx1.lr = 0.5;
+    b.flat.copy_(torch::full({6}, 100.0f));
+    alg->reduce_gradients(b, comm, ctx1);
+    EXPECT_EQ(ctx1.stats.at("uploads"), 0);
+    const at::Tensor want = aggregate + torch::zeros({6});  // the tensor expression of the rule
+    EXPECT_TRUE(torch::equal(b.flat.view(torch::kInt32), want.view(torch::kInt32)))
+        << b.flat << " against " << want;
+    AlgorithmState after;
+    alg->save_state(after);
+    EXPECT_TRUE(torch::equal(after.at("aggregate").view(torch::kInt32), want.view(torch::kInt32)))
+        << "the aggregate keeps the value the bucket got";
+  });
+}
+
 TEST(Lag, StepsAreTheTensorExpressionsOfTheRule) {
   expect_the_tensor_expressions(3);  // the average divides
   expect_the_tensor_expressions(4);  // the average scales by 1/4
