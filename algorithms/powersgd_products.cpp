@@ -23,7 +23,8 @@ at::Tensor probe_like(const at::Tensor& like, at::IntArrayRef sizes, uint64_t st
   return storage.narrow(0, offset, numel).view(sizes);
 }
 
-bool probed(const at::Tensor& m, const at::Tensor& small, const at::Tensor& out) {
+// Whether a product can take either form: fp32, contiguous, on the CPU, single or batched.
+bool has_two_forms(const at::Tensor& m, const at::Tensor& small, const at::Tensor& out) {
   return m.is_cpu() && small.is_cpu() && out.is_cpu() && m.scalar_type() == at::kFloat &&
          small.scalar_type() == at::kFloat && out.scalar_type() == at::kFloat &&
          m.is_contiguous() && small.is_contiguous() && out.is_contiguous() &&
@@ -98,7 +99,7 @@ const PowerSgdProducts::Choice& PowerSgdProducts::choice(const at::Tensor& m,
 }
 
 void PowerSgdProducts::left(const at::Tensor& m, const at::Tensor& q, at::Tensor& p) {
-  if (!probed(m, q, p) || !choice(m, q, p).left) {
+  if (!has_two_forms(m, q, p) || !choice(m, q, p).left) {
     product(p, m, q);
     return;
   }
@@ -107,7 +108,7 @@ void PowerSgdProducts::left(const at::Tensor& m, const at::Tensor& q, at::Tensor
 }
 
 void PowerSgdProducts::right(const at::Tensor& m, const at::Tensor& p, at::Tensor& q) {
-  if (!probed(m, p, q) || !choice(m, p, q).right) {
+  if (!has_two_forms(m, p, q) || !choice(m, p, q).right) {
     product(q, tr(m), p);
     return;
   }

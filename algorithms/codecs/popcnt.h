@@ -9,7 +9,11 @@
 #define CEDAR_POPCNT_TARGET __attribute__((target("popcnt")))
 #define CEDAR_ALWAYS_INLINE inline __attribute__((always_inline))
 namespace cedar {
-inline bool cpu_has_popcnt() { return __builtin_cpu_supports("popcnt"); }
+// Asked once per process.
+inline bool cpu_has_popcnt() {
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt"));
+  return yes;
+}
 }  // namespace cedar
 #else
 #define CEDAR_POPCNT_TARGET

@@ -30,8 +30,7 @@ void UniformSubset::draw(uint64_t key, int64_t n, int64_t k, int64_t* out) {
   if (k < 0 || k > n || n > int64_t{0xffffffff})
     throw std::invalid_argument("uniform_subset: " + std::to_string(k) + " of " +
                                 std::to_string(n) + " elements (needs 0 <= k <= n < 2^32)");
-  static const bool popcnt = cpu_has_popcnt();
-  (popcnt ? floyd_from_key_popcnt : floyd_from_key_portable)(key, n, k, out, bits_);
+  (cpu_has_popcnt() ? floyd_from_key_popcnt : floyd_from_key_portable)(key, n, k, out, bits_);
 }
 
 void uniform_subset(uint64_t key, int64_t n, int64_t k, int64_t* out) {

@@ -231,9 +231,8 @@ double squared_distance_with_difference_avx2(const float* x, const float* y, flo
 }  // namespace simd_impl
 
 double squared_distance(const float* x, const float* y, int64_t n) {
-  float* unwritten = const_cast<float*>(y);  // read only without the copy
-  return simd_impl::have_avx2() ? simd_impl::squared_distance_avx2(x, unwritten, n, false)
-                                : simd_impl::squared_distance_sse2(x, unwritten, n, false);
+  return simd_impl::have_avx2() ? distance_avx2<false>(x, y, n, {})
+                                : distance_sse2<false>(x, y, n, {});
 }
 
 double squared_distance_with_difference(const float* x, const float* y, float* diff, float* copy,

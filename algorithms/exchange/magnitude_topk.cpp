@@ -114,8 +114,8 @@ void collect_portable(const float* x, int64_t begin, int64_t end, int32_t floor,
 template <class Pairs>
 void collect(const float* x, int64_t begin, int64_t end, int32_t floor, int64_t k, int64_t cap,
              Pairs& out) {
-  static const bool popcnt = cpu_has_popcnt();
-  (popcnt ? collect_popcnt<Pairs> : collect_portable<Pairs>)(x, begin, end, floor, k, cap, out);
+  (cpu_has_popcnt() ? collect_popcnt<Pairs> : collect_portable<Pairs>)(x, begin, end, floor, k, cap,
+                                                                       out);
 }
 
 }  // namespace
