@@ -166,6 +166,8 @@ b=$!
 wait $a; rc_a=$?
 wait $b; rc_b=$?
 check "concurrent suites both succeed" equals "$rc_a,$rc_b" "0,0"
+# The logs go with $WORK when the test exits: a failing suite's end is printed here.
+[ "$rc_a,$rc_b" = "0,0" ] || tail -n 20 "$WORK/suite-a.log" "$WORK/suite-b.log"
 check "every run exactly once, completed" equals "$(sqlite3 "$SHARED" "SELECT COUNT(*)||','||COUNT(DISTINCT config_hash)||','||SUM(status='completed') FROM runs")" "6,6,6"
 check "every step row present (6 runs x 32 steps)" equals "$(sqlite3 "$SHARED" "SELECT COUNT(*) FROM steps")" 192
 check "no 'database is locked'" equals "$(cat "$WORK"/suite-*.log | grep -ci 'locked')" 0
