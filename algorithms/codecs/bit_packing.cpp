@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #endif
 
+#include "algorithms/codecs/sign_lanes.h"
 #include "algorithms/codecs/simd.h"
 
 namespace cedar {
@@ -199,7 +200,9 @@ at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zer
   return out;
 }
 
-void unpack_signs_into(const uint8_t* p, int64_t n, float one, float zero, float* o) {
+namespace {
+
+void unpack_signs_portable(const uint8_t* p, int64_t n, float one, float zero, float* o) {
   // The four values of every half-byte: each byte becomes two 16-byte copies.
   alignas(16) float nibble[16][4];
   for (int b = 0; b < 16; ++b)
@@ -223,6 +226,49 @@ void unpack_signs_into(const uint8_t* p, int64_t n, float one, float zero, float
     std::memcpy(o + 8 * j + 4, nibble[p[j] >> 4], 16);
   }
   for (int64_t i = full * 8; i < n; ++i) o[i] = (p[full] >> (i - full * 8)) & 1 ? one : zero;
+}
+
+#if defined(CEDAR_SIGN_LANES)
+// Whole words of 32 elements (4 bytes of bits) at a time; returns the count done.
+CEDAR_SIGN_LANES_TARGET int64_t unpack_signs_avx2(const uint8_t* p, int64_t n, float one,
+                                                  float zero, float* o) {
+  const __m256 v1 = _mm256_set1_ps(one), v0 = _mm256_set1_ps(zero);
+  // Non-temporal stores as the portable form makes them, where `o` is 32-byte aligned.
+  const bool stream =
+      kStreamingStores && stream_output(n) && (reinterpret_cast<uintptr_t>(o) & 31) == 0;
+  const int64_t words = n / 32;
+  for (int64_t w = 0; w < words; ++w) {
+    const __m256i b = _mm256_set1_epi32(static_cast<int>(sign_lanes::word(p, w)));
+    for (int g = 0; g < 4; ++g) {
+      const __m256 v = sign_lanes::values(sign_lanes::mask(b, g), v1, v0);
+      if (stream) {
+        _mm256_stream_ps(o + 32 * w + 8 * g, v);
+      } else {
+        _mm256_storeu_ps(o + 32 * w + 8 * g, v);
+      }
+    }
+  }
+  if (stream) store_fence();
+  return 32 * words;
+}
+#endif
+
+}  // namespace
+
+namespace simd_impl {
+
+void unpack_signs_into(bool avx2, const uint8_t* p, int64_t n, float one, float zero, float* o) {
+  int64_t done = 0;
+#if defined(CEDAR_SIGN_LANES)
+  if (avx2) done = unpack_signs_avx2(p, n, one, zero, o);
+#endif
+  unpack_signs_portable(p + done / 8, n - done, one, zero, o + done);
+}
+
+}  // namespace simd_impl
+
+void unpack_signs_into(const uint8_t* p, int64_t n, float one, float zero, float* o) {
+  simd_impl::unpack_signs_into(simd_impl::have_avx2(), p, n, one, zero, o);
 }
 
 }  // namespace cedar

@@ -94,5 +94,10 @@ at::Tensor unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zer
 void unpack_signs(const at::Tensor& bytes, int64_t n, float one, float zero, float* out);
 // The same into out[0, n) from packed_bytes(n, 1) bytes at `in` (no checks).
 void unpack_signs_into(const uint8_t* in, int64_t n, float one, float zero, float* out);
+// Its two forms, for tests that compare them: `avx2` (only where simd_impl::have_avx2()) or the
+// portable loops; the same values either way.
+namespace simd_impl {
+void unpack_signs_into(bool avx2, const uint8_t* in, int64_t n, float one, float zero, float* out);
+}  // namespace simd_impl
 
 }  // namespace cedar

@@ -3,7 +3,8 @@
 // i mod 8 of byte i / 8), for the sign codecs' decoders that never need the decoded tensor itself:
 // error feedback's subtraction, an averaging exchange's sum and signSGD's majority vote. Each gives
 // the bits of decoding into a buffer (bit 1 -> `one`, bit 0 -> `zero`) followed by the fp32
-// operation, in one pass and without the buffer.
+// operation, in one pass and without the buffer. Each comes in two forms with the same bits: the
+// portable loops, and AVX2 where simd_impl::have_avx2() (simd.h), which the functions below choose.
 #include <cstdint>
 
 namespace cedar {
@@ -23,5 +24,16 @@ void average_signs(const uint8_t* const* bits, const float* one, const float* ze
 // Every stream holds n bits; `streams` is 1 to kMaxSignStreams (std::invalid_argument otherwise).
 constexpr int kMaxSignStreams = 65535;
 void majority_of_signs(const uint8_t* const* bits, int streams, int64_t n, float* out);
+
+// The functions above in a chosen form, for tests that compare them: `avx2` (only where
+// simd_impl::have_avx2()) or the portable loops.
+namespace simd_impl {
+void subtract_signs(bool avx2, const uint8_t* bits, int64_t n, float one, float zero, float* x);
+void add_signs(bool avx2, const uint8_t* bits, int64_t n, float one, float zero, float* sum,
+               float divisor);
+void average_signs(bool avx2, const uint8_t* const* bits, const float* one, const float* zero,
+                   int streams, int64_t n, float divisor, float then, float* out);
+void majority_of_signs(bool avx2, const uint8_t* const* bits, int streams, int64_t n, float* out);
+}  // namespace simd_impl
 
 }  // namespace cedar
