@@ -55,6 +55,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/exchange/sparse_exchange.h"
+#include "algorithms/gossip/choco_update.h"
 #include "algorithms/gossip/neighbour_exchange.h"
 #include "algorithms/gossip/topology.h"
 #include "comm/communicator.h"
@@ -146,26 +148,29 @@ class ChocoSgd final : public Algorithm {
     const at::Tensor mine = at::cat(payloads).to(comm.device());
     const auto received = exchange_with_neighbours(topology_, mine, comm, kChocoTag);
     const double w = topology_.weight();
+    const std::optional<MulAdd> rounding = libtorch_add_alpha();
     int64_t offset = 0;
     for (size_t i = 0; i < params.size(); ++i) {
       const at::Tensor x = params[i].tensor.detach();
       at::Tensor& hat = x_hat_.at(params[i].name);
       at::Tensor& mixed = mixed_hat_.at(params[i].name);
       const int64_t bytes = payloads[i].numel();
-      if (reusable(x)) {
-        // The same LibTorch operations as below, into kept buffers.
+      if (rounding && reusable(x) && reusable(hat) && reusable(mixed)) {
+        // Decoded into kept buffers, then the LibTorch operations below in one pass with their
+        // bits (gossip/choco_update.h).
         Buffers& b = buffers(params[i].name, x);
         decode_into(mine.narrow(0, offset, bytes), b.q_self);
-        b.q_sum.copy_(b.q_self);
-        for (const auto& r : received) {
-          decode_into(r.narrow(0, offset, bytes), b.q_other);
-          b.q_sum.add_(b.q_other);
+        b.q_others.resize(received.size());
+        std::vector<const float*> q;
+        for (size_t j = 0; j < received.size(); ++j) {
+          at::Tensor& other = b.q_others[j];
+          if (!other.defined() || other.numel() != x.numel()) other = at::empty_like(b.q_self);
+          decode_into(received[j].narrow(0, offset, bytes), other);
+          q.push_back(other.data_ptr<float>());
         }
-        at::Tensor hat_flat = hat.view({-1}), mixed_flat = mixed.view({-1});
-        hat_flat.add_(b.q_self);
-        mixed_flat.add_(b.q_sum, w);
-        at::sub_out(b.diff, mixed_flat, hat_flat);  // diff is free again: mixed - hat
-        x.view({-1}).add_(b.diff, p_.gamma);
+        choco_update(*rounding, b.q_self.data_ptr<float>(), q.data(), static_cast<int>(q.size()),
+                     static_cast<float>(w), static_cast<float>(p_.gamma), hat.data_ptr<float>(),
+                     mixed.data_ptr<float>(), x.data_ptr<float>(), x.numel());
         offset += bytes;
         continue;
       }
@@ -190,18 +195,21 @@ class ChocoSgd final : public Algorithm {
   }
 
  private:
-  // A parameter's working buffers (1-D fp32 on the CPU), kept from step to step.
+  // A parameter's working buffers (1-D fp32 on the CPU), kept from step to step: the difference
+  // to encode, and the decodings of this rank's and of each neighbour's encoding.
   struct Buffers {
-    at::Tensor diff, q_self, q_sum, q_other;
+    at::Tensor diff, q_self;
+    std::vector<at::Tensor> q_others;
   };
   static bool reusable(const at::Tensor& x) {
     return x.device().is_cpu() && x.scalar_type() == at::kFloat && x.is_contiguous();
   }
   Buffers& buffers(const std::string& name, const at::Tensor& x) {
     Buffers& b = buffers_[name];
-    if (!b.diff.defined() || b.diff.numel() != x.numel())
-      for (at::Tensor* t : {&b.diff, &b.q_self, &b.q_sum, &b.q_other})
-        *t = at::empty({x.numel()}, at::kFloat);
+    if (!b.diff.defined() || b.diff.numel() != x.numel()) {
+      for (at::Tensor* t : {&b.diff, &b.q_self}) *t = at::empty({x.numel()}, at::kFloat);
+      b.q_others.clear();
+    }
     return b;
   }
   // decode() into `out`, a 1-D fp32 CPU tensor.

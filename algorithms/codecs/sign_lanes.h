@@ -31,7 +31,7 @@ CEDAR_SIGN_LANES_TARGET __attribute__((always_inline)) inline __m256i mask(__m25
 
 // `one` in the lanes of `m`, `zero` elsewhere: the eight decoded values, bit for bit.
 CEDAR_SIGN_LANES_TARGET __attribute__((always_inline)) inline __m256 values(__m256i m, __m256 one,
-                                                                          __m256 zero) {
+                                                                            __m256 zero) {
   return _mm256_blendv_ps(zero, one, _mm256_castsi256_ps(m));
 }
 

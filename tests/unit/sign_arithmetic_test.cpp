@@ -72,8 +72,9 @@ TEST(SignArithmetic, SubtractAndAddEqualTheDecodedOperation) {
         for (const auto& [one, zero] : kValues) {
           const at::Tensor bits = random_bits(n, 3);
           const at::Tensor v = decoded(bits, n, one, zero);
-          const std::string what = form_name(avx2) + ", " + std::to_string(n) + " elements, offset " +
-                                   std::to_string(offset) + ", one " + std::to_string(one);
+          const std::string what = form_name(avx2) + ", " + std::to_string(n) +
+                                   " elements, offset " + std::to_string(offset) + ", one " +
+                                   std::to_string(one);
           at::Tensor x = values(n, 4, offset);
           const at::Tensor difference = x - v;
           simd_impl::subtract_signs(avx2, bits.data_ptr<uint8_t>(), n, one, zero,
@@ -113,9 +114,8 @@ TEST(SignArithmetic, AverageIsTheOrderedSumDividedThenDividedAgain) {
           at::Tensor out = at::full({n + 1}, 7.0f).narrow(0, 1, n);
           simd_impl::average_signs(avx2, pointers.data(), one.data(), zero.data(), streams, n,
                                    divisor, then, out.data_ptr<float>());
-          EXPECT_TRUE(same_bits(out, expected))
-              << form_name(avx2) << ", " << n << " elements, " << streams << " streams, then "
-              << then;
+          EXPECT_TRUE(same_bits(out, expected)) << form_name(avx2) << ", " << n << " elements, "
+                                                << streams << " streams, then " << then;
         }
   float out = 0;
   EXPECT_THROW(average_signs(nullptr, nullptr, nullptr, 0, 1, 1.0f, 1.0f, &out),
