@@ -156,19 +156,31 @@ class ChocoSgd final : public Algorithm {
       at::Tensor& mixed = mixed_hat_.at(params[i].name);
       const int64_t bytes = payloads[i].numel();
       if (rounding && reusable(x) && reusable(hat) && reusable(mixed)) {
-        // Decoded into kept buffers, then the LibTorch operations below in one pass with their
-        // bits (gossip/choco_update.h).
-        Buffers& b = buffers(params[i].name, x);
-        decode_into(mine.narrow(0, offset, bytes), b.q_self);
-        b.q_others.resize(received.size());
-        std::vector<const float*> q;
-        for (size_t j = 0; j < received.size(); ++j) {
-          at::Tensor& other = b.q_others[j];
-          if (!other.defined() || other.numel() != x.numel()) other = at::empty_like(b.q_self);
-          decode_into(received[j].narrow(0, offset, bytes), other);
-          q.push_back(other.data_ptr<float>());
+        // The LibTorch operations below in one pass with their bits (gossip/choco_update.h),
+        // from the sign bits themselves where the codec's decoding is a sign, otherwise from
+        // decodings into kept buffers.
+        std::vector<SignDecoding> signs;
+        if (scale_ == 1.0)
+          if (auto own = codec_->sign_decoding(mine.narrow(0, offset, bytes), x.numel())) {
+            signs.push_back(*own);
+            for (const auto& r : received)
+              signs.push_back(codec_->sign_decoding(r.narrow(0, offset, bytes), x.numel()).value());
+          }
+        std::vector<Differences> q;
+        for (const SignDecoding& d : signs) q.push_back({nullptr, d.bits, d.one, d.zero});
+        if (signs.empty()) {
+          Buffers& b = buffers(params[i].name, x);
+          decode_into(mine.narrow(0, offset, bytes), b.q_self);
+          q.push_back({b.q_self.data_ptr<float>()});
+          b.q_others.resize(received.size());
+          for (size_t j = 0; j < received.size(); ++j) {
+            at::Tensor& other = b.q_others[j];
+            if (!other.defined() || other.numel() != x.numel()) other = at::empty_like(b.q_self);
+            decode_into(received[j].narrow(0, offset, bytes), other);
+            q.push_back({other.data_ptr<float>()});
+          }
         }
-        choco_update(*rounding, b.q_self.data_ptr<float>(), q.data(), static_cast<int>(q.size()),
+        choco_update(*rounding, q[0], q.data() + 1, static_cast<int>(q.size() - 1),
                      static_cast<float>(w), static_cast<float>(p_.gamma), hat.data_ptr<float>(),
                      mixed.data_ptr<float>(), x.data_ptr<float>(), x.numel());
         offset += bytes;

@@ -7,9 +7,19 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace cedar {
+
+// A decoding that is one of two values per element, chosen by a bit (the sign codecs): the sign
+// bits (bit_packing.h's layout with b = 1), the values that 1 and 0 bits decode to, and the
+// payload's bytes on the CPU, which the bits point into.
+struct SignDecoding {
+  at::Tensor held;
+  const uint8_t* bits = nullptr;
+  float one = 0, zero = 0;
+};
 
 class Compressor {
  public:
@@ -52,6 +62,13 @@ class Compressor {
   // no such form; the caller then decodes and adds itself.
   virtual bool average_into(const std::vector<at::Tensor>& payloads, at::Tensor& out, float then) {
     return false;
+  }
+  // The payload's SignDecoding for `numel` elements, checked as decompress checks a payload, for
+  // callers that compute with the bits rather than a decoded tensor; nullopt where the codec's
+  // decoding is not of that form.
+  virtual std::optional<SignDecoding> sign_decoding(const at::Tensor& payload,
+                                                    int64_t numel) const {
+    return std::nullopt;
   }
   // The payload size for `numel` elements when it depends on numel alone (-1: data-dependent).
   virtual int64_t payload_bytes(int64_t numel) const { return -1; }

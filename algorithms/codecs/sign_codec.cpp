@@ -52,6 +52,14 @@ class SignCompressor final : public Compressor {
     unpack_signs(payload, out.numel(), 1.0f, -1.0f, out.data_ptr<float>());
   }
 
+  std::optional<SignDecoding> sign_decoding(const at::Tensor& payload,
+                                            int64_t numel) const override {
+    check_payload(payload, numel);
+    SignDecoding d{payload.contiguous().cpu(), nullptr, 1.0f, -1.0f};
+    d.bits = d.held.data_ptr<uint8_t>();
+    return d;
+  }
+
   // Counts each element's 1 bits over the payloads, without decoding any of them.
   bool majority_into(const std::vector<at::Tensor>& payloads, at::Tensor& out) override {
     check_decode_target(out, "signsgd", true);
@@ -144,6 +152,12 @@ class ScaledSignCompressor final : public Compressor {
     }
     const Decoding d = decoding(payload, sum.numel());
     add_signs(d.bits, sum.numel(), d.one, d.zero, sum.data_ptr<float>(), divisor);
+  }
+
+  std::optional<SignDecoding> sign_decoding(const at::Tensor& payload,
+                                            int64_t numel) const override {
+    const Decoding d = decoding(payload, numel);
+    return SignDecoding{d.held, d.bits, d.one, d.zero};
   }
 
   bool average_into(const std::vector<at::Tensor>& payloads, at::Tensor& out, float then) override {

@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include "algorithms/codecs/sign_lanes.h"
+
+#if defined(CEDAR_SIGN_LANES)
 #define CEDAR_CHOCO_AVX2 1
-#include <immintrin.h>
 #endif
 
 namespace cedar {
@@ -27,13 +30,20 @@ inline float mul_add(float self, float alpha, float other) {
   return separate(self, alpha, other);
 }
 
-template <bool Fused>
-void update_portable(const float* q_self, const float* const* q, int k, float w, float gamma,
-                     float* hat, float* mixed, float* x, int64_t n) {
+// Element i of the differences d.
+template <bool Bits>
+inline float value(const Differences& d, int64_t i) {
+  if constexpr (Bits) return (d.bits[i / 8] >> (i % 8)) & 1 ? d.one : d.zero;
+  return d.values[i];
+}
+
+template <bool Fused, bool Bits>
+void update_portable(const Differences& self, const Differences* others, int k, float w,
+                     float gamma, float* hat, float* mixed, float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const float s = q_self[i];
+    const float s = value<Bits>(self, i);
     float sum = s;
-    for (int j = 0; j < k; ++j) sum = sum + q[j][i];
+    for (int j = 0; j < k; ++j) sum = sum + value<Bits>(others[j], i);
     const float h = hat[i] + s;
     hat[i] = h;
     const float m = mul_add<Fused>(mixed[i], w, sum);
@@ -43,28 +53,71 @@ void update_portable(const float* q_self, const float* const* q, int k, float w,
 }
 
 #if defined(CEDAR_CHOCO_AVX2)
-// Eight elements at a time, each lane the portable loop's operations with the fused rounding;
-// returns the count done. (The separate rounding stays with the portable loop: in a function
-// compiled for FMA the compiler may contract a multiply and an add, intrinsics or not.)
-__attribute__((target("avx2,fma"))) int64_t update_fused_avx2(const float* q_self,
-                                                              const float* const* q, int k,
-                                                              float w, float gamma, float* hat,
-                                                              float* mixed, float* x, int64_t n) {
+#define CEDAR_CHOCO_TARGET __attribute__((target("avx2,fma")))
+
+// Eight elements from their (decoded) differences, each lane the portable loop's operations with
+// the fused rounding. (The separate rounding stays with the portable loop: in a function compiled
+// for FMA the compiler may contract a multiply and an add, intrinsics or not.)
+CEDAR_CHOCO_TARGET __attribute__((always_inline)) inline void update8(__m256 s, __m256 sum,
+                                                                      __m256 w, __m256 gamma,
+                                                                      float* hat, float* mixed,
+                                                                      float* x) {
+  const __m256 h = _mm256_add_ps(_mm256_loadu_ps(hat), s);
+  _mm256_storeu_ps(hat, h);
+  const __m256 m = _mm256_fmadd_ps(w, sum, _mm256_loadu_ps(mixed));
+  _mm256_storeu_ps(mixed, m);
+  _mm256_storeu_ps(x, _mm256_fmadd_ps(gamma, _mm256_sub_ps(m, h), _mm256_loadu_ps(x)));
+}
+
+// Values: eight elements at a time; returns the count done.
+CEDAR_CHOCO_TARGET int64_t update_values_avx2(const Differences& self, const Differences* others,
+                                              int k, float w, float gamma, float* hat, float* mixed,
+                                              float* x, int64_t n) {
   const __m256 wv = _mm256_set1_ps(w), gv = _mm256_set1_ps(gamma);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 s = _mm256_loadu_ps(q_self + i);
+    const __m256 s = _mm256_loadu_ps(self.values + i);
     __m256 sum = s;
-    for (int j = 0; j < k; ++j) sum = _mm256_add_ps(sum, _mm256_loadu_ps(q[j] + i));
-    const __m256 h = _mm256_add_ps(_mm256_loadu_ps(hat + i), s);
-    _mm256_storeu_ps(hat + i, h);
-    const __m256 m = _mm256_fmadd_ps(wv, sum, _mm256_loadu_ps(mixed + i));
-    _mm256_storeu_ps(mixed + i, m);
-    _mm256_storeu_ps(x + i, _mm256_fmadd_ps(gv, _mm256_sub_ps(m, h), _mm256_loadu_ps(x + i)));
+    for (int j = 0; j < k; ++j) sum = _mm256_add_ps(sum, _mm256_loadu_ps(others[j].values + i));
+    update8(s, sum, wv, gv, hat + i, mixed + i, x + i);
   }
   return i;
 }
+
+// Bits: whole words of 32 elements, each decoded in registers; returns the count done.
+CEDAR_CHOCO_TARGET int64_t update_bits_avx2(const Differences& self, const Differences* others,
+                                            int k, float w, float gamma, float* hat, float* mixed,
+                                            float* x, int64_t n) {
+  const __m256 wv = _mm256_set1_ps(w), gv = _mm256_set1_ps(gamma);
+  const int64_t words = n / 32;
+  for (int64_t v = 0; v < words; ++v) {
+    auto word = [&](const Differences& d) CEDAR_CHOCO_TARGET {
+      return _mm256_set1_epi32(static_cast<int>(sign_lanes::word(d.bits, v)));
+    };
+    const __m256i own = word(self);
+    for (int g = 0; g < 4; ++g) {
+      const __m256 s = sign_lanes::values(sign_lanes::mask(own, g), _mm256_set1_ps(self.one),
+                                          _mm256_set1_ps(self.zero));
+      __m256 sum = s;
+      for (int j = 0; j < k; ++j)
+        sum = _mm256_add_ps(
+            sum, sign_lanes::values(sign_lanes::mask(word(others[j]), g),
+                                    _mm256_set1_ps(others[j].one), _mm256_set1_ps(others[j].zero)));
+      const int64_t i = 32 * v + 8 * g;
+      update8(s, sum, wv, gv, hat + i, mixed + i, x + i);
+    }
+  }
+  return 32 * words;
+}
 #endif
+
+// The differences from element `done` on (a multiple of 8).
+Differences from(const Differences& d, int64_t done) {
+  Differences r = d;
+  if (r.values) r.values += done;
+  if (r.bits) r.bits += done / 8;
+  return r;
+}
 
 // The probe: self = −(1 + 2⁻¹¹)·2^e, other = (1 + 2⁻¹²)·2^e, alpha = 1 + 2⁻¹². The exact product
 // (1 + 2⁻¹¹ + 2⁻²⁴)·2^e is a tie between two fp32 values and rounds to (1 + 2⁻¹¹)·2^e, so the
@@ -104,8 +157,8 @@ std::optional<MulAdd> libtorch_add_alpha() {
 
 bool choco_update_avx2_supported() {
 #if defined(CEDAR_CHOCO_AVX2)
-  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") &&
-                                                     __builtin_cpu_supports("fma"));
+  static const bool yes =
+      (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   return yes;
 #else
   return false;
@@ -114,30 +167,47 @@ bool choco_update_avx2_supported() {
 
 namespace simd_impl {
 
-void choco_update(bool avx2, MulAdd rounding, const float* q_self, const float* const* q, int k,
-                  float w, float gamma, float* hat, float* mixed, float* x, int64_t n) {
+void choco_update(bool avx2, MulAdd rounding, const Differences& q_self, const Differences* others,
+                  int k, float w, float gamma, float* hat, float* mixed, float* x, int64_t n) {
+  if (n <= 0) return;  // (the storage of empty tensors may be null)
+  const bool bits = q_self.bits != nullptr;
+  auto of_kind = [bits](const Differences& d) {
+    return bits ? d.bits != nullptr && d.values == nullptr : d.values != nullptr && !d.bits;
+  };
+  bool same = of_kind(q_self);
+  for (int j = 0; j < k; ++j) same = same && of_kind(others[j]);
+  if (!same)
+    throw std::invalid_argument(
+        "choco_update: the differences must all be values or all be bits, each one or the other");
   const bool fused = rounding == MulAdd::kFused;
   int64_t done = 0;
 #if defined(CEDAR_CHOCO_AVX2)
-  if (avx2 && fused) done = update_fused_avx2(q_self, q, k, w, gamma, hat, mixed, x, n);
+  if (avx2 && fused)
+    done = bits ? update_bits_avx2(q_self, others, k, w, gamma, hat, mixed, x, n)
+                : update_values_avx2(q_self, others, k, w, gamma, hat, mixed, x, n);
 #endif
   if (done == n) return;
-  std::vector<const float*> rest(q, q + k);  // the rest from element `done`
-  for (const float*& r : rest) r += done;
+  const Differences self_rest = from(q_self, done);
+  std::vector<Differences> rest;
+  for (int j = 0; j < k; ++j) rest.push_back(from(others[j], done));
+  auto portable = [&](auto fused_tag, auto bits_tag) {
+    update_portable<decltype(fused_tag)::value, decltype(bits_tag)::value>(
+        self_rest, rest.data(), k, w, gamma, hat + done, mixed + done, x + done, n - done);
+  };
+  using T = std::true_type;
+  using F = std::false_type;
   if (fused) {
-    update_portable<true>(q_self + done, rest.data(), k, w, gamma, hat + done, mixed + done,
-                          x + done, n - done);
+    bits ? portable(T{}, T{}) : portable(T{}, F{});
   } else {
-    update_portable<false>(q_self + done, rest.data(), k, w, gamma, hat + done, mixed + done,
-                           x + done, n - done);
+    bits ? portable(F{}, T{}) : portable(F{}, F{});
   }
 }
 
 }  // namespace simd_impl
 
-void choco_update(MulAdd rounding, const float* q_self, const float* const* q, int k, float w,
-                  float gamma, float* hat, float* mixed, float* x, int64_t n) {
-  simd_impl::choco_update(choco_update_avx2_supported(), rounding, q_self, q, k, w, gamma, hat,
+void choco_update(MulAdd rounding, const Differences& q_self, const Differences* others, int k,
+                  float w, float gamma, float* hat, float* mixed, float* x, int64_t n) {
+  simd_impl::choco_update(choco_update_avx2_supported(), rounding, q_self, others, k, w, gamma, hat,
                           mixed, x, n);
 }
 

@@ -27,18 +27,27 @@ enum class MulAdd {
 // when neither matches every element (callers then keep the LibTorch form).
 std::optional<MulAdd> libtorch_add_alpha();
 
-// The update above; q holds k pointers, each to n decoded values. None of the outputs may
-// overlap another array.
-void choco_update(MulAdd rounding, const float* q_self, const float* const* q, int k, float w,
-                  float gamma, float* hat, float* mixed, float* x, int64_t n);
+// The decoded differences of one update: n fp32 values, or n sign bits (bit_packing.h's layout
+// with b = 1) that decode to `one` (bit 1) and `zero` (bit 0), as the sign codecs' do
+// (Compressor::sign_decoding).
+struct Differences {
+  const float* values = nullptr;
+  const uint8_t* bits = nullptr;
+  float one = 0, zero = 0;
+};
+
+// The update above, q_self and others[0, k) all of one kind (values or bits;
+// std::invalid_argument otherwise). None of the outputs may overlap another array.
+void choco_update(MulAdd rounding, const Differences& q_self, const Differences* others, int k,
+                  float w, float gamma, float* hat, float* mixed, float* x, int64_t n);
 
 // Its forms, for tests that compare them: `avx2` (AVX2 with FMA for the fused rounding, only
 // where choco_update_avx2_supported(); the separate rounding takes the portable loop either way)
 // or the portable loop.
 bool choco_update_avx2_supported();
 namespace simd_impl {
-void choco_update(bool avx2, MulAdd rounding, const float* q_self, const float* const* q, int k,
-                  float w, float gamma, float* hat, float* mixed, float* x, int64_t n);
+void choco_update(bool avx2, MulAdd rounding, const Differences& q_self, const Differences* others,
+                  int k, float w, float gamma, float* hat, float* mixed, float* x, int64_t n);
 }  // namespace simd_impl
 
 }  // namespace cedar

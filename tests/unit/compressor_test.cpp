@@ -129,6 +129,32 @@ TEST(Compressor, SignMajorityIntoIsTheSignOfTheSumOfTheDecodings) {
   }
 }
 
+// sign_decoding gives the sign codecs' bits and two values, which decode (bit i of byte i / 8, 1 to
+// `one`) to decompress's values bit for bit; it refuses a payload of the wrong size, and the
+// other codecs have none.
+TEST(Compressor, SignDecodingDecodesToTheDecompressedValues) {
+  auto sign = make_sign_compressor();
+  auto scaled_sign = make_scaled_sign_compressor();
+  for (Compressor* codec : {sign.get(), scaled_sign.get()})
+    for (int64_t n : {int64_t{1}, int64_t{1003}}) {
+      at::Generator gen = make_generator(5, 0, 0);
+      const at::Tensor payload = codec->compress(at::randn({n}, gen), gen);
+      const std::optional<SignDecoding> d = codec->sign_decoding(payload, n);
+      ASSERT_TRUE(d.has_value());
+      at::Tensor decoded = at::empty({n});
+      for (int64_t i = 0; i < n; ++i)
+        decoded[i] = (d->bits[i / 8] >> (i % 8)) & 1 ? d->one : d->zero;
+      EXPECT_TRUE(same_bits(decoded, codec->decompress(payload, n))) << n << " elements";
+      EXPECT_THROW(codec->sign_decoding(payload, n + 8), std::invalid_argument);
+    }
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  auto fp16 = make_fp16_compressor();
+  for (Compressor* other : {qsgd.get(), fp16.get()}) {
+    at::Generator gen = make_generator(1, 0, 0);
+    EXPECT_FALSE(other->sign_decoding(other->compress(at::randn({100}), gen), 100).has_value());
+  }
+}
+
 // decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
 // small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view.
 TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {
