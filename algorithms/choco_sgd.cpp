@@ -135,15 +135,11 @@ class ChocoSgd final : public Algorithm {
     std::vector<at::Tensor> payloads;
     for (const auto& p : params) {
       const at::Tensor x = p.tensor.detach();
-      at::Tensor diff;
-      if (reusable(x)) {  // into this tensor's kept buffer: no fresh full-size tensor per step
-        diff = buffers(p.name, x).diff;
-        at::sub_out(diff, x.reshape({-1}), x_hat_.at(p.name).reshape({-1}));
-      } else {
-        diff = (x - x_hat_.at(p.name)).reshape({-1}).to(at::kFloat).contiguous();
-      }
-      // Encoded where the parameters are (codecs/generic_codecs.h off the CPU).
-      payloads.push_back(codec_->compress(diff, gen));
+      // x − x̂ encoded where the parameters are (codecs/generic_codecs.h off the CPU), the
+      // difference in this tensor's kept buffer or, by codecs that encode chunk by chunk, in
+      // none (Compressor::compress_difference).
+      payloads.push_back(
+          codec_->compress_difference(x, x_hat_.at(p.name), gen, buffers_[p.name].diff));
     }
     const at::Tensor mine = at::cat(payloads).to(comm.device());
     const auto received = exchange_with_neighbours(topology_, mine, comm, kChocoTag);
@@ -208,7 +204,8 @@ class ChocoSgd final : public Algorithm {
 
  private:
   // A parameter's working buffers (1-D fp32 on the CPU), kept from step to step: the difference
-  // to encode, and the decodings of this rank's and of each neighbour's encoding.
+  // to encode (compress_difference's scratch), and the decodings of this rank's and of each
+  // neighbour's encoding.
   struct Buffers {
     at::Tensor diff, q_self;
     std::vector<at::Tensor> q_others;
@@ -218,8 +215,8 @@ class ChocoSgd final : public Algorithm {
   }
   Buffers& buffers(const std::string& name, const at::Tensor& x) {
     Buffers& b = buffers_[name];
-    if (!b.diff.defined() || b.diff.numel() != x.numel()) {
-      for (at::Tensor* t : {&b.diff, &b.q_self}) *t = at::empty({x.numel()}, at::kFloat);
+    if (!b.q_self.defined() || b.q_self.numel() != x.numel()) {
+      b.q_self = at::empty({x.numel()}, at::kFloat);
       b.q_others.clear();
     }
     return b;

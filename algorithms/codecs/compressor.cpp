@@ -56,6 +56,23 @@ void check_decode_target(const at::Tensor& out, const char* who, bool any_device
                                                : std::string("an undefined tensor")));
 }
 
+at::Tensor Compressor::compress_difference(const at::Tensor& x, const at::Tensor& y,
+                                           at::Generator& gen, at::Tensor& scratch) {
+  if (!cpu_fp32(x, y)) return compress((x - y).reshape({-1}).to(at::kFloat).contiguous(), gen);
+  if (!scratch.defined() || scratch.numel() < x.numel())
+    scratch = at::empty({x.numel()}, at::kFloat);
+  at::Tensor d = scratch.narrow(0, 0, x.numel());
+  at::sub_out(d, x.reshape({-1}), y.reshape({-1}));
+  return compress(d, gen);
+}
+
+bool cpu_fp32(const at::Tensor& x, const at::Tensor& y) {
+  auto ok = [](const at::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
+  };
+  return ok(x) && ok(y) && x.sizes() == y.sizes();
+}
+
 void Compressor::decompress_into(const at::Tensor& payload, at::Tensor& out) {
   check_decode_target(out, "decompress_into", true);
   out.view({-1}).copy_(decompress(payload.to(out.device()), out.numel()));

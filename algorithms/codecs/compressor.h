@@ -27,6 +27,13 @@ class Compressor {
   // Encodes a 1-D contiguous fp32 tensor into bytes. `gen` is the explicitly seeded generator of
   // stochastic compressors.
   virtual at::Tensor compress(const at::Tensor& x, at::Generator& gen) = 0;
+  // The encoding of x − y, x and y of one shape on one device: the bytes of compress() of the
+  // difference (x − y in their type, then as a 1-D contiguous fp32 tensor). The default computes
+  // the difference (into `scratch` where x and y are contiguous fp32 CPU tensors: grown as needed,
+  // the caller keeps it) and compresses it; a codec that encodes chunk by chunk may form the
+  // difference chunk by chunk instead.
+  virtual at::Tensor compress_difference(const at::Tensor& x, const at::Tensor& y,
+                                         at::Generator& gen, at::Tensor& scratch);
   // Decodes one payload back to a dense fp32 tensor of `numel` elements.
   virtual at::Tensor decompress(const at::Tensor& payload, int64_t numel) = 0;
   // Decodes one payload into caller-provided storage: `out` a contiguous fp32 tensor whose
@@ -85,6 +92,10 @@ at::Generator make_generator(uint64_t seed, int rank, int64_t step, uint64_t str
 // Draws 64 random bits from a CPU generator (advancing it): the key of the counter-based uniforms
 // (counter_rng.h) of one encoder call, so that they follow from the generator's seed.
 uint64_t draw_key(at::Generator& gen);
+
+// Whether x and y are contiguous fp32 CPU tensors of one shape (what compress_difference's fast
+// paths work on).
+bool cpu_fp32(const at::Tensor& x, const at::Tensor& y);
 
 // Checks that `out` can receive `numel` decoded fp32 values in place (decompress_into): a
 // contiguous CPU fp32 tensor, or with `any_device` a contiguous fp32 tensor anywhere.

@@ -99,21 +99,21 @@ class ScaledSignCompressor final : public Compressor {
     // Where it is: the same bytes for the same scale, the scale by LibTorch's fp64 sum
     // (generic_codecs.h).
     if (!p.is_cpu()) return generic::scaled_sign_encode(p, generic::l1_scale(p));
-    const int64_t d = p.numel();
     const float* pp = p.data_ptr<float>();
-    at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
-    uint8_t* op = out.data_ptr<uint8_t>();
-    // ‖p‖₁ in element order (fp64) and the sign bits, chunk by chunk while the chunk is cached
-    // (every chunk's bits start on a byte).
-    double l1 = 0;
-    for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
-      const int64_t len = std::min(kChunk, d - c0);
-      l1 = add_abs_in_order(l1, pp + c0, len);
-      pack_signs(pp + c0, len, op + 4 + c0 / 8);
-    }
-    const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
-    std::memcpy(op, &scale, 4);
-    return out;
+    return encode(p.numel(), [pp](int64_t c0, int64_t) { return pp + c0; });
+  }
+
+  // x − y formed chunk by chunk where the encoder reads it, never stored whole.
+  at::Tensor compress_difference(const at::Tensor& x, const at::Tensor& y, at::Generator& gen,
+                                 at::Tensor& scratch) override {
+    if (!cpu_fp32(x, y)) return Compressor::compress_difference(x, y, gen, scratch);
+    const float* xp = x.data_ptr<float>();
+    const float* yp = y.data_ptr<float>();
+    float chunk[kChunk];
+    return encode(x.numel(), [&](int64_t c0, int64_t len) {
+      for (int64_t i = 0; i < len; ++i) chunk[i] = xp[c0 + i] - yp[c0 + i];
+      return static_cast<const float*>(chunk);
+    });
   }
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
@@ -179,6 +179,25 @@ class ScaledSignCompressor final : public Compressor {
   }
 
  private:
+  // The encoding of d values, chunk(c0, len) giving those of [c0, c0 + len): ‖p‖₁ in element
+  // order (fp64) and the sign bits, chunk by chunk while the chunk is cached (every chunk's bits
+  // start on a byte).
+  template <class Chunk>
+  at::Tensor encode(int64_t d, Chunk chunk) const {
+    at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
+    uint8_t* op = out.data_ptr<uint8_t>();
+    double l1 = 0;
+    for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
+      const int64_t len = std::min(kChunk, d - c0);
+      const float* values = chunk(c0, len);
+      l1 = add_abs_in_order(l1, values, len);
+      pack_signs(values, len, op + 4 + c0 / 8);
+    }
+    const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
+    std::memcpy(op, &scale, 4);
+    return out;
+  }
+
   // A checked payload's sign bits and the values they decode to.
   struct Decoding {
     at::Tensor held;  // the payload's bytes on the CPU

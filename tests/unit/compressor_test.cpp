@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "algorithms/codecs/bit_packing.h"
@@ -127,6 +128,40 @@ TEST(Compressor, SignMajorityIntoIsTheSignOfTheSumOfTheDecodings) {
     at::Tensor payload = other->compress(at::randn({n}), gen);
     EXPECT_FALSE(other->majority_into({payload}, out));
   }
+}
+
+// compress_difference(x, y) gives compress(x - y)'s bytes: the scaled sign's chunk-by-chunk
+// difference over several chunks and a ragged end, and the default path (through the caller's
+// scratch, or off it for operands that are not contiguous fp32); x and y hold signed zeros,
+// infinities and NaNs.
+TEST(Compressor, CompressDifferenceIsTheEncodingOfTheDifference) {
+  auto scaled_sign = make_scaled_sign_compressor();
+  auto sign = make_sign_compressor();
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  TopKCompressor topk(0.01);
+  const std::vector<std::pair<const char*, Compressor*>> codecs = {
+      {"scaled sign", scaled_sign.get()},
+      {"sign", sign.get()},
+      {"qsgd", qsgd.get()},
+      {"top-k", &topk}};
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (const auto& [name, codec] : codecs)
+    for (int64_t n : {int64_t{1}, int64_t{3 * kChunk + 5}}) {
+      at::Tensor x = at::randn({n}, make_generator(n, 7, 0));
+      at::Tensor y = at::randn({n}, make_generator(n, 8, 0));
+      for (int64_t i = 0; i < n; i += 97) y[i] = specials[(i / 97) % 4];
+      at::Tensor scratch;
+      at::Generator g1 = make_generator(3, 0, 0), g2 = make_generator(3, 0, 0);
+      const at::Tensor want = codec->compress(x - y, g1);
+      EXPECT_TRUE(same_bits(codec->compress_difference(x, y, g2, scratch), want))
+          << name << ", " << n << " elements";
+      // Strided operands: the LibTorch difference, the same bytes.
+      at::Tensor xs = at::empty({2 * n}).slice(0, 0, 2 * n, 2).copy_(x);
+      at::Generator g3 = make_generator(3, 0, 0);
+      EXPECT_TRUE(same_bits(codec->compress_difference(xs, y, g3, scratch), want))
+          << name << ", " << n << " elements, strided";
+    }
 }
 
 // sign_decoding gives the sign codecs' bits and two values, which decode (bit i of byte i / 8, 1 to
