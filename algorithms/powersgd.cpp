@@ -49,6 +49,7 @@
 #include <cfloat>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -189,7 +190,16 @@ class PowerSgd final : public Algorithm {
         ms.push_back(mats[i].m);
         queries.push_back(query_.at(mats[i].entry->name));
       }
-      stacks[gi] = at::stack(ms);
+      // Into this group's stack from the previous step where it has the shape: a fresh tensor
+      // of a large group costs a page fault per 4 KiB on every step.
+      at::Tensor& stack = stacks_[{bucket.index, gi}];
+      const int64_t b = static_cast<int64_t>(g.members.size());
+      if (!stack.defined() || !stack.sizes().equals({b, g.n, g.m}) ||
+          stack.scalar_type() != bucket.flat.scalar_type() ||
+          stack.device() != bucket.flat.device())
+        stack = at::empty({b, g.n, g.m}, opts);
+      at::stack_out(stack, ms);
+      stacks[gi] = stack;
       products_.left(stacks[gi], at::stack(queries), group_p[gi]);
     }
     comm.allreduce_sum(p_buf);
@@ -324,6 +334,8 @@ class PowerSgd final : public Algorithm {
   PowerSgdProducts products_;  // P = M Q and Q = M^T P in their faster bit-identical form
   std::map<std::string, at::Tensor> query_;  // Q per parameter (warm start)
   std::map<std::string, at::Tensor> error_;  // e per compressed parameter (this rank)
+  // The stacked matrices of each batched group, by (bucket, group): scratch kept between steps.
+  std::map<std::pair<int64_t, size_t>, at::Tensor> stacks_;
 };
 
 }  // namespace
