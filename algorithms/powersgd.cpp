@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -219,21 +220,24 @@ class PowerSgd final : public Algorithm {
     comm.allreduce_sum(q_buf);
     q_buf.div_(world);
 
-    // e <- M;  M <- P Q^T (into the gradient's own storage);  e <- e - M. The same values as
-    // e = M - P Q^T, M = P Q^T with fresh tensors, without a full-size temporary per matrix: the
-    // error memory and the warm-start Q are reused from the previous step. A stacked group
-    // computes P Q^T into its stack and copies each matrix back.
+    // S = P Q^T, then e <- M - S, M <- S and ||e||^2 in one pass over each matrix (fp32 CPU
+    // storage; elsewhere e <- M, M <- S, e <- e - M). The same values as e = M - P Q^T,
+    // M = P Q^T with fresh tensors: the error memory and the warm-start Q are reused from the
+    // previous step. A single matrix's S goes to a kept buffer at M's alignment (the product's
+    // kernel sees the same layout as M's); a stacked group's S is its stack.
     double err_sq = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       const Group& g = groups[gi];
-      for (size_t i : g.members) error_memory(mats[i]).copy_(mats[i].m);
       if (g.members.size() == 1) {
-        at::mm_out(mats[g.members[0]].m, ps[g.members[0]], qs[g.members[0]].t());
+        const size_t i = g.members[0];
+        at::Tensor product = product_buffer(mats[i].m);
+        at::mm_out(product, ps[i], qs[i].t());
+        err_sq += take_product(mats[i], product, qs[i]);
       } else {
         at::bmm_out(stacks[gi], group_p[gi], group_q[gi].transpose(1, 2));
-        for (size_t k = 0; k < g.members.size(); ++k) mats[g.members[k]].m.copy_(stacks[gi][k]);
+        for (size_t k = 0; k < g.members.size(); ++k)
+          err_sq += take_product(mats[g.members[k]], stacks[gi][k], qs[g.members[k]]);
       }
-      for (size_t i : g.members) err_sq += finish_matrix(mats[i], qs[i]);
     }
     // Squared norm of M - P Q^T over the compressed matrices (summed over the step's buckets).
     ctx.stats["powersgd_error_sq"] += err_sq;
@@ -270,14 +274,24 @@ class PowerSgd final : public Algorithm {
     return err;
   }
 
-  // e <- e - M (M now P Q^T); returns ||e||^2. Keeps Q for the next step's warm start.
-  double finish_matrix(const Matrix& x, const at::Tensor& q_now) {
+  // e <- M - S, M <- S (S = P Q^T); returns ||e||^2, summed as sum_of_squares sums e. Keeps Q
+  // for the next step's warm start.
+  double take_product(const Matrix& x, const at::Tensor& s, const at::Tensor& q_now) {
     const std::string& name = x.entry->name;
-    at::Tensor& err = error_.at(name);
-    err.sub_(x.m);
-    const double err_sq = err.is_cpu() && err.scalar_type() == at::kFloat
-                              ? sum_of_squares(err.data_ptr<float>(), err.numel())
-                              : err.to(at::kDouble).square().sum().item<double>();
+    at::Tensor& err = error_memory(x);
+    auto cpu_fp32 = [](const at::Tensor& t) {
+      return t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
+    };
+    double err_sq = 0;
+    if (cpu_fp32(x.m) && cpu_fp32(s) && cpu_fp32(err)) {
+      err_sq = squared_distance_then_take(x.m.data_ptr<float>(), s.data_ptr<float>(),
+                                          err.data_ptr<float>(), x.m.numel());
+    } else {
+      err.copy_(x.m);
+      x.m.copy_(s);
+      err.sub_(x.m);
+      err_sq = err.to(at::kDouble).square().sum().item<double>();
+    }
     if (!p_.error_feedback) error_.erase(name);
     at::Tensor& q = query_[name];
     if (q.defined() && q.sizes().equals(q_now.sizes()) && q.device() == q_now.device())
@@ -285,6 +299,22 @@ class PowerSgd final : public Algorithm {
     else
       q = q_now.clone();
     return err_sq;
+  }
+
+  // A buffer of m's shape, type and device whose address has m's offset from a 64-byte boundary,
+  // kept (and grown) from call to call on the CPU.
+  at::Tensor product_buffer(const at::Tensor& m) {
+    if (!m.is_cpu()) return at::empty_like(m, at::MemoryFormat::Contiguous);
+    constexpr int64_t kSlack = 64;  // bytes
+    const int64_t item = static_cast<int64_t>(m.element_size());
+    const int64_t need = m.numel() + kSlack / item;
+    if (!product_.defined() || product_.numel() < need || product_.dtype() != m.dtype())
+      product_ = at::empty({need}, m.options());
+    const auto at_of = [](const at::Tensor& t) {
+      return static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr()) % kSlack);
+    };
+    const int64_t offset = ((at_of(m) - at_of(product_) + kSlack) % kSlack) / item;
+    return product_.narrow(0, offset, m.numel()).view(m.sizes());
   }
 
   void allreduce_plain(const std::vector<at::Tensor>& plain, Communicator& comm, double world) {
@@ -334,6 +364,7 @@ class PowerSgd final : public Algorithm {
   PowerSgdProducts products_;  // P = M Q and Q = M^T P in their faster bit-identical form
   std::map<std::string, at::Tensor> query_;  // Q per parameter (warm start)
   std::map<std::string, at::Tensor> error_;  // e per compressed parameter (this rank)
+  at::Tensor product_;  // P Q^T of a single matrix (product_buffer), scratch kept between steps
   // The stacked matrices of each batched group, by (bucket, group): scratch kept between steps.
   std::map<std::pair<int64_t, size_t>, at::Tensor> stacks_;
 };

@@ -80,8 +80,9 @@ void partial_sums(const float* x, int64_t n, double k, double s1[8], double s2[8
   for (int j = 0; i < n; ++i, ++j) add(j, x[i]);
 }
 
-// Where the distance kernels write as they go: with Copy, to_k = x_k (to may be y itself); with
-// Diff, diff_k = x_k − y_k, the fp32 difference the sum squares.
+// Where the distance kernels write as they go: with Copy, to_k = x_k (to may be y itself), or
+// y_k with FromY (to may be x itself); with Diff, diff_k = x_k − y_k, the fp32 difference the
+// sum squares.
 struct DistanceOutputs {
   float* to = nullptr;
   float* diff = nullptr;
@@ -89,15 +90,16 @@ struct DistanceOutputs {
 
 // The steps of squared_distance from element i on, one element at a time into s[j], j = i mod 8
 // (i a multiple of 8), with the writes of Copy and Diff.
-template <bool Copy, bool Diff = false>
+template <bool Copy, bool Diff = false, bool FromY = false>
 double squared_distance_rest(const float* x, const float* y, int64_t i, int64_t n, double s[8],
                              DistanceOutputs out) {
   auto add = [&](int j, int64_t k) {
-    const float f = x[k] - y[k];
+    const float xk = x[k], yk = y[k];
+    const float f = xk - yk;
     const double d = f;  // the fp32 difference, widened
     s[j] += d * d;
     if constexpr (Diff) out.diff[k] = f;
-    if constexpr (Copy) out.to[k] = x[k];
+    if constexpr (Copy) out.to[k] = FromY ? yk : xk;
   };
   for (; i + 8 <= n; i += 8)
     for (int j = 0; j < 8; ++j) add(j, i + j);
@@ -105,7 +107,7 @@ double squared_distance_rest(const float* x, const float* y, int64_t i, int64_t 
   return add_partial_sums(s);
 }
 
-template <bool Copy, bool Diff = false>
+template <bool Copy, bool Diff = false, bool FromY = false>
 double distance_sse2(const float* x, const float* y, int64_t n, DistanceOutputs out) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
@@ -115,15 +117,16 @@ double distance_sse2(const float* x, const float* y, int64_t n, DistanceOutputs 
     for (int j = 0; j < 4; ++j) q[j] = _mm_setzero_pd();
     for (; i + 8 <= n; i += 8) {
       const __m128 x0 = _mm_loadu_ps(x + i), x1 = _mm_loadu_ps(x + i + 4);
-      const __m128 d0 = _mm_sub_ps(x0, _mm_loadu_ps(y + i));
-      const __m128 d1 = _mm_sub_ps(x1, _mm_loadu_ps(y + i + 4));
+      const __m128 y0 = _mm_loadu_ps(y + i), y1 = _mm_loadu_ps(y + i + 4);
+      const __m128 d0 = _mm_sub_ps(x0, y0);
+      const __m128 d1 = _mm_sub_ps(x1, y1);
       if constexpr (Diff) {
         _mm_storeu_ps(out.diff + i, d0);
         _mm_storeu_ps(out.diff + i + 4, d1);
       }
       if constexpr (Copy) {
-        _mm_storeu_ps(out.to + i, x0);
-        _mm_storeu_ps(out.to + i + 4, x1);
+        _mm_storeu_ps(out.to + i, FromY ? y0 : x0);
+        _mm_storeu_ps(out.to + i + 4, FromY ? y1 : x1);
       }
       const __m128d d[4] = {_mm_cvtps_pd(d0), _mm_cvtps_pd(_mm_movehl_ps(d0, d0)), _mm_cvtps_pd(d1),
                             _mm_cvtps_pd(_mm_movehl_ps(d1, d1))};
@@ -132,21 +135,21 @@ double distance_sse2(const float* x, const float* y, int64_t n, DistanceOutputs 
     for (int j = 0; j < 4; ++j) _mm_storeu_pd(s + 2 * j, q[j]);
   }
 #endif
-  return squared_distance_rest<Copy, Diff>(x, y, i, n, s, out);
+  return squared_distance_rest<Copy, Diff, FromY>(x, y, i, n, s, out);
 }
 
 #if defined(CEDAR_SIMD_AVX2)
 // The same with the eight sums in two 256-bit registers: lanes (0..3) (4..7).
-template <bool Copy, bool Diff = false>
+template <bool Copy, bool Diff = false, bool FromY = false>
 __attribute__((target("avx2"))) double distance_avx2(const float* x, const float* y, int64_t n,
                                                      DistanceOutputs out) {
   __m256d q0 = _mm256_setzero_pd(), q1 = _mm256_setzero_pd();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    const __m256 d = _mm256_sub_ps(v, _mm256_loadu_ps(y + i));
+    const __m256 v = _mm256_loadu_ps(x + i), w = _mm256_loadu_ps(y + i);
+    const __m256 d = _mm256_sub_ps(v, w);
     if constexpr (Diff) _mm256_storeu_ps(out.diff + i, d);
-    if constexpr (Copy) _mm256_storeu_ps(out.to + i, v);
+    if constexpr (Copy) _mm256_storeu_ps(out.to + i, FromY ? w : v);
     const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(d));
     const __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(d, 1));
     q0 = _mm256_add_pd(q0, _mm256_mul_pd(d0, d0));
@@ -155,12 +158,12 @@ __attribute__((target("avx2"))) double distance_avx2(const float* x, const float
   double s[8];
   _mm256_storeu_pd(s, q0);
   _mm256_storeu_pd(s + 4, q1);
-  return squared_distance_rest<Copy, Diff>(x, y, i, n, s, out);
+  return squared_distance_rest<Copy, Diff, FromY>(x, y, i, n, s, out);
 }
 #else
-template <bool Copy, bool Diff = false>
+template <bool Copy, bool Diff = false, bool FromY = false>
 double distance_avx2(const float* x, const float* y, int64_t n, DistanceOutputs out) {
-  return distance_sse2<Copy, Diff>(x, y, n, out);
+  return distance_sse2<Copy, Diff, FromY>(x, y, n, out);
 }
 #endif
 
@@ -223,6 +226,14 @@ double squared_distance_with_difference_sse2(const float* x, const float* y, flo
   return distance_sse2<true, true>(x, y, n, {copy, diff});
 }
 
+double squared_distance_then_take_sse2(float* x, const float* y, float* diff, int64_t n) {
+  return distance_sse2<true, true, true>(x, y, n, {x, diff});
+}
+
+double squared_distance_then_take_avx2(float* x, const float* y, float* diff, int64_t n) {
+  return distance_avx2<true, true, true>(x, y, n, {x, diff});
+}
+
 double squared_distance_with_difference_avx2(const float* x, const float* y, float* diff,
                                              float* copy, int64_t n) {
   return distance_avx2<true, true>(x, y, n, {copy, diff});
@@ -240,6 +251,11 @@ double squared_distance_with_difference(const float* x, const float* y, float* d
   return simd_impl::have_avx2()
              ? simd_impl::squared_distance_with_difference_avx2(x, y, diff, copy, n)
              : simd_impl::squared_distance_with_difference_sse2(x, y, diff, copy, n);
+}
+
+double squared_distance_then_take(float* x, const float* y, float* diff, int64_t n) {
+  return simd_impl::have_avx2() ? simd_impl::squared_distance_then_take_avx2(x, y, diff, n)
+                                : simd_impl::squared_distance_then_take_sse2(x, y, diff, n);
 }
 
 double squared_distance_then_copy(const float* x, float* y, int64_t n) {

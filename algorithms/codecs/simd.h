@@ -73,6 +73,9 @@ double squared_distance_then_copy(const float* x, float* y, int64_t n);
 // copy_i = x_i (LAG's trigger and upload in one pass). diff and copy may not overlap x or y.
 double squared_distance_with_difference(const float* x, const float* y, float* diff, float* copy,
                                         int64_t n);
+// The same sum, writing on the way diff_i = x_i − y_i and then x_i = y_i (PowerSGD's error
+// e = M − P Qᵀ and M ← P Qᵀ in one pass). diff may not overlap x or y.
+double squared_distance_then_take(float* x, const float* y, float* diff, int64_t n);
 // Their forms, for tests that compare them (`copy`: the second): SSE2 (plain C++ without it), and
 // AVX2, which only runs where simd_impl::have_avx2().
 namespace simd_impl {
@@ -82,6 +85,8 @@ double squared_distance_with_difference_sse2(const float* x, const float* y, flo
                                              float* copy, int64_t n);
 double squared_distance_with_difference_avx2(const float* x, const float* y, float* diff,
                                              float* copy, int64_t n);
+double squared_distance_then_take_sse2(float* x, const float* y, float* diff, int64_t n);
+double squared_distance_then_take_avx2(float* x, const float* y, float* diff, int64_t n);
 }  // namespace simd_impl
 
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result

@@ -141,7 +141,22 @@ TEST(SimdSums, SquaredDistancesFollowTheDocumentedOrder) {
       EXPECT_TRUE(torch::equal(w, y)) << n << avx2;
       EXPECT_TRUE(torch::equal(to, x)) << n << avx2;
       EXPECT_TRUE(torch::equal(diff, x - y)) << n << avx2;
+      // Taking y into x: diff = x − y, then x = y, bit for bit (the signed zero included).
+      auto take = avx2 ? simd_impl::squared_distance_then_take_avx2
+                       : simd_impl::squared_distance_then_take_sse2;
+      at::Tensor taker = x.clone(), error = at::full({n}, 7.0f);
+      EXPECT_TRUE(same_double(
+          take(taker.data_ptr<float>(), y.data_ptr<float>(), error.data_ptr<float>(), n), want))
+          << n << avx2;
+      EXPECT_TRUE(testing::same_bits(taker, y)) << n << avx2;
+      EXPECT_TRUE(testing::same_bits(error, x - y)) << n << avx2;
     }
+    at::Tensor taker = x.clone(), error = at::empty({n});
+    EXPECT_TRUE(same_double(squared_distance_then_take(taker.data_ptr<float>(), y.data_ptr<float>(),
+                                                       error.data_ptr<float>(), n),
+                            want))
+        << n;
+    EXPECT_TRUE(testing::same_bits(taker, y) && testing::same_bits(error, x - y)) << n;
     at::Tensor diff = at::empty({n}), to = at::empty({n});
     EXPECT_TRUE(
         same_double(squared_distance_with_difference(
