@@ -98,6 +98,37 @@ TEST(Compressor, AddDecodedLeavesTheSumPlusTheDecodingDivided) {
       }
 }
 
+// QSGD's average_into gives, bit for bit, what the exchange's default path gives: decompress_into
+// of the first payload, add_decoded of the others (the count as the last one's divisor), then /
+// then; for bucket sizes that are and are not multiples of 8, over several blocks and a partial
+// bucket.
+TEST(Compressor, QsgdAverageIntoIsTheDecodingsAddedInOrder) {
+  for (int64_t bucket : {int64_t{512}, int64_t{1000}, int64_t{7}, int64_t{1} << 40})
+    for (int64_t n : {int64_t{1}, int64_t{3 * kChunk + 1003}})
+      for (int streams = 1; streams <= 3; ++streams)
+        for (float then : {1.0f, 0.3f}) {
+          auto qsgd = make_qsgd_compressor(4, bucket, false);
+          std::vector<at::Tensor> payloads;
+          for (int r = 0; r < streams; ++r) {
+            at::Generator gen = make_generator(9, r, n);
+            payloads.push_back(qsgd->compress(at::randn({n}, gen), gen));
+          }
+          at::Tensor want = at::empty({n}), scratch;
+          qsgd->decompress_into(payloads[0], want);
+          for (int r = 1; r < streams; ++r)
+            qsgd->add_decoded(payloads[static_cast<size_t>(r)], want,
+                              r + 1 == streams ? static_cast<float>(streams) : 1.0f, scratch);
+          if (then != 1.0f) want = want / then;
+          at::Tensor out = at::full({n}, 7.0f);
+          ASSERT_TRUE(qsgd->average_into(payloads, out, then));
+          EXPECT_TRUE(same_bits(out, want)) << "bucket " << bucket << ", " << n << " elements, "
+                                            << streams << " payloads, then " << then;
+        }
+  auto qsgd = make_qsgd_compressor(4, 512, false);
+  at::Tensor out = at::zeros({100});
+  EXPECT_THROW(qsgd->average_into({at::zeros({10}, at::kByte)}, out, 1.0f), std::invalid_argument);
+}
+
 // The sign codec's majority_into gives, bit for bit, the sign of the payload-ordered sum of the
 // decodings (+1, -1, and +0 on the ties of an even count) for 1 to 6 payloads over several of its
 // blocks and a partial last byte; the other codecs decline, and a payload of the wrong size is
