@@ -134,6 +134,13 @@ std::string decode_error(Compressor& codec, const at::Tensor& payload, int64_t n
 
 at::Tensor filler_bytes(int64_t n) { return at::full({n}, 0x5a, at::kByte); }
 
+at::Tensor decode_sign_bits(const uint8_t* bits, int64_t n, float one, float zero) {
+  at::Tensor out = at::empty({n});
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) o[i] = (bits[i / 8] >> (i % 8)) & 1 ? one : zero;
+  return out;
+}
+
 std::vector<float> codec_test_values() {
   return {1.5f, -0.5f, 2.0f, 0.0f, -1.0f, 3.0f, -2.0f, 0.5f, 1.0f, -3.0f, 0.25f, -0.25f, 4.0f};
 }

@@ -79,6 +79,9 @@ std::string decode_error(Compressor& codec, const at::Tensor& payload, int64_t n
 at::Tensor filler_bytes(int64_t n);
 // 13 values exact in half precision, of both signs, with a zero.
 std::vector<float> codec_test_values();
+// n packed sign bits (bit i of byte i / 8, least significant first) decoded by hand: `one` for a 1
+// bit, `zero` for a 0 bit (the oracle of the sign codecs' bit arithmetic).
+at::Tensor decode_sign_bits(const uint8_t* bits, int64_t n, float one, float zero);
 
 // ---------------------------------------------------------------- steps
 

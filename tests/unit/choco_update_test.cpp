@@ -48,11 +48,7 @@ struct Arrays {
 // Sign bits for n elements and their decoding to (one, zero), by hand.
 std::pair<at::Tensor, at::Tensor> sign_bits(int64_t n, int seed, float one, float zero) {
   at::Tensor bits = at::randint(0, 256, {(n + 7) / 8}, make_generator(seed, 9, n), at::kByte);
-  at::Tensor decoded = at::empty({n});
-  const uint8_t* b = bits.data_ptr<uint8_t>();
-  float* d = decoded.data_ptr<float>();
-  for (int64_t i = 0; i < n; ++i) d[i] = (b[i / 8] >> (i % 8)) & 1 ? one : zero;
-  return {bits, decoded};
+  return {bits, testing::decode_sign_bits(bits.data_ptr<uint8_t>(), n, one, zero)};
 }
 
 // Normal values; array a holds a special value at the elements i with i mod 11 == a (so each

@@ -207,10 +207,9 @@ TEST(Compressor, SignDecodingDecodesToTheDecompressedValues) {
       const at::Tensor payload = codec->compress(at::randn({n}, gen), gen);
       const std::optional<SignDecoding> d = codec->sign_decoding(payload, n);
       ASSERT_TRUE(d.has_value());
-      at::Tensor decoded = at::empty({n});
-      for (int64_t i = 0; i < n; ++i)
-        decoded[i] = (d->bits[i / 8] >> (i % 8)) & 1 ? d->one : d->zero;
-      EXPECT_TRUE(same_bits(decoded, codec->decompress(payload, n))) << n << " elements";
+      EXPECT_TRUE(same_bits(testing::decode_sign_bits(d->bits, n, d->one, d->zero),
+                            codec->decompress(payload, n)))
+          << n << " elements";
       EXPECT_THROW(codec->sign_decoding(payload, n + 8), std::invalid_argument);
     }
   auto qsgd = make_qsgd_compressor(4, 512, false);

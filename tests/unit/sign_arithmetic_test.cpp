@@ -36,13 +36,9 @@ at::Tensor random_bits(int64_t n, int seed) {
   return at::randint(0, 256, {(n + 7) / 8}, make_generator(seed, 0, n), at::kByte);
 }
 
-// The bits decoded by hand: bit i of byte i / 8, least significant first.
+// The bits decoded by hand.
 at::Tensor decoded(const at::Tensor& bits, int64_t n, float one, float zero) {
-  at::Tensor out = at::empty({n});
-  const uint8_t* b = bits.data_ptr<uint8_t>();
-  float* o = out.data_ptr<float>();
-  for (int64_t i = 0; i < n; ++i) o[i] = ((b[i / 8] >> (i % 8)) & 1) ? one : zero;
-  return out;
+  return testing::decode_sign_bits(bits.data_ptr<uint8_t>(), n, one, zero);
 }
 
 // n normal values with signed zeros, infinities, NaN and subnormals among them, in a buffer one
