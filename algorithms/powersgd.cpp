@@ -279,18 +279,17 @@ class PowerSgd final : public Algorithm {
   double take_product(const Matrix& x, const at::Tensor& s, const at::Tensor& q_now) {
     const std::string& name = x.entry->name;
     at::Tensor& err = error_memory(x);
-    auto cpu_fp32 = [](const at::Tensor& t) {
-      return t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
-    };
     double err_sq = 0;
-    if (cpu_fp32(x.m) && cpu_fp32(s) && cpu_fp32(err)) {
+    if (cpu_fp32(x.m, s) && cpu_fp32(err, x.m)) {
       err_sq = squared_distance_then_take(x.m.data_ptr<float>(), s.data_ptr<float>(),
                                           err.data_ptr<float>(), x.m.numel());
     } else {
       err.copy_(x.m);
       x.m.copy_(s);
       err.sub_(x.m);
-      err_sq = err.to(at::kDouble).square().sum().item<double>();
+      err_sq = err.is_cpu() && err.scalar_type() == at::kFloat && err.is_contiguous()
+                   ? sum_of_squares(err.data_ptr<float>(), err.numel())
+                   : err.to(at::kDouble).square().sum().item<double>();
     }
     if (!p_.error_feedback) error_.erase(name);
     at::Tensor& q = query_[name];
