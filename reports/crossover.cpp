@@ -29,15 +29,15 @@ std::string gbps(double v) {
   return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v);
 }
 
-// One epoch on `workers` ranks in project_point's terms: the fixed part a, the bytes b, the steps.
+// One measured epoch's samples on `workers` ranks in project_point's terms: the fixed part a
+// (compute, links inside a host, the network's latency terms), the bytes b on the swept network.
 struct EpochTerms {
   double a = 0, b = 0, steps = 0;
 };
-EpochTerms terms(const RunMeasurement& m, int workers, double alpha) {
-  const ProjectionPoint pt = project_point(m, workers, NetworkProfile{"", 0, 0});
-  const CollectiveCost step = step_cost(m, workers);
-  const double spe = double(pt.steps_per_epoch);
-  return {pt.compute_seconds + alpha * step.latency_steps * spe, step.bus_bytes * spe, spe};
+EpochTerms terms(const RunMeasurement& m, int workers, double alpha, const HostLayout& hosts) {
+  const ProjectionPoint pt = project_point(m, workers, NetworkProfile{"", 0, 0}, nullptr, hosts);
+  return {pt.compute_seconds + pt.host_link_seconds + alpha * pt.net_latency_steps,
+          pt.net_bus_bytes, pt.steps_per_epoch};
 }
 
 // Where the run (a, b) beats dense (ad, bd): its time a + b·β is below ad + bd·β.
@@ -64,17 +64,19 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
   for (const auto& m : measured) {
     if (!m.unusable.empty()) continue;
     const RunMeasurement* dense = dense_baseline(measured, m);
-    std::vector<int> sizes = {static_cast<int>(m.world_size)};
+    // Dense SGD is costed on the hosts this run was measured on (hierarchical: nodes of R).
+    const HostLayout hosts = host_layout_of(m);
+    const int own_workers = measured_workers(m);
+    std::vector<int> sizes = {own_workers};
     for (int w : workers)
       if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
     for (int w : sizes) {
-      const EpochTerms run = terms(m, w, alpha);
-      if (run.steps == 0) continue;  // < 1 global batch
+      const EpochTerms run = terms(m, w, alpha, {});
       CrossoverPoint pt;
       pt.name = m.name;
       pt.algorithm = m.algorithm;
       pt.workers = w;
-      pt.measured = w == m.world_size;
+      pt.measured = w == own_workers;
       const double a = run.a, b = run.b;
       pt.fixed_seconds = a;
       pt.bytes_per_epoch = b;
@@ -83,14 +85,15 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
         pt.profile_seconds.push_back(project_point(m, w, p).total_seconds);
       if (dense && dense != &m) {
         pt.has_dense = true;
-        const EpochTerms base = terms(*dense, w, alpha);
+        const EpochTerms base = terms(*dense, w, alpha, hosts);
         compare(a, b, base.a, base.b, pt);
         const double spread = std::hypot(run.steps * m.compute_seconds_seed_std,
                                          base.steps * dense->compute_seconds_seed_std);
         pt.within_seed_spread = spread > 0 && std::fabs(a - base.a) <= spread;
         for (size_t i = 0; i < profiles.size(); ++i)
-          pt.beats_dense_on.push_back(pt.profile_seconds[i] <
-                                      project_point(*dense, w, profiles[i]).total_seconds);
+          pt.beats_dense_on.push_back(
+              pt.profile_seconds[i] <
+              project_point(*dense, w, profiles[i], nullptr, hosts).total_seconds);
       }
       out.push_back(pt);
     }
@@ -101,7 +104,8 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
 std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points, double alpha,
                                       const std::vector<NetworkProfile>& profiles) {
   std::ostringstream s;
-  s << "Time per epoch (s) over a bandwidth sweep at each run's measured workers, α = "
+  s << "Modeled seconds to train one measured epoch's samples (the same samples at every worker "
+       "count) over a bandwidth sweep at each run's measured workers, α = "
     << fmt("%g", alpha * 1e6) << " µs per message:\n\n| run | workers |";
   for (double g : kCrossoverSweepGbps) s << " " << gbps(g) << " Gb/s |";
   s << "\n|---|---:|";
@@ -115,7 +119,7 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
   }
   s << "\nAgainst dense SGD at the same workers (weak scaling): the bandwidth below which the run "
        "is "
-       "faster per epoch (α as above), and the profiles on which it is faster:\n\n"
+       "faster for the same samples (α as above), and the profiles on which it is faster:\n\n"
        "| run | workers | fixed s/epoch | bus MB/epoch/rank | beats dense | faster on |\n"
        "|---|---:|---:|---:|---|---|\n";
   for (const auto& p : points) {
@@ -143,10 +147,12 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
   for (size_t i = 0; i < profiles.size(); ++i)
     s << (i ? ", " : "") << profiles[i].name << " (α " << fmt("%g", profiles[i].alpha * 1e6)
       << " µs, " << gbps(8.0 / profiles[i].beta / 1e9) << " Gb/s)";
-  s << ". Fixed time: measured compute per step (forward, backward, compression, optimizer) plus "
-       "the latency terms; bytes: the run's own collective mix re-costed at each worker count. "
-       "Worker "
-       "counts at which an epoch holds less than one global batch are left out.\n";
+  s << ". Fixed time: measured compute per step (forward, backward, compression, optimizer), "
+       "the links inside a host and the network's latency terms; bytes: what each rank pushes "
+       "through the network (the swept link), the run's own collective mix re-costed at each "
+       "worker count. Workers of a parameter server exclude its servers. Dense SGD is costed on "
+       "the hosts the run was measured on: for a two-level run, nodes of its intra group size, "
+       "a flat ring crossing each node's network link once.\n";
   return s.str();
 }
 
@@ -170,10 +176,11 @@ std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>&
   }
   data.close();
   std::ofstream gp(dir + "/crossover.gp");
-  gp << "# crossover: modeled time per epoch against bandwidth (generated by cedar report "
+  gp << "# crossover: modeled time per measured epoch's samples against bandwidth (generated by "
+        "cedar report "
         "--crossover)\n"
         "set datafile separator '\\t'\nset key outside right\nset grid\nset logscale xy\n"
-        "set xlabel 'bandwidth (Gb/s)'\nset ylabel 'modeled time per epoch (s)'\n"
+        "set xlabel 'bandwidth (Gb/s)'\nset ylabel 'modeled time per measured epoch (s)'\n"
         "set title 'When does compression help? (alpha-beta model, measured compute)'\n"
         "set terminal svg size 900,500 dynamic noenhanced\nset output 'crossover.svg'\nplot ";
   for (size_t i = 0; i < shown.size(); ++i)

@@ -1,8 +1,10 @@
 #pragma once
 // When does compression help? For each run, from what it measured — compute time per step
 // (forward, backward, compression, optimizer) and the per-step mix of its collectives — the α–β
-// model (reports/projection.h) gives the time per epoch on P workers at any bandwidth:
-//   t(β) = a + b·β,   a = compute + steps·L·α,   b = steps·B   (L latency steps, B bus bytes)
+// model (reports/projection.h) gives the time to train one measured epoch's samples on P workers
+// at any bandwidth (the same samples at every P):
+//   t(β) = a + b·β,   a = compute + host links + steps·L·α,   b = steps·B
+// (L latency steps and B bus bytes on the network; links inside a host are not swept).
 // Against dense SGD at the same P, a run with fewer bytes (b < b_dense) but more fixed time
 // (a > a_dense) wins below the crossover bandwidth (b_dense − b) / (a − a_dense) bytes/s; with
 // no more fixed time it wins at every bandwidth, and with more bytes and more fixed time never.
@@ -22,9 +24,9 @@ extern const std::vector<double> kCrossoverSweepGbps;
 struct CrossoverPoint {
   std::string name, algorithm;
   int workers = 1;
-  bool measured = false;                // the run's own world size
-  double fixed_seconds = 0;             // a: compute + latency terms, per epoch
-  double bytes_per_epoch = 0;           // b: bus bytes per rank per epoch
+  bool measured = false;       // the run's own world size
+  double fixed_seconds = 0;    // a: compute, host links and latency terms, per measured epoch
+  double bytes_per_epoch = 0;  // b: bus bytes per rank on the network, per measured epoch
   std::vector<double> sweep_seconds;    // per epoch at each kCrossoverSweepGbps
   std::vector<double> profile_seconds;  // per epoch on each profile given
   // Against dense SGD at the same workers (has_dense false: no dense run of this model/data).
@@ -37,8 +39,8 @@ struct CrossoverPoint {
   bool within_seed_spread = false;
 };
 
-// Every usable measurement (seeds averaged) at its own world size and at each of `workers` at
-// which an epoch still holds a global batch.
+// Every usable measurement (seeds averaged) at its own workers (a parameter server's exclude its
+// servers) and at each of `workers`.
 std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
                                       const std::vector<int>& workers, double alpha,
                                       const std::vector<NetworkProfile>& profiles);

@@ -1,10 +1,13 @@
 #pragma once
-// Time per epoch projected to more workers from what a run measured (`cedar project`).
+// Time to train one measured epoch's samples, projected to more workers from what a run measured
+// (`cedar project`).
 //
-// Weak scaling, as data-parallel training is run: the batch per rank stays fixed, so an epoch of
-// N samples takes N / (P * batch) steps on P workers (measured steps/epoch * P0 / P, rounded down
-// as the loader drops the last partial batch), and the compute time of a step (forward, backward,
-// compression, optimizer: rank 0's mean) stays what it was at the measured P0.
+// Weak scaling, as data-parallel training is run: the batch per rank stays fixed, so the N samples
+// the measured epoch trained (its steps × P0 × batch) take N / (P · batch) = steps · P0 / P steps
+// on P workers. That count is kept fractional: every projected time is for the same N samples at
+// every P, never for fewer (a rounded-down count would drop up to one global batch of work). The
+// compute time of a step (forward, backward, compression, optimizer: rank 0's mean) stays what it
+// was at the measured P0.
 //
 // Communication per step comes from the collectives the run really made: comm_totals holds, per
 // rank and collective kind, the calls and payload bytes over the whole run, so dividing by the
@@ -21,21 +24,31 @@
 // phases such as DGC's sparsity warm-up or post-local SGD's dense epochs weigh in at their share
 // of the steps. Forming sub-communicators (split) happens once before training and is left out.
 //
-// Runs whose exchange has levels (hierarchical: comm_totals ops "intra/<op>" and "inter/<op>",
-// step_levels rows) are costed level by level: the level "intra" keeps its measured group size
-// (the ranks of a node do not change with P) and its profile (network.intra_profile as the run
-// recorded it, or the one given), every other level grows with P (N = measured size · P / P0
-// node leaders, at least 1) on the projection's network. A level's mix is per rank taking part
-// in it (the leaders, between nodes); its payload weighs in by the share of ranks taking part.
+// Hosts. P ranks sit on hosts of R ranks each (R = 1 unless given): the ranks of a host talk
+// over the host's own link (an intra-node profile such as shm), hosts over the network. A flat
+// ring ordered by host crosses each host's network link once in each direction, and every ring
+// round waits for its slowest edge, so on two or more hosts a flat collective costs what it costs
+// on the network; on one host (P ≤ R) it runs entirely on the host's link. Runs whose exchange
+// has levels (hierarchical: comm_totals ops "intra/<op>" and "inter/<op>", step_levels rows) are
+// costed level by level: the level "intra" keeps its measured group size (the ranks of a node do
+// not change with P) and its profile (network.intra_profile as the run recorded it, or the one
+// given), every other level grows with P (N = measured size · P / P0 node leaders, at least 1) on
+// the projection's network. A level's mix is per rank taking part in it (the leaders, between
+// nodes); its payload weighs in by the share of ranks taking part. Dense SGD compared with such a
+// run is costed on the same hosts: R = the run's intra group size.
 //
 // Parameter-server runs (runs.servers > 0) are costed on the servers' links instead, where every
 // push and pull concentrates: P is then the number of workers, the S servers stay as measured.
-// An epoch is G gradients (G = samples / batch per worker, whatever P), each pushed in 2
-// messages (header, gradient) of `push` bytes in all, 1/S of them to each server; so each server's
-// link receives 2G messages and G·push/S bytes per epoch (the pulls leave it in the other direction
-// of a full-duplex link, as many bytes less the headers' difference): comm per epoch =
-// α·2G + β·G·push/S, the same at every P, while compute per epoch (G/P gradients in parallel)
-// shrinks. That is the parameter server's bottleneck the surveys describe.
+// An epoch is G gradients (G = samples / batch per worker, whatever P), each pushed in 2 messages
+// (header, gradient) of `push` bytes in all, 1/S of them to each server, and answered by each
+// server with 2 messages (header, the shard's parameters) of `pull` bytes in all. So each
+// server's link receives 2G messages and G·push/S bytes per epoch and sends as many messages and
+// G·pull/S bytes. Under bsp a server replies only when a round's last push has arrived, so the
+// two directions take turns: α·4G + β·G·(push + pull)/S. Under ssp and asp the pushes of some
+// workers and the replies to others share the full-duplex link at once: α·2G + β·G·max(push,
+// pull)/S. Either way the communication per epoch is the same at every P, while the compute per
+// epoch (G/P gradients in parallel) shrinks: the parameter server's bottleneck the surveys
+// describe.
 // No LibTorch here.
 #include <cstdint>
 #include <string>
@@ -83,6 +96,9 @@ struct RunMeasurement {
   // together) and the bytes one gradient's pushes took (headers included, LAG's skips averaged in).
   int64_t servers = 0;
   double gradients_per_epoch = 0, push_bytes_per_gradient = 0;
+  // The bytes the servers sent per gradient they answered (headers included: the replies).
+  double pull_bytes_per_gradient = 0;
+  bool synchronous = true;  // bsp (replies after each round), not ssp or asp
 };
 
 // The α and β terms of one step's collectives on `workers` ranks.
@@ -108,9 +124,13 @@ struct LevelPoint {
 
 struct ProjectionPoint {
   int workers = 1;
-  bool measured = false;        // the run's own world size
-  int64_t steps_per_epoch = 0;  // 0: an epoch holds less than one global batch
-  double compute_seconds = 0, comm_seconds = 0, total_seconds = 0;  // per epoch
+  bool measured = false;  // the run's own world size
+  // Steps that train the measured epoch's samples at this P: measured steps · P0 / P, fractional.
+  double steps_per_epoch = 0;
+  double compute_seconds = 0, comm_seconds = 0, total_seconds = 0;  // per measured epoch
+  // comm_seconds split by link, per measured epoch: the α and β terms on the projection's network
+  // (net.seconds of them) and the seconds on links of a host (intra levels; one-host runs).
+  double net_latency_steps = 0, net_bus_bytes = 0, host_link_seconds = 0;
   // Bus bytes each rank pushes per step, by collective family (MB = 1e6 bytes).
   double allreduce_mb = 0, allgather_mb = 0, broadcast_mb = 0;
   // Per step at this P, as defined in reports/byte_ratios.h (payload compression does not
@@ -143,10 +163,22 @@ const RunMeasurement* dense_baseline(const std::vector<RunMeasurement>& baseline
 
 // The measured point's P: the world size, or a parameter server's workers.
 int measured_workers(const RunMeasurement& m);
+
+// Where the ranks sit: hosts of `ranks_per_host` ranks whose links inside a host are `intra`
+// (nullptr: the run's recorded intra profile, else shm).
+struct HostLayout {
+  int ranks_per_host = 1;
+  const NetworkProfile* intra = nullptr;
+};
+// The hosts a run with levels was measured on (R = its intra group size, its intra profile, or
+// `intra` when given); one rank per host for a flat run.
+HostLayout host_layout_of(const RunMeasurement& m, const NetworkProfile* intra = nullptr);
+
 // `intra`: the profile of level "intra" (nullptr: the one the run recorded). A parameter-server
-// run is costed on its servers' links (see the top of this file), `workers` its workers.
+// run is costed on its servers' links (see the top of this file), `workers` its workers. `hosts`
+// places a flat run's ranks (default: one per host, every collective on `net`).
 ProjectionPoint project_point(const RunMeasurement& m, int workers, const NetworkProfile& net,
-                              const NetworkProfile* intra = nullptr);
+                              const NetworkProfile* intra = nullptr, const HostLayout& hosts = {});
 // One projection per usable subject; the dense baseline (same model and dataset, preferably the
 // same suite and measured world size) is taken from `baselines`.
 std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects,

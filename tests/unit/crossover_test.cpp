@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "comm/network_model.h"
 #include "comm/network_profile_file.h"
 #include "config/params.h"
 
@@ -86,11 +87,78 @@ TEST(Crossover, AlwaysNeverAndAbove) {
   EXPECT_NEAR(above[1].crossover_gbps, (100 * 1.5 * 4e6) / (100 * 0.05) * 8 / 1e9, 1e-9);
 }
 
-TEST(Crossover, WorkerCountsWithoutAGlobalBatchAreLeftOut) {
-  // 100 steps per epoch at 4 workers: at 512 workers an epoch holds no global batch.
+// Every worker count costs the measured epoch's samples (100 steps of 4 ranks: 400 batches), also
+// where a global batch is larger than them: 400 / 512 of a step at 512 workers.
+TEST(Crossover, EveryWorkerCountCostsTheSameSamples) {
   auto points = crossover({kDense, kSparse}, {16, 512}, kAlpha, {});
-  for (const auto& p : points) EXPECT_NE(p.workers, 512) << p.name;
-  EXPECT_EQ(points.size(), 4u);
+  ASSERT_EQ(points.size(), 6u);
+  const CrossoverPoint& s512 = points[5];
+  ASSERT_EQ(s512.name, "sparse");
+  ASSERT_EQ(s512.workers, 512);
+  EXPECT_NEAR(s512.fixed_seconds, 400.0 / 512 * (0.15 + 511 * kAlpha), 1e-12);
+  EXPECT_NEAR(s512.bytes_per_epoch, 400.0 / 512 * 511 * 40e3, 1e-6);
+  // At 16 workers: 25 steps, each an allgather of 15 · 40 kB.
+  EXPECT_NEAR(points[4].bytes_per_epoch, 25 * 15 * 40e3, 1e-6);
+}
+
+// A parameter server's crossover point is at its workers, not its world size (servers included):
+// 4 ranks = 1 server + 3 workers.
+TEST(Crossover, ParameterServerPointsCountWorkers) {
+  RunMeasurement ps = measurement("ps-bsp", "ps", 0.1, {"send", 2, 1e6, 1e6});
+  ps.servers = 1;
+  ps.gradients_per_epoch = 300;
+  ps.push_bytes_per_gradient = 1e6;
+  ps.pull_bytes_per_gradient = 1e6;
+  auto points = crossover({kDense, ps}, {}, kAlpha, {});
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].workers, 3);
+  EXPECT_TRUE(points[1].measured);
+  // 300 gradients, 100 rounds of 3; the server's link: 4 messages and 2 MB per gradient (bsp).
+  EXPECT_NEAR(points[1].fixed_seconds, 100 * 0.1 + 1200 * kAlpha, 1e-12);
+  EXPECT_NEAR(points[1].bytes_per_epoch, 300 * 2e6, 1e-3);
+}
+
+// Hierarchical (2 nodes of 2 ranks: dense allreduce and broadcast of S inside a node on shm, an
+// allgather of q between the 2 leaders) against dense SGD on the same hosts. Only the bytes that
+// cross the network are swept; the shm traffic is a fixed cost. At P = 2 both runs fit in one
+// node, so dense runs on shm too, with nothing on the network.
+TEST(Crossover, HierarchicalAndDenseAreCostedOnTheSameHosts) {
+  const double S = 4e6, q = 1e5;
+  RunMeasurement hier = measurement("hier", "hierarchical", 0.1, {"allreduce", 0, 0, 0});
+  hier.collectives.clear();
+  LevelMix intra{"intra", "shm", 2, {{"allreduce", 1, S, S, 1}, {"broadcast", 1, S / 2, S, 1}}};
+  LevelMix inter{"inter", "1gbe", 2, {{"allgather", 1, q, q, 0.5}}};
+  hier.levels = {inter, intra};
+  const NetworkProfile& shm = find_network_profile("shm");
+  auto points = crossover({kDense, hier}, {2}, kAlpha, {find_network_profile("1gbe")});
+  ASSERT_EQ(points.size(), 4u);
+  const CrossoverPoint &h4 = points[2], &h2 = points[3];
+  ASSERT_EQ(h4.workers, 4);
+  ASSERT_EQ(h2.workers, 2);
+  // P = 4, 100 steps: on shm per step 2 α + S β (allreduce of 2) and 1 α + S β (broadcast of
+  // 2); on the network one allgather between 2 leaders: 1 α and q bytes.
+  const double shm4 = 100 * (3 * shm.alpha + 2 * S * shm.beta);
+  EXPECT_NEAR(h4.bytes_per_epoch, 100 * q, 1e-6);
+  EXPECT_NEAR(h4.fixed_seconds, 100 * 0.1 + shm4 + 100 * kAlpha, 1e-12);
+  // Dense at P = 4 on 2 nodes: its ring crosses each node's link, so the network bounds it.
+  const double ad4 = 100 * (0.1 + 6 * kAlpha), bd4 = 100 * 1.5 * 4e6;
+  // Fewer network bytes, more fixed time (shm's 80 ms against 10 ms of dense's latencies).
+  const double a4 = 100 * 0.1 + shm4 + 100 * kAlpha, b4 = 100 * q;
+  EXPECT_EQ(h4.wins, "below");
+  EXPECT_NEAR(h4.crossover_gbps, (bd4 - b4) / (a4 - ad4) * 8 / 1e9, 1e-9);
+  EXPECT_NEAR(points[0].fixed_seconds, ad4, 1e-12);
+  EXPECT_NEAR(points[0].bytes_per_epoch, bd4, 1e-3);
+  // P = 2: one node. The hierarchical run has one leader (no network traffic); dense's allreduce
+  // of 4 MB runs on shm: 200 steps of 2 α + 4e6 β there, nothing swept.
+  EXPECT_NEAR(h2.bytes_per_epoch, 0, 1e-9);
+  const double dense2 = 200 * (0.1 + 2 * shm.alpha + 4e6 * shm.beta);
+  const double hier2 = 200 * (0.1 + 3 * shm.alpha + 2 * S * shm.beta);
+  EXPECT_NEAR(h2.fixed_seconds, hier2, 1e-12);
+  EXPECT_EQ(h2.wins, "never");  // same network bytes (none), more shm time than dense's
+  // On 1 GbE too: dense is costed on the node's shm (dense2), not on 1 GbE, so it stays faster.
+  ASSERT_LT(dense2, hier2);
+  EXPECT_NEAR(h2.profile_seconds.at(0), hier2, 1e-12);
+  EXPECT_FALSE(h2.beats_dense_on.at(0));
 }
 
 // A fixed-time difference smaller than the seeds' spread of compute time is flagged: the verdict

@@ -125,11 +125,12 @@ TEST_F(ProjectionTest, EpochTimeFollowsTheAlphaBetaFormula) {
   EXPECT_TRUE(dense.points[0].measured);
   EXPECT_EQ(dense.points[0].workers, 4);
   const int workers[] = {4, 8, 64, 256, 1024};
-  const int64_t steps[] = {100, 50, 6, 1, 0};  // floor(100 · 4 / P)
-  auto dense_epoch = [&](int p, int64_t spe) {
+  // The measured epoch's samples at every P: 100 steps of 4 ranks = 400 batches, 400 / P steps.
+  const double steps[] = {100, 50, 6.25, 1.5625, 0.390625};
+  auto dense_epoch = [&](int p, double spe) {
     return spe * (0.05 + 2 * (p - 1) * net.alpha + 2.0 * (p - 1) / p * kDenseBytes * net.beta);
   };
-  auto topk_epoch = [&](int p, int64_t spe) {
+  auto topk_epoch = [&](int p, double spe) {
     return spe * (0.05 + (p - 1) * net.alpha + (p - 1) * kSparseBytes * net.beta);
   };
   for (int i = 0; i < 5; ++i) {
@@ -137,16 +138,12 @@ TEST_F(ProjectionTest, EpochTimeFollowsTheAlphaBetaFormula) {
     const auto& d = dense.points[static_cast<size_t>(i)];
     const auto& t = topk.points[static_cast<size_t>(i)];
     EXPECT_EQ(d.workers, p);
-    EXPECT_EQ(d.steps_per_epoch, steps[i]) << p;
-    EXPECT_NEAR(d.compute_seconds, 0.05 * double(steps[i]), 1e-12);
+    EXPECT_DOUBLE_EQ(d.steps_per_epoch, steps[i]) << p;
+    EXPECT_NEAR(d.compute_seconds, 0.05 * steps[i], 1e-12);
     EXPECT_NEAR(d.total_seconds, dense_epoch(p, steps[i]), 1e-9) << p;
     EXPECT_NEAR(t.total_seconds, topk_epoch(p, steps[i]), 1e-9) << p;
     EXPECT_NEAR(d.allreduce_mb, 2.0 * (p - 1) / p * kDenseBytes / 1e6, 1e-9);
     EXPECT_NEAR(t.allgather_mb, (p - 1) * kSparseBytes / 1e6, 1e-9);
-    if (steps[i] == 0) {
-      EXPECT_EQ(d.speedup_vs_measured, 0);  // not a whole global batch per epoch: no speed-up
-      continue;
-    }
     EXPECT_NEAR(d.speedup_vs_measured, dense_epoch(4, 100) / dense_epoch(p, steps[i]), 1e-9);
     EXPECT_NEAR(d.speedup_vs_dense, 1.0, 1e-12);
     EXPECT_NEAR(t.speedup_vs_dense, dense_epoch(p, steps[i]) / topk_epoch(p, steps[i]), 1e-9);
@@ -155,6 +152,43 @@ TEST_F(ProjectionTest, EpochTimeFollowsTheAlphaBetaFormula) {
   // 1% top-k beats the dense allreduce on 8 ranks and loses to it on 256.
   EXPECT_GT(topk.points[1].speedup_vs_dense, 1.0);
   EXPECT_LT(topk.points[3].speedup_vs_dense, 1.0);
+}
+
+// Steps per epoch that do not divide: 19 steps of 4 ranks (76 batches of samples) are 4.75 steps
+// at 16 workers and 1.1875 at 64, not 4 and 1 (which would train 64 of the 76 batches, 16% less
+// work). Time and speed-up are for the same 76 batches at each P.
+TEST(SameSamplesProjection, StepsThatDoNotDivideKeepEverySample) {
+  const std::string path = fresh_db("projection_uneven_test.db");
+  {
+    ResultStore store(path);
+    RunSpec d =
+        spec("uneven", "dense", "dense", {"allreduce", 1, {4000000, 4000000, 4000000, 4000000}});
+    d.steps_per_epoch = 19;
+    d.compute_seconds = 0.2;
+    fixture::write_run(store, d);
+  }
+  const NetworkProfile& net = find_network_profile("1gbe");
+  auto ms = load_measurements(path, "uneven");
+  auto ps = project_runs(ms, ms, {16, 64}, net);
+  ASSERT_EQ(ps.size(), 1u);
+  ASSERT_EQ(ps[0].points.size(), 3u);
+  // Per step on P ranks (ring allreduce of 4 MB): 0.2 s + 2(P-1) α + 2(P-1)/P · 4e6 · β.
+  auto step = [&](double p) {
+    return 0.2 + 2 * (p - 1) * 50e-6 + 2 * (p - 1) / p * 4e6 * 8e-9;  // 1gbe: 50 µs, 1 Gb/s
+  };
+  const double samples = 19.0 * 4;  // batches of the measured epoch
+  const double measured = 19 * step(4);
+  for (const auto& pt : ps[0].points) {
+    const double p = pt.workers;
+    EXPECT_DOUBLE_EQ(pt.steps_per_epoch * p, samples) << p;
+    EXPECT_NEAR(pt.total_seconds, samples / p * step(p), 1e-9) << p;
+    EXPECT_NEAR(pt.speedup_vs_measured, measured / (samples / p * step(p)), 1e-9) << p;
+  }
+  EXPECT_DOUBLE_EQ(ps[0].points[1].steps_per_epoch, 4.75);
+  EXPECT_DOUBLE_EQ(ps[0].points[2].steps_per_epoch, 1.1875);
+  const std::string md = render_projection_markdown(ps);
+  EXPECT_NE(md.find("| 16 | 4.75 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("measured epoch's samples"), std::string::npos) << md;
 }
 
 // Payload compression is the dense payload over the run's, whatever P; the wire ratio is dense
@@ -188,7 +222,7 @@ TEST_F(ProjectionTest, SeedsAreAveragedAndWithoutDenseThereIsNoRatio) {
   EXPECT_NEAR(ps[0].basis.compute_seconds_per_step, 0.05, 1e-12);
   EXPECT_TRUE(ps[0].dense_name.empty());
   for (const auto& pt : ps[0].points) EXPECT_EQ(pt.speedup_vs_dense, 0);
-  EXPECT_EQ(ps[0].points[1].steps_per_epoch, 50);  // 100 · 2 / 4
+  EXPECT_DOUBLE_EQ(ps[0].points[1].steps_per_epoch, 50);  // 100 · 2 / 4
 }
 
 TEST_F(ProjectionTest, OneRankRunsAreRefusedWithTheReason) {
@@ -352,35 +386,101 @@ TEST(ProjectionCost, UnknownCollectiveIsNamed) {
   }
 }
 
-// A parameter server's epoch: G gradients pushed through the servers' links, so the
-// communication per epoch is α·2G + β·G·push/S at any number of workers P, while the compute
-// (G/P gradients in parallel) shrinks: written here from the wire format, not the code.
-TEST(ParameterServerProjection, TheServersLinksCarryEveryPush) {
+// A parameter server's epoch: G gradients pushed through the servers' links and answered by them,
+// so the communication per epoch is the same at any number of workers P, while the compute (G/P
+// gradients in parallel) shrinks: written here from the wire format (runner/train/ps_protocol.h:
+// a push is 32 + 4n bytes, a reply 16 + 4n), not the code. bsp: the replies follow each round, so
+// the link's two directions take turns: α·4G + β·G·(push + pull)/S. asp: both directions at once.
+TEST(ParameterServerProjection, TheServersLinksCarryEveryPushAndEveryReply) {
+  const double n = 61706;
   RunMeasurement m;
   m.name = "ps-bsp";
   m.algorithm = "ps";
   m.world_size = 5;  // 4 workers + 1 server
   m.servers = 1;
   m.gradients_per_epoch = 1000;
-  m.push_bytes_per_gradient = 32 + 4 * 61706;
+  m.push_bytes_per_gradient = 32 + 4 * n;
+  m.pull_bytes_per_gradient = 16 + 4 * n;
   m.compute_seconds_per_step = 0.01;  // one gradient
-  m.dense_payload_bytes = 4 * 61706;
+  m.dense_payload_bytes = 4 * n;
   const NetworkProfile& net = find_network_profile("1gbe");
   for (int p : {4, 16, 64}) {
     const ProjectionPoint pt = project_point(m, p, net);
-    EXPECT_EQ(pt.steps_per_epoch, 1000 / p);
-    EXPECT_NEAR(pt.comm_seconds, net.alpha * 2000 + net.beta * 1000 * (32 + 4 * 61706), 1e-9)
+    EXPECT_DOUBLE_EQ(pt.steps_per_epoch, 1000.0 / p);  // 15.625 rounds at 64: every gradient
+    EXPECT_NEAR(pt.comm_seconds, net.alpha * 4000 + net.beta * 1000 * (48 + 8 * n), 1e-9)
         << "P = " << p;
-    EXPECT_NEAR(pt.compute_seconds, 0.01 * (1000 / p), 1e-12);
+    EXPECT_NEAR(pt.compute_seconds, 0.01 * 1000.0 / p, 1e-12);
     EXPECT_EQ(pt.measured, p == 4);
   }
   // Two servers halve each link's bytes (the messages stay: each server gets a header and a
-  // gradient shard per push).
+  // gradient shard per push, and answers each with a header and its shard).
   m.servers = 2;
   m.world_size = 6;
   EXPECT_NEAR(project_point(m, 4, net).comm_seconds,
-              net.alpha * 2000 + net.beta * 1000 * (32 + 4 * 61706) / 2.0, 1e-9);
+              net.alpha * 4000 + net.beta * 1000 * (48 + 8 * n) / 2.0, 1e-9);
   EXPECT_EQ(measured_workers(m), 4);
+  // asp: pushes and replies share the full-duplex link at once: the larger direction counts.
+  m.synchronous = false;
+  EXPECT_NEAR(project_point(m, 4, net).comm_seconds,
+              net.alpha * 2000 + net.beta * 1000 * (32 + 4 * n) / 2.0, 1e-9);
+}
+
+// The replies are read from the servers' own sends (comm_totals rows of ranks below `servers`),
+// the mode from the run's configuration; G from the 'gradients' step statistics.
+TEST(ParameterServerProjection, RepliesAndModeAreReadFromTheDatabase) {
+  const std::string path = fresh_db("projection_ps_test.db");
+  const int64_t n = 1000, push = 32 + 4 * n, reply = 16 + 4 * n;
+  auto write = [&](ResultStore& store, const std::string& mode, int64_t per_row) {
+    RunRecord rec;
+    rec.suite = "ps";
+    rec.name = "ps-" + mode;
+    rec.algorithm = "ps";
+    rec.model = "lenet5";
+    rec.dataset = "fashion-mnist";
+    rec.world_size = 4;
+    rec.workers = 3;
+    rec.servers = 1;
+    rec.config = "name: ps-" + mode + "\nalgorithm:\n  name: ps\n  mode: " + mode + "\n";
+    rec.config_hash = "ps-" + mode;
+    rec.code_version = rec.host = rec.backend = "test";
+    rec.network = "1gbe";
+    const int64_t id = store.begin_run(rec);
+    const int64_t rows = 60 / per_row;  // 60 gradients over 2 epochs
+    for (int64_t i = 0; i < rows; ++i) {
+      StepRow row;
+      row.step = i;
+      row.epoch = i * 2 / rows;
+      row.compute_seconds = 0.01;
+      row.payload_bytes = row.bus_bytes = push;
+      row.payload_bytes_all = per_row * push;
+      row.dense_bytes = 4 * n;
+      row.stats = {{"gradients", double(per_row)}};
+      store.add_step(id, row);
+    }
+    std::vector<CommTotalRow> totals = {{0, "send", 120, 60 * (reply / 4), 60 * reply, 0, 0}};
+    for (int r = 1; r < 4; ++r) totals.push_back({r, "send", 40, 20 * (push / 4), 20 * push, 0, 0});
+    store.add_comm_totals(id, totals);
+    store.finish_run(id, "completed", "", RunSummary{});
+  };
+  {
+    ResultStore store(path);
+    write(store, "bsp", 3);
+    write(store, "asp", 1);
+  }
+  auto ms = load_measurements(path, "ps");
+  ASSERT_EQ(ms.size(), 2u);
+  for (const auto& m : ms) {
+    ASSERT_TRUE(m.unusable.empty()) << m.unusable;
+    EXPECT_EQ(measured_workers(m), 3);
+    EXPECT_DOUBLE_EQ(m.gradients_per_epoch, 30);
+    EXPECT_DOUBLE_EQ(m.push_bytes_per_gradient, double(push)) << m.name;
+    EXPECT_DOUBLE_EQ(m.pull_bytes_per_gradient, double(reply)) << m.name;
+  }
+  EXPECT_TRUE(ms[0].synchronous);
+  EXPECT_FALSE(ms[1].synchronous);
+  const NetworkProfile& net = find_network_profile("1gbe");
+  EXPECT_NEAR(project_point(ms[0], 3, net).comm_seconds,
+              net.alpha * 120 + net.beta * 30 * double(push + reply), 1e-12);
 }
 
 }  // namespace
