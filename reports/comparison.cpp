@@ -30,7 +30,7 @@ const std::string kRunsQuery = std::string("SELECT ") + kRunColumns +
         FROM steps s WHERE s.run_id = r.id),
        (SELECT COALESCE(MIN(e.wall_seconds), -1) FROM evals e
         WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2),
-       r.config
+       r.config, COALESCE(r.workers, r.world_size)
 FROM runs r
 WHERE (?1 = '' OR r.suite = ?1)
   AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
@@ -42,9 +42,11 @@ const char* const kBytesLegend =
     "(nccl-tests factors). Payload compression = dense fp32 payload ÷ the run's payload (the "
     "papers' definition); wire ratio = dense SGD's bus bytes at the same ranks (ring allreduce) ÷ "
     "the run's bus bytes (what the network carries). Evaluation of the averaged model is "
-    "bookkeeping, not counted. A parameter server (ps) has no ratio here: its ranks are servers "
-    "and workers that send different traffic, and its step rows count applied updates, not "
-    "rounds; `cedar report --staleness` and `cedar project` give its bytes per worker step.";
+    "bookkeeping, not counted. A parameter server (ps) has no bytes, ratios or modeled seconds "
+    "here (–): its ranks are servers and workers that send different traffic, and its step rows "
+    "count applied updates, not rounds; `cedar project` gives its pushes and replies per gradient "
+    "on the servers' links. Its Δ vs dense is against dense SGD on as many ranks as it has "
+    "workers.";
 const char* const kThroughputLegend =
     "img/s/rank: training throughput of one rank, the images it trained on ÷ the wall-clock of "
     "those steps (evaluations left out), median over epochs, mean over seeds.";
@@ -58,6 +60,18 @@ std::string fmt(const char* f, double v) {
 // Training images per second on one rank; "–" when unknown.
 std::string rate(const ComparisonRow& r) {
   return r.images_per_second > 0 ? fmt("%.0f", r.images_per_second) : "–";
+}
+
+// A parameter server's rows leave out what would mean something else on them (kBytesLegend).
+std::string ps_dash(const ComparisonRow& r, const char* f, double v) {
+  return r.algorithm == "ps" ? "–" : fmt(f, v);
+}
+
+// The ranks; a parameter server's as world size (workers + servers).
+std::string ranks(const ComparisonRow& r) {
+  if (r.workers <= 0 || r.workers >= r.world_size) return std::to_string(r.world_size);
+  return std::to_string(r.world_size) + " (" + std::to_string(r.workers) + " + " +
+         std::to_string(r.world_size - r.workers) + " srv)";
 }
 
 std::string pct(double mean, double sd, int n) {
@@ -89,6 +103,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.compute_seconds = sqlite3_column_double(st, 16);
     r.latency_steps = sqlite3_column_int64(st, 17);
     r.time_to_target = sqlite3_column_double(st, 18);
+    r.workers = sqlite3_column_int64(st, 20);
     out.push_back(r);
     const std::string config = column_text(st, 19);
     batch_sizes.push_back(batch_size_of(config));
@@ -125,6 +140,7 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     row.model = g[0]->model;
     row.dataset = g[0]->dataset;
     row.world_size = g[0]->world_size;
+    row.workers = g[0]->workers;
     row.amp = g[0]->amp;
     row.runs = static_cast<int>(g.size());
     row.target = target;
@@ -196,7 +212,7 @@ const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows,
   const ComparisonRow* first = nullptr;
   for (const auto& b : rows) {
     if (b.algorithm != "dense" || b.completed == 0 || b.model != r.model ||
-        b.dataset != r.dataset || b.world_size != r.world_size)
+        b.dataset != r.dataset || b.world_size != (r.workers > 0 ? r.workers : r.world_size))
       continue;
     if (b.name == "dense") return &b;
     if (!first) first = &b;
@@ -216,16 +232,16 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
   s << "---|\n";
   for (const auto& r : rows) {
     s << "| " << r.name << " | " << r.algorithm << " | " << r.model << " | " << r.dataset << " | "
-      << r.world_size << " | " << pct(r.final_mean, r.final_std, r.completed) << " | "
+      << ranks(r) << " | " << pct(r.final_mean, r.final_std, r.completed) << " | "
       << fmt("%.2f", 100 * r.best_mean) << " | "
       << (r.has_dense ? fmt("%+.2f", 100 * r.gap_to_dense) : "–") << " | "
-      << fmt("%.1f", r.wall_mean) << " | " << rate(r) << " | " << fmt("%.3f", r.payload_mb) << " | "
-      << fmt("%.3f", r.bus_mb) << " | "
+      << fmt("%.1f", r.wall_mean) << " | " << rate(r) << " | " << ps_dash(r, "%.3f", r.payload_mb)
+      << " | " << ps_dash(r, "%.3f", r.bus_mb) << " | "
       << (r.payload_compression > 0 ? fmt("%.1f×", r.payload_compression) : "–") << " | "
       << (r.wire_ratio > 0 ? fmt("%.2f×", r.wire_ratio) : "–") << " | "
-      << fmt("%.1f", modeled_seconds_on(r, "1gbe")) << " / "
-      << fmt("%.1f", modeled_seconds_on(r, "10gbe")) << " / "
-      << fmt("%.1f", modeled_seconds_on(r, "100gbe")) << " | ";
+      << ps_dash(r, "%.1f", modeled_seconds_on(r, "1gbe")) << " / "
+      << ps_dash(r, "%.1f", modeled_seconds_on(r, "10gbe")) << " / "
+      << ps_dash(r, "%.1f", modeled_seconds_on(r, "100gbe")) << " | ";
     if (target) {
       if (r.time_to_target < 0)
         s << "not reached | ";

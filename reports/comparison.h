@@ -12,6 +12,8 @@ struct RunResult {
   int64_t id = 0;
   std::string suite, name, algorithm, model, dataset, status;
   int64_t world_size = 1, seed = 0, steps = 0;
+  int64_t workers = 0;  // ranks computing gradients: world_size but a parameter server's servers
+                        // (0: world_size)
   double final_accuracy = 0, best_accuracy = 0, wall_seconds = 0;
   int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
   int64_t bus_bytes = 0;               // rank 0
@@ -26,6 +28,7 @@ struct RunResult {
 struct ComparisonRow {
   std::string name, algorithm, model, dataset;
   int64_t world_size = 1;
+  int64_t workers = 0;  // world_size but a parameter server's servers (0: world_size)
   int runs = 0, completed = 0;
   double final_mean = 0, final_std = 0, best_mean = 0;
   double gap_to_dense = 0;  // final_mean - dense final_mean (accuracy points / 100)
@@ -57,8 +60,9 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
                                  double target = 0);
 std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, double target = 0);
 // The dense SGD baseline of `r`: a completed dense-algorithm row of the same model, dataset and
-// world size, the one named "dense" where a suite has several (plain steps, large batches), else
-// the first; nullptr when none.
+// workers (a parameter server's workers, its servers left out, as the claims count them), the one
+// named "dense" where a suite has several (plain steps, large batches), else the first; nullptr
+// when none.
 const ComparisonRow* dense_baseline_row(const std::vector<ComparisonRow>& rows,
                                         const ComparisonRow& r);
 // The row's modeled training time on the network profile named `profile` (0 when unknown).

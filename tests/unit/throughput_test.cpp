@@ -120,7 +120,9 @@ TEST(Comparison, ParameterServerRowHasNoByteRatios) {
   EXPECT_EQ(rows[1].payload_compression, 0);
   EXPECT_EQ(rows[1].wire_ratio, 0);
   const std::string md = render_markdown(rows);
-  EXPECT_NE(md.find("A parameter server (ps) has no ratio here"), std::string::npos) << md;
+  EXPECT_NE(md.find("A parameter server (ps) has no bytes, ratios or modeled seconds here"),
+            std::string::npos)
+      << md;
 }
 
 // Mixed precision is read from each run's resolved configuration and named under the table;
