@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "reports/results_reader.h"
+#include "reports/uncommitted_runs.h"
 
 namespace cedar {
 namespace {
@@ -24,6 +25,17 @@ std::string text(const nlohmann::json& j, const char* key) {
 }
 
 std::string or_dash(const std::string& s) { return s.empty() ? "–" : s; }
+
+// The revision, its commit, and a mark with the diff hash where it was built with uncommitted
+// changes.
+std::string revision_cell(const RunProvenance& r) {
+  std::string cell = or_dash(r.revision);
+  if (!r.commit.empty() && r.commit != "unknown") cell += " (" + r.commit + ")";
+  if (built_uncommitted(r.revision, r.diff))
+    cell += std::string(" ") + kUncommittedMark + " changes " +
+            (r.diff.empty() ? std::string("not recorded") : "sha256 " + r.diff);
+  return cell;
+}
 
 }  // namespace
 
@@ -52,6 +64,8 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
       p.cuda = text(j, "cuda");
       p.cpu = text(j, "cpu");
       p.gpu = text(j, "gpu");
+      p.commit = text(j, "commit");
+      p.diff = text(j, "diff");
       if (j.contains("cpu_count") && j["cpu_count"].is_number())
         p.cpu_count = j["cpu_count"].get<int64_t>();
       if (j.contains("threads_per_rank") && j["threads_per_rank"].is_number())
@@ -70,7 +84,8 @@ std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
   std::vector<Env> order;
   std::map<Env, std::vector<std::string>> members;
   for (const auto& r : runs) {
-    Env e{r.revision, r.host, r.torch, r.mpi, r.nccl, r.cuda, r.cpu, r.cpu_count, r.threads, r.gpu};
+    Env e{revision_cell(r), r.host, r.torch,     r.mpi,     r.nccl,
+          r.cuda,           r.cpu,  r.cpu_count, r.threads, r.gpu};
     if (!members.count(e)) order.push_back(e);
     members[e].push_back(r.name + " (seed " + std::to_string(r.seed) + ")");
   }
@@ -82,10 +97,10 @@ std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
     const auto& [rev, host, torch, mpi, nccl, cuda, cpu, cores, threads, gpu] = e;
     std::string list;
     for (const auto& m : members[e]) list += (list.empty() ? "" : ", ") + m;
-    s << "| " << or_dash(rev) << " | " << or_dash(host) << " | " << or_dash(torch) << " | "
-      << or_dash(mpi) << " | " << or_dash(nccl) << " | " << or_dash(cuda) << " | " << or_dash(cpu)
-      << " | " << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu)
-      << " | " << list << " |\n";
+    s << "| " << rev << " | " << or_dash(host) << " | " << or_dash(torch) << " | " << or_dash(mpi)
+      << " | " << or_dash(nccl) << " | " << or_dash(cuda) << " | " << or_dash(cpu) << " | "
+      << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu) << " | "
+      << list << " |\n";
   }
   s << "\nCommand of each run (what reproduces it alone):\n\n";
   for (const auto& r : runs)

@@ -9,6 +9,9 @@ namespace cedar {
 struct RunProvenance {
   int64_t id = 0, seed = 0, threads = 0;
   std::string name, status, host, revision;
+  // The commit's full hash and the SHA-256 of the uncommitted changes built with it ("" for a
+  // clean tree or a run written before they were recorded; runner/source_revision.h).
+  std::string commit, diff;
   std::string command, torch, mpi, nccl, cuda, cpu, gpu;
   int64_t cpu_count = 0;
   bool recorded = false;  // false for runs written before provenance was stored
@@ -17,7 +20,8 @@ struct RunProvenance {
 // The latest run of each (name, seed) in `suite` (all suites when empty), in run order.
 std::vector<RunProvenance> load_provenance(const std::string& db_path, const std::string& suite);
 // A markdown table of the environments (runs that share one are listed together) and each
-// run's command line.
+// run's command line. A revision built with uncommitted changes is marked (reports/
+// uncommitted_runs.h) with the hash of those changes.
 std::string render_provenance_markdown(const std::vector<RunProvenance>& runs);
 
 }  // namespace cedar

@@ -44,7 +44,7 @@ def layer_of(relative_path):
     if not parts:
         return None
     if parts[0] == "runner":
-        # runner/version.h (generated) belongs to the runner as a whole.
+        # runner/source_revision.h belongs to the runner as a whole.
         return "runner/" + parts[1] if len(parts) > 2 else "runner"
     return parts[0] if parts[0] in PRODUCT_LAYERS or parts[0] in CLIENTS else None
 

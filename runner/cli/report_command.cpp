@@ -17,6 +17,7 @@
 #include "reports/plots.h"
 #include "reports/provenance_table.h"
 #include "reports/staleness.h"
+#include "reports/uncommitted_runs.h"
 #include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
@@ -103,13 +104,20 @@ int command_report(const ReportArgs& args) {
     throw std::runtime_error(
         args.db + ": no finished runs" +
         (args.suite.empty() ? std::string() : " in suite '" + args.suite + "'"));
+  // Rows holding a run built from uncommitted changes are marked, the runs named under the table.
+  const auto uncommitted = load_uncommitted_runs(args.db, args.suite);
+  const std::string markdown = render_markdown_marked(rows, uncommitted);
   std::string out;
   if (args.format == "md")
-    out = render_markdown(rows);
+    out = markdown;
   else if (args.format == "csv")
     out = render_csv(rows);
   else
-    out = render_latex(rows);
+    out = render_latex_marked(rows, uncommitted);
+  if (args.format == "csv" && !uncommitted.empty())
+    std::fprintf(stderr,
+                 "cedar report: %zu run(s) built from uncommitted changes (see --format md)\n",
+                 uncommitted.size());
   std::fputs(out.c_str(), stdout);
   std::string claims;
   if (!args.claims.empty()) {
@@ -136,8 +144,7 @@ int command_report(const ReportArgs& args) {
     std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(),
                  args.plots.c_str());
   }
-  if (!args.document.empty())
-    write_document(args, args.format == "md" ? out : render_markdown(rows), claims);
+  if (!args.document.empty()) write_document(args, markdown, claims);
   return 0;
 }
 

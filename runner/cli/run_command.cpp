@@ -3,12 +3,15 @@
 #include "comm/mpi_communicator.h"
 #include "config/experiment_config.h"
 #include "runner/cli/commands.h"
+#include "runner/source_revision.h"
 #include "runner/train/experiment.h"
-#include "runner/version.h"
 
 namespace cedar {
 
-std::string version_string() { return kCedarVersion; }
+std::string version_string() {
+  return source_version() + " (commit " + kSourceCommit +
+         (kSourceDiff[0] ? std::string(", uncommitted changes sha256 ") + kSourceDiff : "") + ")";
+}
 
 int fail_job(int code) {
   if (launched_under_mpi()) {

@@ -15,6 +15,7 @@
 #include "config/experiment_config.h"
 #include "platform/process.h"
 #include "reports/comparison.h"
+#include "reports/uncommitted_runs.h"
 #include "runner/cli/commands.h"
 #include "runner/suite/launcher.h"
 #include "runner/suite/preflight.h"
@@ -146,7 +147,8 @@ int command_sbatch(const SbatchArgs& args) {
   }
   const double target = load_experiment(suite.file, args.overrides).train.target_accuracy;
   auto rows = compare_runs(load_runs(cmd.db, suite.name, target), target);
-  std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
+  std::printf("\n## %s\n\n%s", suite.name.c_str(),
+              render_markdown_marked(rows, load_uncommitted_runs(cmd.db, suite.name)).c_str());
   std::fflush(stdout);
   return rc;
 }

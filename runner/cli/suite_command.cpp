@@ -9,6 +9,7 @@
 #include "config/experiment_config.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
+#include "reports/uncommitted_runs.h"
 #include "results/claim_files.h"
 #include "results/results_mode.h"
 #include "results/shards.h"
@@ -173,7 +174,8 @@ int command_suite(const SuiteArgs& args) {
   // The file's train.target_accuracy (if set) gives the time-to-target column.
   const double target = load_experiment(suite.file, args.overrides).train.target_accuracy;
   auto rows = compare_runs(load_runs(args.db, suite.name, target), target);
-  std::printf("\n## %s\n\n%s", suite.name.c_str(), render_markdown(rows).c_str());
+  std::printf("\n## %s\n\n%s", suite.name.c_str(),
+              render_markdown_marked(rows, load_uncommitted_runs(args.db, suite.name)).c_str());
   auto claims = load_claims(suite.file);
   if (!claims.empty())
     std::printf("\n### Claims\n\n%s",

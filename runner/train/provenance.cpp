@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "comm/library_versions.h"
-#include "runner/version.h"
+#include "runner/source_revision.h"
 
 namespace cedar {
 namespace {
@@ -47,7 +47,9 @@ const std::string& command_line() { return g_command_line; }
 std::string collect_provenance(int threads, int gpu_device) {
   nlohmann::ordered_json j;
   j["command"] = g_command_line;
-  j["revision"] = kCedarVersion;
+  j["revision"] = source_version();
+  j["commit"] = std::string(kSourceCommit);
+  j["diff"] = std::string(kSourceDiff);
   j["torch"] = TORCH_VERSION;
   j["mpi"] = mpi_library_version();
   j["nccl"] = nccl_library_version();

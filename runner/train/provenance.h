@@ -1,7 +1,9 @@
 #pragma once
 // What a reader needs to reproduce a run, stored with its record (runs.provenance, JSON): the
 // command line, library versions (LibTorch, MPI, NCCL, CUDA), the CPU and GPU, the threads each
-// rank used and the source revision. `cedar report --provenance` prints it.
+// rank used and the source revision: its description ("revision", as runs.code_version), full
+// commit hash ("commit") and the hash of the uncommitted changes it was built with ("diff", empty
+// for a clean tree; runner/source_revision.h). `cedar report --provenance` prints it.
 #include <string>
 
 namespace cedar {

@@ -3,9 +3,9 @@
 #include <torch/torch.h>
 
 #include "algorithms/parameter_server.h"
+#include "runner/source_revision.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/provenance.h"
-#include "runner/version.h"
 
 namespace cedar {
 
@@ -22,7 +22,7 @@ RunRecord make_run_record(const ExperimentConfig& cfg, const std::string& resolv
   rec.seed = static_cast<int64_t>(cfg.train.seed);
   rec.config = resolved_yaml;
   rec.config_hash = fingerprint;
-  rec.code_version = kCedarVersion;
+  rec.code_version = source_version();
   rec.host = this_host();
   rec.backend = backend.backend();
   rec.network = cfg.network.profile;

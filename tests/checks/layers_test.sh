@@ -12,7 +12,7 @@ trap 'rm -rf "$tree"' EXIT
 mkdir -p "$tree/config" "$tree/comm" "$tree/runner/train"
 touch "$tree/CMakeLists.txt"
 printf '#include "config/params.h"\n' > "$tree/comm/ok.h"
-printf '#include "runner/version.h"\n#include "comm/ok.h"\n' > "$tree/runner/train/ok.cpp"
+printf '#include "runner/source_revision.h"\n#include "comm/ok.h"\n' > "$tree/runner/train/ok.cpp"
 python3 "$CHECK" "$tree" > "$tree/out.txt" || { cat "$tree/out.txt"; echo "a tree of downward includes failed"; exit 1; }
 
 printf '#include <string>\n#include "comm/communicator.h"\n' > "$tree/config/params.h"

@@ -34,6 +34,15 @@ check "one evaluation on all 1000 test images" equals "$(q "SELECT COUNT(*) FROM
 check "accuracy well above chance (10%)" greater "$(q "SELECT final_test_accuracy FROM runs")" 0.5
 check "per-rank totals for both ranks" equals "$(q "SELECT COUNT(*)||','||SUM(payload_bytes) FROM comm_totals WHERE op='allreduce'")" "2,$((2 * 32 * 4 * 61706))"
 check "resolved config stored" contains "$(q "SELECT config FROM runs")" "batch_size: 32"
+# The run records the source revision this binary was built from (`cedar --version`: the code
+# version, then the commit and any uncommitted changes' hash).
+version=$("$CEDAR" --version)
+check "code version is the build's" equals "$(q "SELECT code_version FROM runs")" "${version%% *}"
+commit=$(sed -nE 's/.*\(commit ([0-9a-f]+|unknown)[,)].*/\1/p' <<< "$version")
+diff=$(sed -nE 's/.*uncommitted changes sha256 ([0-9a-f]{64})\)$/\1/p' <<< "$version")
+check "cedar --version names a commit" grep -qxE '[0-9a-f]{40}|unknown' <<< "$commit"
+check "provenance names the build's commit" equals "$(q "SELECT json_extract(provenance, '\$.commit') FROM runs")" "$commit"
+check "provenance names the build's diff hash" equals "$(q "SELECT json_extract(provenance, '\$.diff') FROM runs")" "$diff"
 check "wall clock increases" equals "$(q "SELECT COUNT(*) FROM steps a JOIN steps b ON b.step = a.step + 1 WHERE b.wall_seconds < a.wall_seconds")" 0
 
 # train.evals_per_epoch: N evenly spaced evaluations per epoch, the k-th after step ceil(k S / N)
