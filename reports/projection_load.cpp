@@ -1,6 +1,6 @@
 // Reading runs for projection: each run's per-step collective mix from comm_totals, its levels,
 // and a parameter server's gradients, pushes and replies (reports/projection.h).
-#include "reports/projection.h"
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
+#include "reports/projection.h"
 #include "reports/results_reader.h"
 
 namespace cedar {

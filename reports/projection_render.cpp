@@ -1,12 +1,11 @@
 // The projection's tables: markdown and CSV (reports/projection.h).
-#include "reports/projection.h"
-
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "comm/network_model.h"
+#include "reports/projection.h"
 
 namespace cedar {
 namespace {
@@ -39,8 +38,8 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
   std::ostringstream s;
   if (projections.empty()) return "";
   const NetworkProfile& net = find_network_profile(projections[0].network);
-  s << "# Projected time to train one measured epoch's samples on " << net.name << " (α = "
-    << fmt("%g", net.alpha * 1e6) << " µs, " << fmt("%g", 8e-9 / net.beta)
+  s << "# Projected time to train one measured epoch's samples on " << net.name
+    << " (α = " << fmt("%g", net.alpha * 1e6) << " µs, " << fmt("%g", 8e-9 / net.beta)
     << " Gb/s; modeled seconds from this profile, compute measured)\n\n"
     << "Every row is the same N samples: those of the measured epoch (its steps × P0 ranks × the "
        "batch per rank). Fixed batch per rank, so steps = measured steps × P0 / P, kept "
@@ -101,8 +100,8 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
     for (const auto& pt : p.points) {
       auto secs = [&](double v) { return fmt("%.3f", v); };
       s << "| " << pt.workers << (pt.measured ? " (measured)" : "") << " | "
-        << fmt("%.2f", pt.steps_per_epoch) << " | " << secs(pt.compute_seconds) << " | " << secs(pt.comm_seconds) << " | "
-        << secs(pt.total_seconds) << " |";
+        << fmt("%.2f", pt.steps_per_epoch) << " | " << secs(pt.compute_seconds) << " | "
+        << secs(pt.comm_seconds) << " | " << secs(pt.total_seconds) << " |";
       if (ar) s << " " << fmt("%.4f", pt.allreduce_mb) << " |";
       if (ag) s << " " << fmt("%.4f", pt.allgather_mb) << " |";
       if (bc) s << " " << fmt("%.4f", pt.broadcast_mb) << " |";
@@ -129,9 +128,8 @@ std::string render_projection_csv(const std::vector<Projection>& projections) {
       s << m.name << "," << m.algorithm << "," << m.model << "," << m.dataset << "," << m.suite
         << "," << m.world_size << "," << m.seeds << "," << p.network << "," << pt.workers << ","
         << (pt.measured ? 1 : 0) << "," << fmt("%.6f", pt.steps_per_epoch) << ","
-        << secs(pt.compute_seconds) << "," << secs(pt.comm_seconds) << ","
-        << secs(pt.total_seconds) << ","
-        << fmt("%.6f", pt.allreduce_mb) << "," << fmt("%.6f", pt.allgather_mb) << ","
+        << secs(pt.compute_seconds) << "," << secs(pt.comm_seconds) << "," << secs(pt.total_seconds)
+        << "," << fmt("%.6f", pt.allreduce_mb) << "," << fmt("%.6f", pt.allgather_mb) << ","
         << fmt("%.6f", pt.broadcast_mb) << ","
         << (pt.speedup_vs_measured > 0 ? fmt("%.4f", pt.speedup_vs_measured) : "") << ","
         << (pt.speedup_vs_dense > 0 ? fmt("%.4f", pt.speedup_vs_dense) : "") << "," << p.dense_name
