@@ -104,6 +104,16 @@ bool same_seeds(Samples a, Samples b) {
   return sa == sb && std::adjacent_find(sa.begin(), sa.end()) == sa.end();
 }
 
+// The interval of mean a − mean b: paired where `pair` allows and the seeds are the same
+// (`paired` says so), Welch's otherwise.
+std::optional<Interval> two_arms(Samples a, Samples b, bool pair, bool* paired) {
+  *paired = pair && same_seeds(a, b);
+  if (!*paired) return welch_interval(values(a), values(b));
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return paired_interval(values(a), values(b));
+}
+
 // The finding's test: `a` alone (one sample) or `a` − `b` (two arms), on the log scale for
 // ratios. Fills measured, the interval and the verdict.
 void test_finding(ClaimVerdict& v, Samples a, const std::optional<Samples>& b, bool pair) {
@@ -115,18 +125,7 @@ void test_finding(ClaimVerdict& v, Samples a, const std::optional<Samples>& b, b
     v.verdict = "insufficient seeds";
     return;
   }
-  std::optional<Interval> ci;
-  if (!b) {
-    ci = mean_interval(values(a));
-  } else if (pair && same_seeds(a, *b)) {
-    Samples sb = *b;
-    std::sort(a.begin(), a.end());
-    std::sort(sb.begin(), sb.end());
-    ci = paired_interval(values(a), values(sb));
-    v.paired = true;
-  } else {
-    ci = welch_interval(values(a), values(*b));
-  }
+  std::optional<Interval> ci = b ? two_arms(a, *b, pair, &v.paired) : mean_interval(values(a));
   v.low = back(ci->low);
   v.high = back(ci->high);
   v.margin = back(ci->half_width);
@@ -134,6 +133,31 @@ void test_finding(ClaimVerdict& v, Samples a, const std::optional<Samples>& b, b
       (!c.at_least || *v.low >= *c.at_least) && (!c.at_most || *v.high <= *c.at_most);
   const bool outside = (c.at_least && *v.high < *c.at_least) || (c.at_most && *v.low > *c.at_most);
   v.verdict = inside ? "reproduced" : outside ? "not reproduced" : "inconclusive";
+}
+
+// Can the seeds tell the method from its negative control? The interval of method − control in
+// the metric's own terms (accuracy points; log-ratios for ratios, where a speed-up's control
+// time is divided by the method's): containing 0, the two are not separated.
+void test_control(ClaimVerdict& v, const Samples& run, const std::vector<ComparisonRow>& rows,
+                  const WindowReader& windows) {
+  const Claim& c = v.claim;
+  const ComparisonRow* k = find_row(rows, c.control);
+  auto control = k ? samples(c, c.control, *k, windows) : std::nullopt;
+  if (!control) {
+    v.control_verdict = "not enough runs";
+    return;
+  }
+  if (static_cast<int>(run.size()) < kMinSeeds || static_cast<int>(control->size()) < kMinSeeds) {
+    v.control_verdict = "insufficient seeds";
+    return;
+  }
+  bool paired = false;
+  const bool time = is_time(c.metric);
+  auto ci = time ? two_arms(*control, run, false, &paired) : two_arms(run, *control, true, &paired);
+  const bool ratio = time || is_byte_metric(c.metric);
+  v.control_low = ratio ? std::exp(ci->low) : ci->low;
+  v.control_high = ratio ? std::exp(ci->high) : ci->high;
+  v.control_verdict = ci->low > 0 || ci->high < 0 ? "separated" : "not separated";
 }
 
 // An accounting check's ratio of byte totals (all seeds together); nullopt where unmeasured.
@@ -206,6 +230,7 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
         test_finding(v, *other, run, false);
       else
         test_finding(v, *run, other, true);
+      if (!c.control.empty()) test_control(v, *run, rows, windows);
     }
     out.push_back(v);
   }

@@ -14,7 +14,8 @@ const std::vector<std::string> kClaimMetrics = {
 namespace {
 
 struct ClaimParams {
-  std::string text, source, setting, reduced, kind, run, baseline, metric, profile = "1gbe";
+  std::string text, source, setting, reduced, kind, run, baseline, control, metric,
+      profile = "1gbe";
   double at_least = 0, at_most = 0;
   template <class V>
   void visit(V& v) {
@@ -28,6 +29,7 @@ struct ClaimParams {
     v("run", run, "run name in the suite");
     v("baseline", baseline,
       "run compared against (default: dense SGD of the same model, data, ranks)");
+    v("control", control, "findings: a negative-control run the method must be told apart from");
     v("metric", metric, "what is measured", one_of(kClaimMetrics));
     v("profile", profile, "network profile (modeled_speedup)", one_of(network_profile_names()));
     v("at_least", at_least, "lower bound on the metric");
@@ -97,6 +99,11 @@ std::vector<Claim> load_claims(const std::string& path) {
                         ": claims[]: 'kind' is required: accounting (bytes that follow from the "
                         "format or construction) or finding (what training measures)");
     c.kind = p.kind;
+    c.control = p.control;
+    if (c.kind == "accounting" && !c.control.empty())
+      throw ConfigError(where(src, "claims[].control", item["control"]) +
+                        ": claims[].control: accounting follows from the format and has no "
+                        "negative control; only findings take one");
     if (c.kind == "accounting" && !is_byte_metric(metric))
       throw ConfigError(where(src, "claims[].kind", item["kind"]) +
                         ": claims[].kind: only byte metrics (payload_compression, wire_ratio) "

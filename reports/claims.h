@@ -14,6 +14,8 @@
 //       window: {from_epoch: 1}       # byte metrics: steady state only (from_step or from_epoch,
 //                                     # both counted from 0, or last_epoch: true)
 //       profile: 1gbe                 # modeled_speedup only
+//       control: gradient-dropping    # findings, optional: a negative control, a run the method
+//                                     # must be told apart from (see below)
 //
 // Two kinds of claim, and every claim in a file states its own (there is no default):
 //   accounting: bytes that follow from a format or construction (QSGD's fixed-width levels,
@@ -39,6 +41,9 @@
 //       paired: Welch's t on log baseline time − log run time. Byte findings (e.g. LAG's skipped
 //       uploads, which depend on the gradients) are paired by seed like accuracy gaps
 //       (against a named baseline; without one, the one-sample interval of the log-ratio).
+//   A finding's `control:` run is measured the same way; the interval of method − control (for
+//   ratios method ÷ control) that contains 0 (1) says the seeds cannot separate the method from
+//   its negative control, whatever the verdict: "not separated" beside it.
 //   A missing run or baseline reads "not enough runs" for either kind. No LibTorch here.
 #include <cstdint>
 #include <functional>
@@ -72,6 +77,7 @@ struct Claim {
   std::optional<double> at_least, at_most;
   std::string setting, reduced, baseline;
   std::string kind = "finding";  // or "accounting"
+  std::string control;           // findings: a negative-control run ("" for none)
   ClaimWindow window;
 };
 
@@ -98,8 +104,12 @@ struct ClaimVerdict {
   // findings with enough seeds: the 95% interval of `measured`, and the margin the seeds
   // resolve: its half-width in points, or for a ratio the factor f of [m / f, m × f].
   std::optional<double> low, high, margin;
-  bool ratio = false;      // the metric is a ratio (the margin is a factor)
-  bool paired = false;     // the interval pairs the arms by seed (else Welch's, or one sample)
+  bool ratio = false;   // the metric is a ratio (the margin is a factor)
+  bool paired = false;  // the interval pairs the arms by seed (else Welch's, or one sample)
+  // With a control: "separated", "not separated", "insufficient seeds" or "not enough runs", and
+  // the interval of method − control (a ratio: method ÷ control).
+  std::string control_verdict;
+  std::optional<double> control_low, control_high;
   int seeds = 0;           // completed runs the measurement rests on (the claimed run's)
   int baseline_seeds = 0;  // and its baseline's (0 when the metric needs none)
 };

@@ -48,6 +48,17 @@ std::string seeds(const ClaimVerdict& v, bool method) {
   return s;
 }
 
+// e.g. "not separated from control gradient-dropping: method − control in [-0.3, 0.8]".
+std::string control(const ClaimVerdict& v) {
+  const bool tested = v.control_low.has_value();
+  std::string s = tested ? v.control_verdict + " from control " + v.claim.control
+                         : "control " + v.claim.control + ": " + v.control_verdict;
+  if (tested)
+    s += std::string(": method ") + (v.ratio ? "÷" : "−") + " control in [" + num(*v.control_low) +
+         ", " + num(*v.control_high) + "]";
+  return s;
+}
+
 void count(std::ostringstream& s, const std::vector<ClaimVerdict>& verdicts,
            const std::vector<std::string>& kinds_of_verdict) {
   bool first = true;
@@ -75,6 +86,7 @@ void findings(std::ostringstream& s, const std::vector<ClaimVerdict>& verdicts) 
     }
     std::string verdict = v.verdict;
     if (v.measured && !c.reduced.empty()) verdict += ", reduced scale";
+    if (!v.control_verdict.empty()) verdict += "; " + control(v);
     s << "| " << c.text << " | " << c.source << " | " << (c.setting.empty() ? "–" : c.setting)
       << " | " << checked << " | " << run(c) << " | " << metric(c) << " | " << claimed(c) << " | "
       << seeds(v, true) << " | " << (v.measured ? num(*v.measured) : "–") << " | " << interval

@@ -4,6 +4,7 @@
 // standard errors computed by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -169,6 +170,56 @@ TEST(ClaimVerdicts, SpeedupIsAnIntervalOfTheLogRatio) {
   EXPECT_EQ(v[0].verdict, "reproduced");    // [1.611, 2.482] ≥ 1.5
   EXPECT_EQ(v[1].verdict, "inconclusive");  // 2.2 inside it
   EXPECT_NE(render_claims_markdown(v).find("×/÷1.241"), std::string::npos);
+}
+
+// A negative control (a method that should not work as well, e.g. gradient dropping beside DGC):
+// where method − control holds 0 the verdict cannot tell them apart, and the table says so.
+// Dense 92.0, 92.2, 91.8; DGC 91.7, 92.0, 91.7 (gaps -0.3, -0.2, -0.1: reproduced ≥ -1).
+// Control at 91.8, 91.9, 91.6: DGC − control = -0.1, 0.1, 0.1, mean 1/30, s² = 4/300,
+// half-width 4.30265272974946 · √(4/900) = 0.2868: not separated. Control at 90.0, 90.3, 90.1:
+// DGC − control = 1.7, 1.7, 1.6, mean 1.6667, s² = 1/300: [1.523, 1.810], separated.
+TEST(ClaimVerdicts, ANegativeControlTheSeedsCannotSeparateIsNamed) {
+  auto path = write("control.yaml",
+                    "claims:\n  - {text: t, source: s, kind: finding, run: dgc, control: drop, "
+                    "metric: accuracy_gap, at_least: -1}\n");
+  auto verdict = [&](double a, double b, double c) {
+    std::vector<RunResult> runs;
+    const double dense[] = {0.920, 0.922, 0.918}, dgc[] = {0.917, 0.920, 0.917}, drop[] = {a, b, c};
+    for (int s = 1; s <= 3; ++s) {
+      runs.push_back(seed_run("dense", "dense", s, dense[s - 1]));
+      runs.push_back(seed_run("dgc", "dgc", s, dgc[s - 1]));
+      runs.push_back(seed_run("drop", "dgc", s, drop[s - 1]));
+    }
+    return evaluate_claims(load_claims(path), compare_runs(runs))[0];
+  };
+  ClaimVerdict close = verdict(0.918, 0.919, 0.916);
+  EXPECT_EQ(close.verdict, "reproduced");
+  EXPECT_EQ(close.control_verdict, "not separated");
+  EXPECT_NEAR(*close.control_high - *close.control_low, 2 * kT975df2 * std::sqrt(4.0 / 900), 1e-9);
+  EXPECT_NE(render_claims_markdown({close}).find(
+                "| reproduced; not separated from control drop: method − control in [-0.2535, "
+                "0.3202] |"),
+            std::string::npos)
+      << render_claims_markdown({close});
+  ClaimVerdict apart = verdict(0.900, 0.903, 0.901);
+  EXPECT_EQ(apart.control_verdict, "separated");
+  EXPECT_NEAR(*apart.control_low, 5.0 / 3 - kT975df2 * std::sqrt(1.0 / 900), 1e-9);
+  // Two seeds of the control cannot separate anything; a missing control is named as such.
+  std::vector<RunResult> runs;
+  for (int s = 1; s <= 3; ++s) {
+    runs.push_back(seed_run("dense", "dense", s, 0.92));
+    runs.push_back(seed_run("dgc", "dgc", s, 0.91 + 0.001 * s));
+    if (s < 3) runs.push_back(seed_run("drop", "dgc", s, 0.5));
+  }
+  EXPECT_EQ(evaluate_claims(load_claims(path), compare_runs(runs))[0].control_verdict,
+            "insufficient seeds");
+  runs.erase(
+      std::remove_if(runs.begin(), runs.end(), [](const RunResult& r) { return r.name == "drop"; }),
+      runs.end());
+  ClaimVerdict missing = evaluate_claims(load_claims(path), compare_runs(runs))[0];
+  EXPECT_EQ(missing.control_verdict, "not enough runs");
+  EXPECT_NE(render_claims_markdown({missing}).find("; control drop: not enough runs |"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -165,6 +165,9 @@ TEST(Claims, KindIsRequiredAndAccountingIsBytesOnly) {
                "'accuracy_gap' is a finding");
   expect_error("claims:\n  - {kind: accounting, run: dgc, metric: wall_speedup, at_least: 1}\n",
                "only byte metrics");
+  expect_error(
+      "claims:\n  - {kind: accounting, run: dgc, control: x, metric: wire_ratio, at_least: 1}\n",
+      "only findings take one");
 }
 
 // A named baseline replaces dense SGD: LAG is measured against plain gradient steps. LAG's bytes
