@@ -44,6 +44,9 @@ find_package(ZLIB ${_cedar_package})
 cedar_probe_report(zlib ZLIB_FOUND)
 find_package(OpenSSL ${_cedar_package})  # libcrypto: the checksums of `cedar data fetch`
 cedar_probe_report(openssl OPENSSL_FOUND)
+# Boost.Math's Student t quantiles (header-only): the confidence intervals of reports/claims.h.
+find_package(Boost 1.71 ${_cedar_package} CONFIG)
+cedar_probe_report(boost Boost_FOUND)
 find_package(Threads REQUIRED)
 find_path(TURBOJPEG_INCLUDE_DIR turbojpeg.h ${_cedar_required})
 find_library(TURBOJPEG_LIBRARY NAMES turbojpeg ${_cedar_required})

@@ -5,18 +5,46 @@
 //       source: "Lin et al., ICLR 2018, Table 2"
 //       setting: "ResNet-110, CIFAR-10, 4-32 workers, 164 epochs"   # where the paper measured it
 //       reduced: "ResNet-20, Fashion-MNIST 20k, 4 workers, 8 epochs" # what this suite checks it on
+//       kind: finding                 # or accounting (required, see below)
 //       run: dgc                      # the run name in the suite
 //       baseline: dense               # optional: the run compared against (default: dense SGD
 //                                     # of the same model, dataset and ranks)
 //       metric: accuracy_gap          # see kClaimMetrics
-//       at_least: -1.0                # and/or at_most
-//       seed_tolerance: 1             # accuracy metrics: bounds widen by this many seed spreads
+//       at_least: -1.0                # and/or at_most: the claimed region
 //       window: {from_epoch: 1}       # byte metrics: steady state only (from_step or from_epoch,
 //                                     # both counted from 0, or last_epoch: true)
 //       profile: 1gbe                 # modeled_speedup only
-// Each claim is evaluated on the measured runs: reproduced, not reproduced, or not enough runs
-// (the run or its baseline is missing). A verdict states the seeds it rests on and whether it
-// was checked at a reduced scale. No LibTorch here.
+//       control: gradient-dropping    # findings, optional: a negative control, a run the method
+//                                     # must be told apart from (see below)
+//
+// Two kinds of claim, and every claim in a file states its own (there is no default):
+//   accounting: bytes that follow from a format or construction (QSGD's fixed-width levels,
+//     top-k's index-value pairs, one model average every H steps). Only byte metrics
+//     (payload_compression, wire_ratio) can be accounting. Checked on the totals of the measured
+//     runs ("holds" / "does not hold"); they can only fail if metering is broken, so they are
+//     rendered in a table of their own and never counted as reproductions.
+//   finding: everything else: what training measures, bytes that depend on the gradients included
+//     (DGC's sampled threshold keeps k to 1.3k pairs; LAG skips uploads by its gradients).
+//     A finding is a test over seeds:
+//     - each arm needs at least 3 completed seeds; with fewer the verdict is "insufficient seeds";
+//     - the 95% confidence interval of the measured quantity (reports/confidence_interval.h)
+//       lies entirely inside the claimed region: "reproduced"; entirely outside: "not
+//       reproduced"; otherwise "inconclusive". The interval's half-width is the smallest margin
+//       the seeds resolve, printed beside every verdict.
+//     - accuracy, best_accuracy: the one-sample interval of the mean over seeds (points);
+//     - accuracy_gap (run − baseline, points): paired by seed (Student t over the per-seed
+//       differences) where both arms ran exactly the same seeds (a seed fixes initialisation and
+//       data order in both), Welch's t where they did not;
+//     - ratios (wall_speedup, modeled_speedup, and byte findings): the interval of the mean
+//       log-ratio, exponentiated, i.e. of the geometric mean ratio. Times are measurements
+//       repeated once per seed; a seed does not fix the machine's load, so times are never
+//       paired: Welch's t on log baseline time − log run time. Byte findings (e.g. LAG's skipped
+//       uploads, which depend on the gradients) are paired by seed like accuracy gaps
+//       (against a named baseline; without one, the one-sample interval of the log-ratio).
+//   A finding's `control:` run is measured the same way; the interval of method − control (for
+//   ratios method ÷ control) that contains 0 (1) says the seeds cannot separate the method from
+//   its negative control, whatever the verdict: "not separated" beside it.
+//   A missing run or baseline reads "not enough runs" for either kind. No LibTorch here.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -48,34 +76,52 @@ struct Claim {
   std::string text, source, run, metric, profile = "1gbe";
   std::optional<double> at_least, at_most;
   std::string setting, reduced, baseline;
-  double seed_tolerance = 0;
+  std::string kind = "finding";  // or "accounting"
+  std::string control;           // findings: a negative-control run ("" for none)
   ClaimWindow window;
 };
 
-// Bytes of one run over a window, summed over its completed seeds.
+// Bytes of one completed run (one seed) over a window.
 struct WindowBytes {
+  int64_t seed = 0;
   double payload_per_rank = 0, bus = 0, dense_payload = 0;
   int64_t steps = 0;
 };
-// Reads a run's bytes over a window (run name → totals); nullopt when the run has no steps there.
+// Reads a run's bytes over a window, seed by seed (empty when the run has no steps there).
 using WindowReader =
-    std::function<std::optional<WindowBytes>(const std::string& run, const ClaimWindow&)>;
+    std::function<std::vector<WindowBytes>(const std::string& run, const ClaimWindow&)>;
 // A WindowReader over the latest completed runs of `suite` in the database at `db_path`.
 WindowReader database_window_reader(const std::string& db_path, const std::string& suite);
 
 struct ClaimVerdict {
   Claim claim;
-  std::string verdict;  // "reproduced", "not reproduced", "not enough runs"
+  // findings: "reproduced", "not reproduced", "inconclusive", "insufficient seeds";
+  // accounting: "holds", "does not hold"; either: "not enough runs".
+  std::string verdict;
+  // findings: the mean over seeds (a gap: of the differences; a ratio: the geometric mean);
+  // accounting: the ratio of the runs' byte totals.
   std::optional<double> measured;
+  // findings with enough seeds: the 95% interval of `measured`, and the margin the seeds
+  // resolve: its half-width in points, or for a ratio the factor f of [m / f, m × f].
+  std::optional<double> low, high, margin;
+  bool ratio = false;   // the metric is a ratio (the margin is a factor)
+  bool paired = false;  // the interval pairs the arms by seed (else Welch's, or one sample)
+  // With a control: "separated", "not separated", "insufficient seeds" or "not enough runs", and
+  // the interval of method − control (a ratio: method ÷ control).
+  std::string control_verdict;
+  std::optional<double> control_low, control_high;
   int seeds = 0;           // completed runs the measurement rests on (the claimed run's)
   int baseline_seeds = 0;  // and its baseline's (0 when the metric needs none)
-  // The bounds actually applied: the claimed ones widened by seed_tolerance × the seed spread.
-  std::optional<double> applied_at_least, applied_at_most;
 };
+
+// The fewest completed seeds per arm a finding's verdict rests on.
+constexpr int kMinSeeds = 3;
 
 // Reads the `claims:` section of an experiment file (empty when absent). Throws ConfigError
 // naming file:line:column for a malformed claim.
 std::vector<Claim> load_claims(const std::string& path);
+// Claims of kClaimMetrics that are byte ratios: payload_compression, wire_ratio.
+bool is_byte_metric(const std::string& metric);
 // A claim with a window needs `windows`; without one it reads "not enough runs".
 std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
                                           const std::vector<ComparisonRow>& rows,

@@ -169,9 +169,19 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
         ++row.reached_target;
         ttt += r->time_to_target;
       }
-      for (size_t p = 0; p < profiles.size(); ++p)
-        row.modeled_seconds[p] +=
-            r->compute_seconds + profiles[p].seconds(r->latency_steps, r->bus_bytes);
+      SeedRun one{r->seed, r->final_accuracy, r->best_accuracy, r->wall_seconds, 0, 0, {}};
+      if (row.algorithm != "ps") {  // as for the row's ratios below
+        one.payload_compression =
+            payload_compression(double(r->dense_bytes_per_rank), double(r->payload_bytes_per_rank));
+        one.wire_ratio = wire_ratio(double(r->dense_bytes_per_rank), double(r->bus_bytes),
+                                    static_cast<int>(r->world_size));
+      }
+      for (size_t p = 0; p < profiles.size(); ++p) {
+        one.modeled_seconds.push_back(r->compute_seconds +
+                                      profiles[p].seconds(r->latency_steps, r->bus_bytes));
+        row.modeled_seconds[p] += one.modeled_seconds.back();
+      }
+      row.seed_runs.push_back(std::move(one));
     }
     for (auto& m : row.modeled_seconds) m /= std::max(1, row.completed);
     if (row.reached_target > 0) row.time_to_target = ttt / row.reached_target;

@@ -25,6 +25,14 @@ struct RunResult {
   std::string amp = "off";       // train.amp (reports/precision.h)
 };
 
+// One completed run of a row: what the claims' verdicts test over seeds (reports/claims.h).
+struct SeedRun {
+  int64_t seed = 0;
+  double final_accuracy = 0, best_accuracy = 0, wall_seconds = 0;
+  double payload_compression = 0, wire_ratio = 0;  // this run's own, as in reports/byte_ratios.h
+  std::vector<double> modeled_seconds;             // same order as network_profiles()
+};
+
 struct ComparisonRow {
   std::string name, algorithm, model, dataset;
   int64_t world_size = 1;
@@ -49,9 +57,10 @@ struct ComparisonRow {
   double target = 0;
   int reached_target = 0;
   double time_to_target = -1;
-  double target_speedup = 0;  // dense time to target / this run's
-  std::string statuses;       // e.g. "3 completed" or "2 completed, 1 failed"
-  std::string amp = "off";    // train.amp of its first run (the legend names mixed precision)
+  double target_speedup = 0;       // dense time to target / this run's
+  std::string statuses;            // e.g. "3 completed" or "2 completed, 1 failed"
+  std::string amp = "off";         // train.amp of its first run (the legend names mixed precision)
+  std::vector<SeedRun> seed_runs;  // its completed runs, one per seed
 };
 
 // The latest run of each (name, seed) in `suite` (all suites when empty). With target > 0 each

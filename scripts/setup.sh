@@ -33,6 +33,7 @@ python3-pip           | pip                   | py-pip           | required | py
 libopenmpi-dev        | openmpi openmpi-mpicxx| openmpi          | required | cmake:mpi
 openmpi-bin           | openmpi               | openmpi          | required | cmd:mpirun
 libyaml-cpp-dev       | yaml-cpp              | yaml-cpp         | required | cmake:yaml-cpp
+libboost-dev          | libboost-headers      | boost            | required | cmake:boost
 libsqlite3-dev        | libsqlite             | sqlite           | required | cmake:sqlite3
 sqlite3               | sqlite                | sqlite           | required | cmd:sqlite3
 libgtest-dev          | gtest                 | googletest       | required | cmake:gtest
