@@ -199,10 +199,10 @@ TEST(Experiments, SuitesRunEveryAlgorithmOfOneSeedBeforeTheNext) {
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   Suite suite = expand_suite(std::string(src) + "/experiments/reproduction.yaml");
-  ASSERT_EQ(suite.runs.size(), 18u);
+  ASSERT_EQ(suite.runs.size(), 50u);  // 10 runs, 5 seeds
   for (size_t i = 0; i < suite.runs.size(); ++i) {
-    EXPECT_EQ(suite.runs[i].seed, i < 9 ? 1u : 2u) << i << ": " << suite.runs[i].name;
-    EXPECT_EQ(suite.runs[i].name, suite.runs[i % 9].name) << i;
+    EXPECT_EQ(suite.runs[i].seed, i / 10 + 1) << i << ": " << suite.runs[i].name;
+    EXPECT_EQ(suite.runs[i].name, suite.runs[i % 10].name) << i;
   }
 }
 
