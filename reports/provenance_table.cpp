@@ -1,5 +1,6 @@
 #include "reports/provenance_table.h"
 
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,6 +38,44 @@ std::string revision_cell(const RunProvenance& r) {
   return cell;
 }
 
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * share);
+  return buf;
+}
+
+std::string load_note(const RunProvenance& r) {
+  return r.other_load < 0
+             ? std::string()
+             : ", other processes used " + percent(r.other_load) + " of its host's CPU";
+}
+
+// Which runs were timed on a quiet machine: a referee's first question of any time figure.
+std::string machine_load_summary(const std::vector<RunProvenance>& runs) {
+  int known = 0;
+  std::string loaded;
+  for (const auto& r : runs) {
+    if (r.other_load < 0) continue;
+    ++known;
+    if (r.other_load > kQuietMachineShare)
+      loaded += (loaded.empty() ? "" : ", ") + r.name + " (seed " + std::to_string(r.seed) + ", " +
+                percent(r.other_load) + ")";
+  }
+  const int unknown = static_cast<int>(runs.size()) - known;
+  std::string s =
+      "Machine load while training (other processes' share of a host's CPU time, "
+      "runner/train/machine_load.h): ";
+  if (known == 0) return s + "not recorded for any run.\n";
+  s += loaded.empty()
+           ? "every run with it recorded trained with other work under " +
+                 percent(kQuietMachineShare) + "."
+           : "timed beside other work (over " + percent(kQuietMachineShare) + "): " + loaded +
+                 ". Their wall-clock and compute times include that "
+                 "contention.";
+  if (unknown > 0) s += " Not recorded for " + std::to_string(unknown) + " run(s).";
+  return s + "\n";
+}
+
 }  // namespace
 
 std::vector<RunProvenance> load_provenance(const std::string& db_path, const std::string& suite) {
@@ -70,6 +109,10 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
         p.cpu_count = j["cpu_count"].get<int64_t>();
       if (j.contains("threads_per_rank") && j["threads_per_rank"].is_number())
         p.threads = j["threads_per_rank"].get<int64_t>();
+      const auto load = j.find("machine_load");
+      if (load != j.end() && load->is_object() && load->contains("max_other_share") &&
+          (*load)["max_other_share"].is_number())
+        p.other_load = (*load)["max_other_share"].get<double>();
     }
     out.push_back(std::move(p));
   }
@@ -102,9 +145,11 @@ std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
       << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu) << " | "
       << list << " |\n";
   }
+  s << "\n" << machine_load_summary(runs);
   s << "\nCommand of each run (what reproduces it alone):\n\n";
   for (const auto& r : runs)
     s << "- run " << r.id << ", " << r.name << " (seed " << r.seed << ", " << r.status
+      << load_note(r)
       << "): " << (r.command.empty() ? std::string("not recorded") : "`" + r.command + "`") << "\n";
   return s.str();
 }

@@ -15,13 +15,20 @@ struct RunProvenance {
   std::string command, torch, mpi, nccl, cuda, cpu, gpu;
   int64_t cpu_count = 0;
   bool recorded = false;  // false for runs written before provenance was stored
+  // The largest share of a host's CPU time other processes used while the run trained
+  // (runner/train/machine_load.h); < 0: not recorded.
+  double other_load = -1;
 };
 
 // The latest run of each (name, seed) in `suite` (all suites when empty), in run order.
 std::vector<RunProvenance> load_provenance(const std::string& db_path, const std::string& suite);
+// Runs whose hosts other work loaded by more than this share of their CPU time while they trained
+// are named as timed beside other work.
+inline constexpr double kQuietMachineShare = 0.05;
+
 // A markdown table of the environments (runs that share one are listed together) and each
-// run's command line. A revision built with uncommitted changes is marked (reports/
-// uncommitted_runs.h) with the hash of those changes.
+// run's command line, with the share of its hosts' CPU time other work used. A revision built with
+// uncommitted changes is marked (reports/ uncommitted_runs.h) with the hash of those changes.
 std::string render_provenance_markdown(const std::vector<RunProvenance>& runs);
 
 }  // namespace cedar

@@ -156,6 +156,16 @@ void ResultStore::add_comm_totals(int64_t run_id, const std::vector<CommTotalRow
   });
 }
 
+void ResultStore::set_provenance_entry(int64_t run_id, const std::string& key,
+                                       const std::string& json) {
+  flush();
+  Statement st(db_, path_,
+               "UPDATE runs SET provenance = json_set(CASE WHEN json_valid(provenance) THEN "
+               "provenance ELSE '{}' END, '$.' || ?, json(?)) WHERE id=?");
+  st.bind(1, key).bind(2, json).bind(3, run_id);
+  st.run();
+}
+
 void ResultStore::finish_run(int64_t run_id, const std::string& status, const std::string& error,
                              const RunSummary& s) {
   flush();

@@ -107,6 +107,9 @@ class ResultStore {
   void add_step(int64_t run_id, const StepRow& row);  // buffered; committed every few rows
   void add_eval(int64_t run_id, const EvalRow& row);  // committed at once, with pending steps
   void add_comm_totals(int64_t run_id, const std::vector<CommTotalRow>& rows);
+  // Sets `key` of the run's provenance JSON object to the JSON value `json` (e.g. what was
+  // measured only at the run's end); a run without provenance gets an object holding it.
+  void set_provenance_entry(int64_t run_id, const std::string& key, const std::string& json);
   void flush();
   // status: completed / failed / diverged. Flushes pending rows first.
   void finish_run(int64_t run_id, const std::string& status, const std::string& error,

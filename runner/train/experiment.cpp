@@ -21,6 +21,7 @@
 #include "runner/train/comm_totals.h"
 #include "runner/train/communicators.h"
 #include "runner/train/log.h"
+#include "runner/train/machine_load.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/ps_run.h"
 #include "runner/train/run_guard.h"
@@ -242,9 +243,16 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     trainer->set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
     training = [&] { return trainer->run(); };
   }
+  const CpuTimeSample cpu_start = sample_cpu_time();
   const TrainingEnd end = train(training, store, outcome.run_id);
-  // Per-rank communication totals, gathered through the control channel; rank 0 records them.
+  const CpuTimeSample cpu_end = sample_cpu_time();
+  // Per-rank communication totals and CPU time, gathered through the control channel; rank 0
+  // records them.
   const std::vector<CommTotalRow> totals = gather_comm_totals(*comms->metered, control);
+  const std::vector<RankCpu> cpu = gather_rank_cpu(cpu_start, cpu_end, this_host(), control);
+  if (store)
+    store->set_provenance_entry(outcome.run_id, "machine_load",
+                                host_load_json(summarise_host_load(cpu)));
   if (store) finish_record(*store, outcome.run_id, end, totals, checkpoints.get());
   outcome.status = end.status;
   outcome.final_test_accuracy = end.summary.final_test_accuracy;

@@ -34,6 +34,13 @@ check "one evaluation on all 1000 test images" equals "$(q "SELECT COUNT(*) FROM
 check "accuracy well above chance (10%)" greater "$(q "SELECT final_test_accuracy FROM runs")" 0.5
 check "per-rank totals for both ranks" equals "$(q "SELECT COUNT(*)||','||SUM(payload_bytes) FROM comm_totals WHERE op='allreduce'")" "2,$((2 * 32 * 4 * 61706))"
 check "resolved config stored" contains "$(q "SELECT config FROM runs")" "batch_size: 32"
+# The machine's load beside the run: both ranks on this host, their CPU time part of its busy time.
+check "machine load: one host with both ranks" equals \
+  "$(q "SELECT json_array_length(provenance, '\$.machine_load.hosts')||','||json_extract(provenance, '\$.machine_load.hosts[0].ranks') FROM runs")" "1,2"
+check "machine load: the ranks used CPU time" greater \
+  "$(q "SELECT json_extract(provenance, '\$.machine_load.hosts[0].run_cpu_s') FROM runs")" 0
+check "machine load: other work's share lies in [0, 1]" equals \
+  "$(q "SELECT json_extract(provenance, '\$.machine_load.max_other_share') BETWEEN 0 AND 1 FROM runs")" 1
 # The run records the source revision this binary was built from (`cedar --version`: the code
 # version, then the commit and any uncommitted changes' hash).
 version=$("$CEDAR" --version)
