@@ -57,6 +57,8 @@ struct ReportArgs {
   std::string document;  // also write the whole report as markdown here, plots beside it
   std::string findings;  // hand-written markdown included in the document
   std::string results_mode = "auto";  // how the database is written (merging shards first)
+  std::string regenerate;             // a document to write again from the results dump beside it
+  std::string output_dir;  // --regenerate: write it here (plots as data and scripts only)
 };
 
 struct MergeArgs {

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
 
   cedar::ReportArgs report_args;
   auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");
-  report->add_option("db", report_args.db, "results database")->required();
+  report->add_option("db", report_args.db, "results database (not with --regenerate)");
   report->add_option("--suite", report_args.suite, "only this suite");
   report->add_option("--format", report_args.format, "md, csv or tex")
       ->check(CLI::IsMember({"md", "csv", "tex"}))
@@ -137,13 +137,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   report->add_option(
       "--document", report_args.document,
-      "also write the whole report (setting, commands, wall-clock, tables, claims, "
-      "crossover, plots, provenance) as one markdown file; plots go to <name>-plots/ beside it");
+      "also write the whole report (setting, commands, wall-clock, tables, claims and their "
+      "history, crossover, plots, provenance) as one markdown file; plots go to <name>-plots/ "
+      "and the suite's runs as SQL to <name>.sql.gz beside it");
   report
       ->add_option(
           "--findings", report_args.findings,
           "--document: hand-written markdown (e.g. why a claim did not reproduce) to include")
       ->check(CLI::ExistingFile);
+  report
+      ->add_option("--regenerate", report_args.regenerate,
+                   "write a --document again from the results dump beside it (DOC.sql.gz), "
+                   "with the arguments it records")
+      ->check(CLI::ExistingFile);
+  report->add_option("--output-dir", report_args.output_dir,
+                     "--regenerate: write the document and its plots' data and scripts here (no "
+                     "gnuplot), e.g. to compare them with the committed ones");
   report->add_flag("--levels", report_args.levels,
                    "also the bytes per level (intra, inter) of runs with hierarchical exchanges, "
                    "per step and per run");

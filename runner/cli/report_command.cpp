@@ -1,18 +1,13 @@
 // `cedar report`: tables from the results database, and optionally the whole report as one
-// markdown document with its plots beside it.
+// markdown document with its plots and results dump beside it (runner/cli/report_document.h).
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
-#include "comm/network_profile_file.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
-#include "reports/crossover.h"
-#include "reports/document.h"
+#include "reports/document_arguments.h"
 #include "reports/level_bytes.h"
 #include "reports/plots.h"
 #include "reports/provenance_table.h"
@@ -21,73 +16,12 @@
 #include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/cli/commands.h"
-#include "runner/train/provenance.h"
+#include "runner/cli/report_document.h"
 
 namespace cedar {
 namespace {
 
-std::string crossover_section(const ReportArgs& args, const std::string& plot_dir) {
-  std::vector<NetworkProfile> profiles = network_profiles();
-  if (!args.networks.empty())
-    for (auto& p : load_network_profiles(args.networks)) profiles.push_back(p);
-  const NetworkProfile* latency = nullptr;
-  for (const auto& p : profiles)
-    if (p.name == args.latency_profile) latency = &p;
-  if (!latency)
-    throw std::runtime_error("--latency-profile: unknown profile '" + args.latency_profile + "'");
-  auto points =
-      crossover(load_measurements(args.db, args.suite), args.workers, latency->alpha, profiles);
-  if (!plot_dir.empty()) write_crossover_plot(points, plot_dir);
-  return render_crossover_markdown(points, latency->alpha, profiles);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the findings file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The commands that regenerate the runs and the document, with paths as given.
-std::string regenerate_commands(const ReportArgs& args) {
-  std::string report = command_line();
-  const size_t space = report.find(' ');
-  report = "build/cedar" + (space == std::string::npos ? std::string() : report.substr(space));
-  std::string s;
-  if (!args.claims.empty()) s += "build/cedar suite " + args.claims + " --db " + args.db + "\n";
-  return s + report + "\n";
-}
-
-void write_document(const ReportArgs& args, const std::string& comparison,
-                    const std::string& claims) {
-  namespace fs = std::filesystem;
-  const fs::path doc(args.document);
-  const fs::path dir = doc.parent_path().empty() ? fs::path(".") : doc.parent_path();
-  const std::string plots_rel = doc.stem().string() + "-plots";
-  const std::string plot_dir = (dir / plots_rel).string();
-  DocumentSections d;
-  d.title = args.suite.empty() ? "Cedar report" : "Cedar report: " + args.suite;
-  d.experiment_file = args.claims;
-  d.commands = regenerate_commands(args);
-  d.timing = load_suite_timing(args.db, args.suite);
-  d.comparison = comparison;
-  d.claims = claims;
-  d.crossover = crossover_section(args, plot_dir);
-  PlotOutput plots = write_plots(args.db, args.suite, plot_dir);
-  for (const auto& image : plots.images)
-    d.plots.push_back(plots_rel + "/" + fs::path(image).filename().string());
-  d.plots.push_back(plots_rel + "/crossover.svg");
-  d.provenance = render_provenance_markdown(load_provenance(args.db, args.suite));
-  if (!args.findings.empty()) d.findings = read_file(args.findings);
-  std::ofstream(args.document) << render_document(d);
-  std::fprintf(stderr, "cedar report: %s written, plots in %s\n", args.document.c_str(),
-               plot_dir.c_str());
-}
-
-}  // namespace
-
-int command_report(const ReportArgs& args) {
+int report_main(const ReportArgs& args, const DocumentOutput& document) {
   const ResolvedResultsMode mode = resolve_results_mode(args.results_mode, args.db);
   merge_if_sharded(args.db, args.results_mode, stderr);  // runs in shards join the database first
   if (::access(args.db.c_str(), F_OK) != 0)
@@ -118,14 +52,14 @@ int command_report(const ReportArgs& args) {
     std::fprintf(stderr,
                  "cedar report: %zu run(s) built from uncommitted changes (see --format md)\n",
                  uncommitted.size());
-  std::fputs(out.c_str(), stdout);
+  if (document.print) std::fputs(out.c_str(), stdout);
   std::string claims;
   if (!args.claims.empty()) {
     auto list = load_claims(args.claims);
     if (list.empty()) throw std::runtime_error(args.claims + ": no claims: section");
     claims = render_claims_markdown(
         evaluate_claims(list, rows, database_window_reader(args.db, args.suite)));
-    std::printf("\n%s", claims.c_str());
+    if (document.print) std::printf("\n%s", claims.c_str());
   }
   if (args.crossover)
     std::printf("\n### When does compression help?\n\n%s",
@@ -144,8 +78,23 @@ int command_report(const ReportArgs& args) {
     std::fprintf(stderr, "cedar report: %zu plots in %s\n", plots.scripts.size(),
                  args.plots.c_str());
   }
-  if (!args.document.empty()) write_document(args, markdown, claims);
+  if (!args.document.empty()) write_document(args, document, rows, markdown, claims);
   return 0;
+}
+
+}  // namespace
+
+int command_report(const ReportArgs& args) {
+  if (!args.regenerate.empty()) return regenerate_document(args, report_main);
+  if (args.db.empty())
+    throw std::runtime_error("cedar report: give a results database (or --regenerate DOCUMENT)");
+  if (!args.output_dir.empty())
+    throw std::runtime_error("cedar report: --output-dir goes with --regenerate");
+  // The document records and shows paths inside the repository, where cedar report runs.
+  ReportArgs a = args;
+  for (std::string* path : {&a.claims, &a.findings, &a.networks, &a.document})
+    *path = path_from_here(*path);
+  return report_main(a, document_output(a));
 }
 
 }  // namespace cedar
