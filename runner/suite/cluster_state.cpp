@@ -78,8 +78,7 @@ void validate_spec(const ClusterSpec& spec) {
     throw std::invalid_argument("rate '" + spec.rate + "': below 8kbit");
   const int64_t b = burst_bytes(spec.burst);
   if (b < 1600 || b > 64 * 1024 * 1024)
-    throw std::invalid_argument("burst '" + spec.burst +
-                                "': expected 1600b (one frame) to 64mb");
+    throw std::invalid_argument("burst '" + spec.burst + "': expected 1600b (one frame) to 64mb");
   static const std::regex subnet("10\\.([0-9]{1,3})\\.([0-9]{1,3})");
   std::smatch m;
   if (!std::regex_match(spec.subnet, m, subnet) || std::stoi(m[1].str()) > 255 ||
@@ -97,9 +96,9 @@ std::string ClusterState::describe() const {
 std::string ClusterState::links_json() const {
   // Every value is validated (numbers and unit words), so none needs escaping.
   return "{\"cluster\":\"virtual\",\"hosts\":" + std::to_string(spec.hosts) +
-         ",\"ranks_per_host\":" + std::to_string(spec.ranks_per_host) + ",\"rate\":\"" +
-         spec.rate + "\",\"burst\":\"" + spec.burst + "\",\"latency\":\"" + spec.latency +
-         "\",\"qdisc\":\"" + qdisc + "\",\"subnet\":\"" + cidr() + "\"}";
+         ",\"ranks_per_host\":" + std::to_string(spec.ranks_per_host) + ",\"rate\":\"" + spec.rate +
+         "\",\"burst\":\"" + spec.burst + "\",\"latency\":\"" + spec.latency + "\",\"qdisc\":\"" +
+         qdisc + "\",\"subnet\":\"" + cidr() + "\"}";
 }
 
 std::optional<ClusterState> read_cluster_state(const std::string& dir) {
@@ -138,10 +137,9 @@ void write_cluster_state(const ClusterState& s) {
     << "ranks_per_host" << YAML::Value << s.spec.ranks_per_host << YAML::Key << "rate"
     << YAML::Value << s.spec.rate << YAML::Key << "burst" << YAML::Value << s.spec.burst
     << YAML::Key << "latency" << YAML::Value << s.spec.latency << YAML::Key << "qdisc"
-    << YAML::Value << s.qdisc << YAML::Key << "subnet" << YAML::Value << s.spec.subnet
-    << YAML::Key << "bridge" << YAML::Value << kClusterBridge << YAML::Key << "hostfile"
-    << YAML::Value << s.hostfile() << YAML::Key << "agent" << YAML::Value << s.agent()
-    << YAML::EndMap;
+    << YAML::Value << s.qdisc << YAML::Key << "subnet" << YAML::Value << s.spec.subnet << YAML::Key
+    << "bridge" << YAML::Value << kClusterBridge << YAML::Key << "hostfile" << YAML::Value
+    << s.hostfile() << YAML::Key << "agent" << YAML::Value << s.agent() << YAML::EndMap;
   write_file(s.state_file(), std::string(y.c_str()) + "\n", 0644);
 }
 

@@ -30,8 +30,8 @@ std::string must(const std::vector<std::string>& argv) {
     throw ClusterUnavailable("`" + argv[0] + "` not found (" + trimmed(out) +
                              "); the virtual cluster needs iproute2's ip and tc");
   if (rc != 0) {
-    const std::string msg = "`" + joined(argv) + "` failed (exit " + std::to_string(rc) +
-                            "): " + trimmed(out);
+    const std::string msg =
+        "`" + joined(argv) + "` failed (exit " + std::to_string(rc) + "): " + trimmed(out);
     if (argv[0] == "tc" && out.find("nknown qdisc") != std::string::npos)
       throw ClusterUnavailable(msg + " (the kernel lacks the tbf qdisc, module sch_tbf)");
     if (joined(argv).rfind("ip netns add", 0) == 0)
@@ -143,8 +143,7 @@ std::vector<std::string> remove_cluster(const std::string& dir) {
     if (run_captured({"ip", "link", "delete", l}, &out) == 0) removed.push_back("link " + l);
   }
   const std::vector<std::string> left = links();
-  if (!left.empty())
-    throw std::runtime_error("could not remove link(s): " + joined(left));
+  if (!left.empty()) throw std::runtime_error("could not remove link(s): " + joined(left));
   remove_cluster_state(dir);
   return removed;
 }
