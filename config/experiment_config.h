@@ -168,6 +168,7 @@ struct NetworkConfig {
   bool emulate = false;
   int ranks_per_node = 0;
   std::string intra_profile = "shm";
+  std::string cluster = "none";
   template <class V>
   void visit(V& v) {
     v("profile", profile,
@@ -184,6 +185,12 @@ struct NetworkConfig {
       "network profile of the traffic inside a node (level 'intra' of hierarchical exchanges): "
       "shm, nvlink, or one of profile's",
       one_of(intra_profile_choices()));
+    v("cluster", cluster,
+      "where `cedar suite` starts the ranks: none (mpirun on this machine) or virtual (on the "
+      "hosts of `cedar cluster up`, ranks_per_host consecutive ranks per host, shared memory "
+      "inside a host and TCP over links shaped to its rate between hosts; the hosts, rate and "
+      "burst go into the run's provenance)",
+      one_of({"none", "virtual"}));
   }
   static std::vector<std::string> intra_profile_choices() {
     std::vector<std::string> names = known_intra_profile_names();

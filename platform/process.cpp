@@ -1,10 +1,12 @@
 #include "platform/process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 extern char** environ;
 
@@ -57,6 +59,36 @@ bool poll_exit_status(pid_t pid, int* status) {
   if (done == 0) return false;
   *status = done == pid ? exit_status(raw) : 1;
   return true;
+}
+
+int run_captured(const std::vector<std::string>& argv, std::string* output) {
+  output->clear();
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    *output = std::string("pipe: ") + std::strerror(errno);
+    return 127;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  int error = 0;
+  const pid_t pid = spawn_process(argv, &actions, &error);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    *output = (argv.empty() ? std::string("(no program)") : argv[0]) + ": " + std::strerror(error);
+    return 127;
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0) output->append(buf, static_cast<size_t>(n));
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  close(fds[0]);
+  return wait_exit_status(pid);
 }
 
 }  // namespace cedar

@@ -20,5 +20,8 @@ pid_t spawn_process(const std::vector<std::string>& argv, const posix_spawn_file
 int wait_exit_status(pid_t pid);
 // Without waiting: true and *status (as wait_exit_status) when `pid` has ended.
 bool poll_exit_status(pid_t pid, int* status);
+// Runs argv (no shell) with its standard output and error captured into *output, waits, and
+// returns its exit status; 127 when it could not start (the reason in *output).
+int run_captured(const std::vector<std::string>& argv, std::string* output);
 
 }  // namespace cedar

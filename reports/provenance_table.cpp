@@ -25,6 +25,19 @@ std::string text(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// "virtual cluster 2x1, 1gbit full duplex per host (tbf, burst 256kb)" from the "links" object.
+std::string links_text(const nlohmann::json& j) {
+  auto it = j.find("links");
+  if (it == j.end() || !it->is_object()) return "";
+  const nlohmann::json& l = *it;
+  auto num = [&](const char* k) {
+    return l.contains(k) && l[k].is_number() ? std::to_string(l[k].get<int64_t>()) : "?";
+  };
+  return text(l, "cluster") + " cluster " + num("hosts") + "x" + num("ranks_per_host") + ", " +
+         text(l, "rate") + " full duplex per host (" + text(l, "qdisc") + ", burst " +
+         text(l, "burst") + ")";
+}
+
 std::string or_dash(const std::string& s) { return s.empty() ? "–" : s; }
 
 // The revision, its commit, and a mark with the diff hash where it was built with uncommitted
@@ -105,6 +118,7 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
       p.gpu = text(j, "gpu");
       p.commit = text(j, "commit");
       p.diff = text(j, "diff");
+      p.links = links_text(j);
       if (j.contains("cpu_count") && j["cpu_count"].is_number())
         p.cpu_count = j["cpu_count"].get<int64_t>();
       if (j.contains("threads_per_rank") && j["threads_per_rank"].is_number())
@@ -145,6 +159,7 @@ std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
       << (cores ? std::to_string(cores) : "–") << " | " << threads << " | " << or_dash(gpu) << " | "
       << list << " |\n";
   }
+  s << render_links_note(runs);
   s << "\n" << machine_load_summary(runs);
   s << "\nCommand of each run (what reproduces it alone):\n\n";
   for (const auto& r : runs)
@@ -152,6 +167,21 @@ std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {
       << load_note(r)
       << "): " << (r.command.empty() ? std::string("not recorded") : "`" + r.command + "`") << "\n";
   return s.str();
+}
+
+std::string render_links_note(const std::vector<RunProvenance>& runs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::string> members;
+  for (const auto& r : runs) {
+    if (r.links.empty()) continue;
+    if (!members.count(r.links)) order.push_back(r.links);
+    std::string& list = members[r.links];
+    list += (list.empty() ? "" : ", ") + r.name + " (seed " + std::to_string(r.seed) + ")";
+  }
+  std::string s;
+  for (const auto& l : order)
+    s += "\nSeconds measured on shaped links: " + l + ": " + members[l] + "\n";
+  return s;
 }
 
 }  // namespace cedar

@@ -14,6 +14,9 @@ struct RunProvenance {
   std::string commit, diff;
   std::string command, torch, mpi, nccl, cuda, cpu, gpu;
   int64_t cpu_count = 0;
+  // The shaped links of a run on the virtual cluster, e.g. "virtual cluster 2x1, 1gbit full
+  // duplex per host (tbf, burst 256kb)"; "" for a run on this machine's own links.
+  std::string links;
   bool recorded = false;  // false for runs written before provenance was stored
   // The largest share of a host's CPU time other processes used while the run trained
   // (runner/train/machine_load.h); < 0: not recorded.
@@ -30,5 +33,8 @@ inline constexpr double kQuietMachineShare = 0.05;
 // run's command line, with the share of its hosts' CPU time other work used. A revision built with
 // uncommitted changes is marked (reports/ uncommitted_runs.h) with the hash of those changes.
 std::string render_provenance_markdown(const std::vector<RunProvenance>& runs);
+// One line per distinct set of shaped links, "Seconds measured on shaped links: <links>: <runs>",
+// for a comparison table to say where its seconds come from; "" when no run had shaped links.
+std::string render_links_note(const std::vector<RunProvenance>& runs);
 
 }  // namespace cedar

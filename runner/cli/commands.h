@@ -85,6 +85,14 @@ struct DataArgs {
   std::string mirror;         // base URL replacing the catalog's (<mirror>/<name>/<file>)
 };
 
+struct ClusterArgs {
+  int hosts = 2;
+  int ranks_per_host = 1;
+  std::string bandwidth = "1gbit";
+  std::string burst = "256kb";
+  std::string subnet = "10.213.0";
+};
+
 int command_run(const RunArgs& args);
 int command_suite(const SuiteArgs& args);
 int command_sbatch(const SbatchArgs& args);
@@ -94,6 +102,9 @@ int command_list();
 int command_merge(const MergeArgs& args);
 int command_data_list(const DataArgs& args);
 int command_data_fetch(const DataArgs& args);
+int command_cluster_up(const ClusterArgs& args);
+int command_cluster_down();
+int command_cluster_status();
 // When `db` has shards: merges the closed ones (waiting for another merge to finish) and prints
 // what it did to `out`.
 void merge_if_sharded(const std::string& db, const std::string& results_mode, std::FILE* out);

@@ -1,5 +1,5 @@
 // cedar: the command-line entry point. Subcommands: run, suite, sbatch, report, merge, project,
-// list, data (list, fetch).
+// list, data (list, fetch), cluster (up, down, status).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -234,6 +234,43 @@ int main(int argc, char** argv) {
                    "base URL replacing the official ones: files at <mirror>/<name>/<file>")
       ->envname("CEDAR_DATA_MIRROR");
 
+  cedar::ClusterArgs cluster_args;
+  auto* cluster = app.add_subcommand(
+      "cluster",
+      "a virtual cluster on this machine (root): hosts as network namespaces on one bridge, each "
+      "link shaped to a rate in both directions; `cedar suite` runs on it with network.cluster: "
+      "virtual");
+  cluster->require_subcommand(1);
+  auto* cluster_up = cluster->add_subcommand(
+      "up",
+      "create the hosts, bridge, veth pairs and tbf shaping, and write the hostfile, rsh agent "
+      "and state (refused while one is up; leftovers of a killed one are removed first)");
+  cluster_up->add_option("--hosts", cluster_args.hosts, "virtual hosts (network namespaces)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cluster_up
+      ->add_option("--ranks-per-host", cluster_args.ranks_per_host,
+                   "MPI slots per host (network.ranks_per_node of its runs)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cluster_up
+      ->add_option("--bandwidth", cluster_args.bandwidth,
+                   "rate of each host's link, each direction (tc units: 100mbit, 1gbit, ...)")
+      ->capture_default_str();
+  cluster_up
+      ->add_option("--burst", cluster_args.burst,
+                   "tbf bucket (b, kb, mb): bytes that pass at once before the rate applies")
+      ->capture_default_str();
+  cluster_up
+      ->add_option("--subnet", cluster_args.subnet,
+                   "first three parts of the private /24 (hosts .1.., mpirun's bridge .254)")
+      ->capture_default_str();
+  auto* cluster_down = cluster->add_subcommand(
+      "down",
+      "remove every namespace, veth, bridge and qdisc of Cedar's and the state (idempotent)");
+  auto* cluster_status = cluster->add_subcommand(
+      "status", "print the cluster that is up and each link's shaping (exit 1 when none is up)");
+
   CLI11_PARSE(app, argc, argv);
   cedar::set_command_line(argc, argv);
   try {
@@ -246,6 +283,9 @@ int main(int argc, char** argv) {
     if (*merge) return cedar::command_merge(merge_args);
     if (*data_list) return cedar::command_data_list(data_args);
     if (*data_fetch) return cedar::command_data_fetch(data_args);
+    if (*cluster_up) return cedar::command_cluster_up(cluster_args);
+    if (*cluster_down) return cedar::command_cluster_down();
+    if (*cluster_status) return cedar::command_cluster_status();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cedar: error: %s\n", e.what());
     return cedar::fail_job(2);

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 
 #include "comm/mpi_communicator.h"
 #include "config/experiment_config.h"
@@ -23,6 +24,11 @@ int fail_job(int code) {
 
 int command_run(const RunArgs& args) {
   ExperimentConfig cfg = load_experiment(args.experiment, args.overrides);
+  if (cfg.network.cluster == "virtual" && !std::getenv("CEDAR_CLUSTER_LINKS"))
+    throw ConfigError(args.experiment +
+                      ": network.cluster: virtual: its ranks are started by `cedar suite` on the "
+                      "hosts of `cedar cluster up`; under your own mpirun set network.cluster: "
+                      "none");
   RunOptions opts;
   opts.db_path = args.db;
   opts.quiet = args.quiet;

@@ -3,12 +3,15 @@
 // comparison table.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "config/experiment_config.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
+#include "reports/provenance_table.h"
 #include "reports/uncommitted_runs.h"
 #include "results/claim_files.h"
 #include "results/results_mode.h"
@@ -57,6 +60,34 @@ class SuiteResults {
   std::unique_ptr<ClaimFiles> claim_files_;
 };
 
+// What the results hold of a run: changes when a launch got as far as starting (or resuming) it.
+std::string records_of(const std::string& db, const std::string& fingerprint) {
+  std::string s;
+  for (const RecordedRun& r : recorded_runs(db, fingerprint))
+    s += r.uuid + ":" + std::to_string(r.attempt) + ":" + r.status + ":" +
+         std::to_string(r.heartbeat) + ";";
+  return s;
+}
+
+// Launches one run on the virtual cluster. Open MPI's daemon on a namespace host now and then
+// crashes while starting (a segfault in hwloc's topology sharing, before any rank runs): a launch
+// that failed without writing anything of the run is said to be that and launched again, at most
+// twice; a run that began and failed is a failure of the run.
+int launch_on_cluster(const std::vector<std::string>& argv, const std::string& db,
+                      const std::string& fingerprint) {
+  const int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    const std::string before = records_of(db, fingerprint);
+    const int rc = run_process(argv);
+    if (rc == 0 || stop_signal() || attempt == kAttempts || records_of(db, fingerprint) != before)
+      return rc;
+    std::fprintf(stderr,
+                 "cedar suite: the job exited with status %d before its run began (an MPI daemon "
+                 "on a virtual host failed to start); launching again (attempt %d of %d)\n",
+                 rc, attempt + 1, kAttempts);
+  }
+}
+
 }  // namespace
 
 int command_suite(const SuiteArgs& args) {
@@ -74,13 +105,22 @@ int command_suite(const SuiteArgs& args) {
   const PreflightReport check = preflight(suite, {args.db, selected, !args.skip_preflight});
   if (!check.configurations_ok() || (!check.ok() && !args.dry_run)) throw PreflightError(check);
   const std::vector<std::string>& prints = check.fingerprints;
+  // Runs on the virtual cluster (network.cluster: virtual): checked against it before any starts.
+  std::vector<std::optional<ClusterState>> clusters(suite.runs.size());
+  for (size_t i : selected) {
+    const ExperimentConfig cfg = load_experiment(suite.file, suite.runs[i].overrides);
+    clusters[i] = cluster_for_run(cfg.network.cluster, suite.runs[i].world_size,
+                                  cfg.network.ranks_per_node, suite.runs[i].name);
+  }
 
   if (args.dry_run) {
     std::printf("suite '%s': %zu run(s)\n", suite.name.c_str(), suite.runs.size());
     for (size_t i : selected) {
       const SuiteRun& r = suite.runs[i];
       std::string cmd;
-      for (const auto& a : launch_command(r.world_size, {})) cmd += shell_word(a) + " ";
+      if (clusters[i]) cmd += "CEDAR_CLUSTER_LINKS=" + shell_word(clusters[i]->links_json()) + " ";
+      for (const auto& a : launch_command(r.world_size, {}, clusters[i]))
+        cmd += shell_word(a) + " ";
       cmd += suite.file + " --db " + args.db;
       for (const auto& o : r.overrides) cmd += " --set " + shell_word(o);
       std::printf("  %2zu %-28s ranks %d seed %llu\n    %s\n", i, r.name.c_str(), r.world_size,
@@ -138,9 +178,11 @@ int command_suite(const SuiteArgs& args) {
         eta = " | ETA " +
               std::to_string(static_cast<int>(per_run * double(suite.runs.size() - i))) + " s";
       }
-      std::printf("[%zu/%zu] %s on %d rank(s), seed %llu%s\n", i + 1, suite.runs.size(),
-                  r.name.c_str(), r.world_size, static_cast<unsigned long long>(r.seed),
-                  eta.c_str());
+      std::printf(
+          "[%zu/%zu] %s on %d rank(s)%s, seed %llu%s\n", i + 1, suite.runs.size(), r.name.c_str(),
+          r.world_size,
+          clusters[i] ? (" of the virtual cluster (" + clusters[i]->describe() + ")").c_str() : "",
+          static_cast<unsigned long long>(r.seed), eta.c_str());
       std::fflush(stdout);
       std::vector<std::string> run_args = {suite.file, "--db", args.db};
       for (const auto& o : r.overrides) {
@@ -152,7 +194,13 @@ int command_suite(const SuiteArgs& args) {
       run_args.push_back(mode.name());
       run_args.push_back("--resume");  // a failed earlier attempt continues from its checkpoint
       auto t0 = std::chrono::steady_clock::now();
-      int rc = run_process(launch_command(r.world_size, run_args));
+      // The ranks read the links they run on for their provenance (runner/train/provenance.h).
+      if (clusters[i])
+        setenv("CEDAR_CLUSTER_LINKS", clusters[i]->links_json().c_str(), 1);
+      else
+        unsetenv("CEDAR_CLUSTER_LINKS");
+      const auto argv = launch_command(r.world_size, run_args, clusters[i]);
+      int rc = clusters[i] ? launch_on_cluster(argv, args.db, prints[i]) : run_process(argv);
       spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ++launched;
       results.release(prints[i]);
@@ -176,6 +224,7 @@ int command_suite(const SuiteArgs& args) {
   auto rows = compare_runs(load_runs(args.db, suite.name, target), target);
   std::printf("\n## %s\n\n%s", suite.name.c_str(),
               render_markdown_marked(rows, load_uncommitted_runs(args.db, suite.name)).c_str());
+  std::printf("%s", render_links_note(load_provenance(args.db, suite.name)).c_str());
   auto claims = load_claims(suite.file);
   if (!claims.empty())
     std::printf("\n### Claims\n\n%s",

@@ -2,6 +2,7 @@
 
 #include <torch/version.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -58,6 +59,11 @@ std::string collect_provenance(int threads, int gpu_device) {
   j["cpu_count"] = std::thread::hardware_concurrency();
   j["threads_per_rank"] = threads;
   j["gpu"] = gpu_device >= 0 ? cuda_device_name(gpu_device) : "";
+  // Set by `cedar suite` for a run on the virtual cluster: its hosts, rate, burst and qdisc.
+  if (const char* links = std::getenv("CEDAR_CLUSTER_LINKS")) {
+    nlohmann::json l = nlohmann::json::parse(links, nullptr, /*allow_exceptions=*/false);
+    if (l.is_object()) j["links"] = l;
+  }
   return j.dump();
 }
 

@@ -3,7 +3,9 @@
 // command line, library versions (LibTorch, MPI, NCCL, CUDA), the CPU and GPU, the threads each
 // rank used and the source revision: its description ("revision", as runs.code_version), full
 // commit hash ("commit") and the hash of the uncommitted changes it was built with ("diff", empty
-// for a clean tree; runner/source_revision.h). `cedar report --provenance` prints it.
+// for a clean tree; runner/source_revision.h), and for a run on the virtual cluster its "links"
+// (hosts, ranks per host, rate, burst, qdisc; runner/suite/cluster_state.h). `cedar report
+// --provenance` prints it.
 #include <string>
 
 namespace cedar {
