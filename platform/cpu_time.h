@@ -18,8 +18,7 @@ struct CpuTimeSample {
 // (guest time is already inside user). Busy = user + nice + system + irq + softirq + steal; idle =
 // idle + iowait. `ticks_per_second` converts (sysconf(_SC_CLK_TCK)). Returns false, leaving `out`
 // untouched, for a line that is not one.
-bool parse_proc_stat_cpu_line(const std::string& line, double ticks_per_second,
-                              CpuTimeSample& out);
+bool parse_proc_stat_cpu_line(const std::string& line, double ticks_per_second, CpuTimeSample& out);
 
 // Now, for this machine and process.
 CpuTimeSample sample_cpu_time();

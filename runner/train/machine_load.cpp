@@ -47,11 +47,11 @@ std::string host_load_json(const std::vector<HostLoad>& hosts) {
 std::vector<RankCpu> gather_rank_cpu(const CpuTimeSample& start, const CpuTimeSample& end,
                                      const std::string& host, Communicator& control) {
   const bool known = start.machine_known && end.machine_known;
-  at::Tensor values = torch::tensor({known ? 1.0 : 0.0,
-                                     end.machine_busy_seconds - start.machine_busy_seconds,
-                                     end.machine_total_seconds - start.machine_total_seconds,
-                                     end.process_seconds - start.process_seconds},
-                                    torch::kDouble);
+  at::Tensor values =
+      torch::tensor({known ? 1.0 : 0.0, end.machine_busy_seconds - start.machine_busy_seconds,
+                     end.machine_total_seconds - start.machine_total_seconds,
+                     end.process_seconds - start.process_seconds},
+                    torch::kDouble);
   at::Tensor name = torch::empty({static_cast<int64_t>(host.size())}, torch::kByte);
   if (!host.empty()) std::memcpy(name.data_ptr(), host.data(), host.size());
   const std::vector<at::Tensor> names = control.allgatherv(name);

@@ -50,8 +50,10 @@ TEST(CpuTime, ProcessTimeIsPartOfTheMachinesBusyTime) {
 // h1 runs rank 2 (5 s) and was busy 4.5 s (counters of different machines tick apart: the other
 // work is then 0, never negative). Rank 3's /proc/stat was unreadable.
 TEST(MachineLoad, OtherWorkIsTheHostsBusyTimeLessTheRunsRanks) {
-  std::vector<RankCpu> ranks = {{"h0", true, 9, 20, 4}, {"h0", true, 9.2, 20.1, 3},
-                                {"h1", true, 4.5, 10, 5}, {"h2", false, 0, 0, 1}};
+  std::vector<RankCpu> ranks = {{"h0", true, 9, 20, 4},
+                                {"h0", true, 9.2, 20.1, 3},
+                                {"h1", true, 4.5, 10, 5},
+                                {"h2", false, 0, 0, 1}};
   const auto hosts = summarise_host_load(ranks);
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].host, "h0");
