@@ -6,8 +6,7 @@
 
 namespace cedar {
 
-FullBatchLoader::FullBatchLoader(std::shared_ptr<const RegressionSet> set, int rank,
-                                 int world_size)
+FullBatchLoader::FullBatchLoader(std::shared_ptr<const RegressionSet> set, int rank, int world_size)
     : set_(std::move(set)) {
   if (!set_) throw std::invalid_argument("train.full_batch: the data set has no shards");
   if (set_->shards != world_size)

@@ -10,10 +10,10 @@
 namespace cedar {
 
 struct RegressionSet {
-  std::string task;         // "linear" (real targets) or "logistic" (targets ±1)
-  int64_t shards = 0;       // M
-  torch::Tensor features;   // float32 [M·n, d]; shard m is rows [m·n, (m+1)·n)
-  torch::Tensor targets;    // float32 [M·n]
+  std::string task;        // "linear" (real targets) or "logistic" (targets ±1)
+  int64_t shards = 0;      // M
+  torch::Tensor features;  // float32 [M·n, d]; shard m is rows [m·n, (m+1)·n)
+  torch::Tensor targets;   // float32 [M·n]
   int64_t per_shard() const { return shards > 0 ? features.size(0) / shards : 0; }
   int64_t dim() const { return features.size(1); }
   torch::Tensor shard_features(int64_t m) const;

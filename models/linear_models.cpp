@@ -77,8 +77,9 @@ void check_l2(const ModelSpec& spec) {
 
 std::shared_ptr<Model> make_linear_regression(const ModelSpec& spec) {
   if (spec.l2 != 0)
-    throw std::invalid_argument("model 'linear': l2 is logistic regression's regulariser; least "
-                                "squares has none (set model.l2: 0)");
+    throw std::invalid_argument(
+        "model 'linear': l2 is logistic regression's regulariser; least "
+        "squares has none (set model.l2: 0)");
   return std::make_shared<LinearRegression>(spec);
 }
 

@@ -10,8 +10,8 @@
 namespace cedar {
 
 struct GapResult {
-  bool has_gap = false;     // the run recorded a gap (a full-batch run)
-  double final_gap = 0;     // the gap of its last step
+  bool has_gap = false;  // the run recorded a gap (a full-batch run)
+  double final_gap = 0;  // the gap of its last step
   // Uploads of the steps before the first with stat 'gap_reached' (LAG's step stat 'uploads';
   // a step without it counts every worker: dense gradient descent); −1: never reached.
   double rounds_to_gap = -1;

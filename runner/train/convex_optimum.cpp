@@ -59,8 +59,9 @@ ConvexOptimum convex_optimum(const RegressionSet& set, double l2) {
       const auto g = gradient(d, theta, l2, true);
       if (g.norm().item<double>() <= kGradientTolerance) break;
       if (step == kNewtonSteps)
-        throw std::runtime_error("logistic optimum: Newton did not reach a gradient norm of 1e-10 "
-                                 "in 200 steps (is l2 > 0 or the data not separable?)");
+        throw std::runtime_error(
+            "logistic optimum: Newton did not reach a gradient norm of 1e-10 "
+            "in 200 steps (is l2 > 0 or the data not separable?)");
       const auto z = torch::mv(d.x, theta);
       const auto s = torch::sigmoid(z);
       const auto weights = s * (1 - s) / n;  // σ'(y z) = σ(z)(1 − σ(z)) for y = ±1

@@ -20,9 +20,9 @@
 namespace cedar {
 
 struct ConvexOptimum {
-  torch::Tensor theta;     // float64 [d]
-  double value = 0;        // f*
-  double grad_norm = 0;    // ‖∇f(θ*)‖ reached
+  torch::Tensor theta;   // float64 [d]
+  double value = 0;      // f*
+  double grad_norm = 0;  // ‖∇f(θ*)‖ reached
 };
 
 // f(θ) over the whole set, θ float64 [d]; `l2` the logistic regulariser (ignored for linear).

@@ -72,8 +72,10 @@ TEST(Convex, ShardSmoothnessGrowsAsConstructed) {
     previous = l_m;
   }
   // Seeded: the same set again, another with another seed.
-  EXPECT_TRUE(torch::equal(set.features, make_increasing_smoothness(9, 50, 1.3, "linear", 7).features));
-  EXPECT_FALSE(torch::equal(set.features, make_increasing_smoothness(9, 50, 1.3, "linear", 8).features));
+  EXPECT_TRUE(
+      torch::equal(set.features, make_increasing_smoothness(9, 50, 1.3, "linear", 7).features));
+  EXPECT_FALSE(
+      torch::equal(set.features, make_increasing_smoothness(9, 50, 1.3, "linear", 8).features));
   const RegressionSet logistic = make_increasing_smoothness(3, 8, 1.3, "logistic", 7);
   EXPECT_TRUE(logistic.targets.abs().eq(1).all().item<bool>());
   EXPECT_THROW(make_increasing_smoothness(10, 9, 1.3, "linear", 1), std::invalid_argument);
@@ -120,7 +122,8 @@ TEST(Convex, OptimumAgreesWithGradientDescent) {
 }
 
 TEST(Convex, FullBatchLoaderServesTheWholeShardOncePerEpoch) {
-  auto set = std::make_shared<const RegressionSet>(make_increasing_smoothness(3, 5, 1.3, "linear", 1));
+  auto set =
+      std::make_shared<const RegressionSet>(make_increasing_smoothness(3, 5, 1.3, "linear", 1));
   FullBatchLoader loader(set, 1, 3);
   EXPECT_EQ(loader.batches_per_epoch(), 1);
   Batch b;
