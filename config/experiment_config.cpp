@@ -40,6 +40,51 @@ void check_known(const std::string& value, const std::vector<std::string>& known
                     "' (known: " + join_names(known) + ")");
 }
 
+bool is_regression_data(const std::string& name) {
+  return name == "synthetic-regression" || name == "sign-counterexample";
+}
+bool is_convex_model(const std::string& name) { return name == "linear" || name == "logistic"; }
+
+// Full-batch convex training: regression data sets, their models and train.full_batch go
+// together, and the task of the data is the model's.
+void check_full_batch(const ExperimentConfig& c, const YAML::Node& root) {
+  const YAML::Node train = root["train"], model = root["model"], data = root["data"];
+  auto at = [&](const char* key, const YAML::Node& section, const char* sub) {
+    return where(c.source, key, section.IsMap() ? section[sub] : section);
+  };
+  const bool regression = is_regression_data(c.data.name), convex = is_convex_model(c.model.name);
+  if (regression != convex)
+    throw ConfigError(at("model.name", model, "name") + ": model.name: '" + c.model.name +
+                      "' with data '" + c.data.name +
+                      "': the convex models (linear, logistic) take the regression data sets "
+                      "(synthetic-regression, sign-counterexample), and only they");
+  if (regression && !c.train.full_batch)
+    throw ConfigError(at("train.full_batch", train, "full_batch") + ": data '" + c.data.name +
+                      "' is one shard per worker, trained full batch: set train.full_batch: true");
+  if (c.train.full_batch && !regression)
+    throw ConfigError(at("train.full_batch", train, "full_batch") +
+                      ": train.full_batch: whole shards are for the regression data sets "
+                      "(synthetic-regression, sign-counterexample), not '" +
+                      c.data.name + "'");
+  if (c.train.target_gap > 0 && !c.train.full_batch)
+    throw ConfigError(at("train.target_gap", train, "target_gap") +
+                      ": train.target_gap: the gap f(theta) - f* is known in full-batch runs only");
+  if (!regression) return;
+  const std::string task = c.data.name == "sign-counterexample" ? "linear" : c.data.task;
+  if (task != c.model.name)
+    throw ConfigError(at("data.task", data, "task") + ": data.task '" + task +
+                      "' needs model.name '" + task + "', not '" + c.model.name + "'");
+  if (c.train.overlap || c.train.amp != "off")
+    throw ConfigError(at("train.full_batch", train, "full_batch") +
+                      ": train.full_batch: the convex models compute in float64; train.overlap "
+                      "and train.amp are for the networks");
+  if (c.algorithm == "ps")
+    throw ConfigError(
+        at("algorithm", root, "algorithm") +
+        ": algorithm ps: full-batch training runs through the all-reduce trainer only; the "
+        "parameter server's workers draw minibatches (use algorithm lag for LAG-WK)");
+}
+
 template <class P>
 void emit_section(YAML::Emitter& out, const char* key, P& p) {
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
@@ -145,6 +190,7 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
                       ": train.amp: fp16 (loss scaling) is not supported with train.overlap: "
                       "true; use bf16 or turn overlap off");
   }
+  check_full_batch(c, root);
   if (c.optimizer.schedule == "step" && c.optimizer.milestones.empty())
     throw ConfigError(where(c.source, "optimizer.milestones", root["optimizer"]) +
                       ": optimizer.milestones: the step schedule needs at least one milestone");

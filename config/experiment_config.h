@@ -16,10 +16,15 @@ namespace cedar {
 struct ModelConfig {
   std::string name = "resnet20";
   bool small_input = false;
+  double l2 = 0;
   template <class V>
   void visit(V& v) {
     v("name", name, "model name (cedar list shows them)");
     v("small_input", small_input, "ImageNet ResNets: 3x3 stride-1 stem without max-pool");
+    v("l2", l2,
+      "logistic: weight lambda of (lambda/2)||theta||^2 added to the mean loss (part of the "
+      "objective and of its optimum f*)",
+      at_least(0));
   }
 };
 
@@ -35,6 +40,10 @@ struct DataConfig {
   int64_t prefetch = 2;
   int64_t workers = 1;
   std::string decode = "eager";
+  std::string task = "linear";
+  int64_t shards = 9;
+  int64_t features = 50;
+  double growth = 1.3;
   template <class V>
   void visit(V& v) {
     v("name", name, "dataset name (cedar list shows them)");
@@ -57,6 +66,19 @@ struct DataConfig {
       "the file paths; decode each batch's images as it is prepared, for subsets larger than "
       "memory)",
       one_of({"eager", "lazy"}));
+    v("task", task,
+      "synthetic-regression: linear (Gaussian targets, model linear) or logistic (targets +-1, "
+      "model logistic)",
+      one_of({"linear", "logistic"}));
+    v("shards", shards,
+      "synthetic-regression / sign-counterexample: M shards, one per rank (train.full_batch)",
+      in_range(1, 4096));
+    v("features", features,
+      "synthetic-regression / sign-counterexample: d features, also the samples per shard",
+      in_range(1, 4096));
+    v("growth", growth,
+      "synthetic-regression: shard m's rows are I + growth^(m-1) q_m q_m^T (LAG: 1.3)",
+      greater_than(0));
   }
 };
 
@@ -77,6 +99,8 @@ struct TrainConfig {
   bool checkpoint = true;
   int64_t checkpoint_every_steps = 0;
   std::string checkpoint_dir = "";
+  bool full_batch = false;
+  double target_gap = 0;
   template <class V>
   void visit(V& v) {
     v("epochs", epochs, "training epochs", at_least(1));
@@ -114,6 +138,13 @@ struct TrainConfig {
       at_least(0));
     v("checkpoint_dir", checkpoint_dir,
       "checkpoint folder (empty: <db>.checkpoints/run-<id> beside the results database)");
+    v("full_batch", full_batch,
+      "regression data sets: every step of rank r uses its whole shard r (full gradients, one "
+      "step per epoch); records the optimality gap f(theta_k) - f* of each step (step stat 'gap')");
+    v("target_gap", target_gap,
+      "full_batch: stop after the first step whose gap is at most this (0: off); that step "
+      "records the step stat 'gap_reached'",
+      at_least(0));
   }
 };
 

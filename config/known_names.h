@@ -11,15 +11,22 @@
 namespace cedar {
 
 inline const std::vector<std::string>& known_model_names() {
-  static const std::vector<std::string> kNames = {
-      "resnet20", "resnet32", "resnet44", "resnet56", "resnet110", "resnet18", "resnet34",
-      "resnet50", "vgg11",    "vgg13",    "vgg16",    "vgg19",     "lenet5"};
+  static const std::vector<std::string> kNames = {"resnet20",  "resnet32", "resnet44", "resnet56",
+                                                  "resnet110", "resnet18", "resnet34", "resnet50",
+                                                  "vgg11",     "vgg13",    "vgg16",    "vgg19",
+                                                  "lenet5",    "linear",   "logistic"};
   return kNames;
 }
 
 inline const std::vector<std::string>& known_dataset_names() {
-  static const std::vector<std::string> kNames = {"cifar10",       "cifar100",        "mnist",
-                                                  "fashion-mnist", "imagenet-folder", "synthetic"};
+  static const std::vector<std::string> kNames = {"cifar10",
+                                                  "cifar100",
+                                                  "mnist",
+                                                  "fashion-mnist",
+                                                  "imagenet-folder",
+                                                  "synthetic",
+                                                  "synthetic-regression",
+                                                  "sign-counterexample"};
   return kNames;
 }
 

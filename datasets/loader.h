@@ -34,7 +34,19 @@ struct PrefetchOptions {
   bool pin_memory = false;  // page-locked batches for asynchronous copies (only with CUDA present)
 };
 
-class ShardedLoader {
+// Where a trainer's batches come from: the sharded image loader, or a worker's whole shard
+// (datasets/full_batch.h).
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual void start_epoch(int64_t epoch) = 0;
+  virtual int64_t batches_per_epoch() const = 0;
+  virtual bool next(Batch& out) = 0;  // false once the epoch is over
+  virtual LoaderPosition position() const = 0;
+  virtual void restore(const LoaderPosition& pos) = 0;
+};
+
+class ShardedLoader final : public BatchSource {
  public:
   // Every rank gets the same number of batches per epoch (the permutation is truncated to a
   // multiple of world_size * batch_size when drop_last, else to a multiple of world_size).
@@ -61,12 +73,13 @@ class ShardedLoader {
   ShardedLoader(const ShardedLoader&) = delete;
   ShardedLoader& operator=(const ShardedLoader&) = delete;
 
-  void start_epoch(int64_t epoch);  // reshuffles from (seed, epoch)
-  int64_t batches_per_epoch() const;
-  bool next(Batch& out);             // false once the epoch's shard is exhausted
+  void start_epoch(int64_t epoch) override;  // reshuffles from (seed, epoch)
+  int64_t batches_per_epoch() const override;
+  bool next(Batch& out) override;    // false once the epoch's shard is exhausted
   int64_t samples_per_rank() const;  // this rank's shard size per epoch
-  LoaderPosition position() const;
-  void restore(const LoaderPosition& pos);  // throws std::invalid_argument on a bad position
+  LoaderPosition position() const override;
+  // Throws std::invalid_argument on a bad position.
+  void restore(const LoaderPosition& pos) override;
   bool pinned() const { return filler_.pinned(); }
 
  private:
@@ -100,14 +113,23 @@ struct DatasetSpec {
       false;  // imagenet-folder: keep the files, decode when read (index_image_folder)
   int64_t synthetic_train = 2048;  // synthetic: sizes
   int64_t synthetic_test = 512;
-  uint64_t seed = 0;  // synthetic only
+  uint64_t seed = 0;  // synthetic, synthetic-regression, sign-counterexample
+  // synthetic-regression / sign-counterexample (datasets/regression.h)
+  std::string task = "linear";  // linear or logistic (synthetic-regression)
+  int64_t shards = 9;           // M: one per worker
+  int64_t features = 50;        // d, also the samples per shard
+  double growth = 1.3;          // synthetic-regression: L_m grows as (1 + growth^(m-1))^2
 };
+
+struct RegressionSet;
 
 struct LoadedDataset {
   ImageSet train;
   ImageSet test;
   Normalization norm;
   Augmentation train_aug;
+  // Regression data sets: the features and targets (train and test then carry only the shape).
+  std::shared_ptr<const RegressionSet> regression;
 };
 
 LoadedDataset load_dataset(const DatasetSpec& spec);

@@ -13,6 +13,11 @@
 //   synthetic           3 channels, image_size default 32, num_classes default 10; train and test
 //                       drawn from one generator (shared class patterns, independent noise); no
 //                       augmentation (a flipped class pattern is not that class's pattern).
+//   synthetic-regression, sign-counterexample
+//                       feature vectors for the convex models (linear, logistic), one shard per
+//                       worker (datasets/regression.h); trained full batch, the training set
+//                       also being what is evaluated (the objective). The image sets carry only
+//                       the shape: d channels of 1x1, count M·n, no pixels.
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +27,7 @@
 #include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "datasets/readers.h"
+#include "datasets/regression.h"
 
 namespace cedar {
 namespace {
@@ -133,6 +139,47 @@ LoadedDataset load_synthetic(const DatasetSpec& spec) {
   return d;
 }
 
+// A regression set's shape as image sets: d channels of 1x1 pixels (none stored), M·n samples.
+ImageSetShape regression_shape(int64_t count, int64_t dim, const std::string& task) {
+  return {count, dim, 1, 1, task == "logistic" ? 2 : 1, {}};
+}
+
+ImageSet shape_only(const ImageSetShape& shape) {
+  ImageSet set;
+  set.count = shape.count;
+  set.channels = shape.channels;
+  set.height = shape.height;
+  set.width = shape.width;
+  set.num_classes = shape.num_classes;
+  return set;
+}
+
+LoadedDataset wrap_regression(RegressionSet set) {
+  LoadedDataset d;
+  const ImageSetShape shape = regression_shape(set.features.size(0), set.dim(), set.task);
+  d.train = shape_only(shape);
+  d.test = shape_only(shape);
+  d.regression = std::make_shared<const RegressionSet>(std::move(set));
+  return d;
+}
+
+LoadedDataset load_synthetic_regression(const DatasetSpec& spec) {
+  return wrap_regression(
+      make_increasing_smoothness(spec.shards, spec.features, spec.growth, spec.task, spec.seed));
+}
+
+LoadedDataset load_sign_counterexample(const DatasetSpec& spec) {
+  return wrap_regression(make_sign_counterexample(spec.shards, spec.features, spec.seed));
+}
+
+DatasetProbe probe_regression(const DatasetSpec& spec) {
+  const bool sign = spec.name == "sign-counterexample";
+  const std::string task = sign ? "linear" : spec.task;
+  DatasetProbe p;
+  p.train = p.test = regression_shape(spec.shards * spec.features, spec.features, task);
+  return p;
+}
+
 // The probes: what each loader above would load, from the readers' probes.
 int64_t limited(int64_t count, int64_t limit) { return limit > 0 && limit < count ? limit : count; }
 
@@ -219,6 +266,16 @@ const std::vector<Entry>& entries() {
         "default 32, num_classes default 10)"},
        load_synthetic,
        probe_synthetic},
+      {{"synthetic-regression",
+        "LAG's synthetic regression (Chen et al. 2018): shards of features x features rows "
+        "I + growth^(m-1) q_m q_m^T, smoothness growing with m; task linear or logistic"},
+       load_synthetic_regression,
+       probe_regression},
+      {{"sign-counterexample",
+        "least squares where majority-vote signSGD stops short of the optimum (a majority of "
+        "shards with targets b+1, the rest b-10); error feedback converges"},
+       load_sign_counterexample,
+       probe_regression},
   };
   return kEntries;
 }
@@ -273,6 +330,10 @@ DatasetSpec dataset_spec(const ExperimentConfig& cfg) {
   if (cfg.data.image_size > 0) ds.image_size = cfg.data.image_size;
   ds.lazy_decode = cfg.data.decode == "lazy";
   ds.seed = cfg.train.seed;
+  ds.task = cfg.data.task;
+  ds.shards = cfg.data.shards;
+  ds.features = cfg.data.features;
+  ds.growth = cfg.data.growth;
   return ds;
 }
 

@@ -16,12 +16,20 @@ struct ModelSpec {
   int64_t num_classes = 10;
   int64_t image_size = 32;  // height == width of the input
   bool small_input =
-      false;  // ImageNet-style ResNets: 3x3 stride-1 stem, no max-pool (CIFAR-size inputs)
+      false;      // ImageNet-style ResNets: 3x3 stride-1 stem, no max-pool (CIFAR-size inputs)
+  double l2 = 0;  // logistic: the weight λ of the regulariser (λ/2)‖θ‖² added to the mean loss
 };
 
 class Model : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor x) = 0;
+  // The training objective of a batch: the mean over its samples of the loss of `out` (forward's
+  // output) against `target`, plus any regulariser the model defines. Classifiers: cross-entropy
+  // against int64 class labels.
+  virtual torch::Tensor loss(const torch::Tensor& out, const torch::Tensor& target);
+  // How many of the batch's samples are predicted right (a scalar tensor). Classifiers: the
+  // arg-max equals the label.
+  virtual torch::Tensor correct(const torch::Tensor& out, const torch::Tensor& target);
 };
 
 // Builds the model named in spec.name; throws std::invalid_argument naming the unknown model

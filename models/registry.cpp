@@ -17,6 +17,8 @@ std::shared_ptr<Model> make_resnet_cifar(const ModelSpec& spec, int depth);
 std::shared_ptr<Model> make_resnet(const ModelSpec& spec, int depth);
 std::shared_ptr<Model> make_vgg(const ModelSpec& spec, int depth);
 std::shared_ptr<Model> make_lenet5(const ModelSpec& spec);
+std::shared_ptr<Model> make_linear_regression(const ModelSpec& spec);
+std::shared_ptr<Model> make_logistic_regression(const ModelSpec& spec);
 
 namespace {
 
@@ -66,6 +68,14 @@ const std::vector<Entry>& entries() {
       {{"lenet5",
         "LeNet-5 (LeCun et al. 1998) with ReLU/max-pool, 61,706 params: the fast demo model"},
        make_lenet5},
+      {{"linear",
+        "least squares, one linear layer without bias: (1/2n)||X theta - y||^2 (LAG's linear "
+        "regression; regression data sets only)"},
+       make_linear_regression},
+      {{"logistic",
+        "binary logistic regression with labels +-1 and (l2/2)||theta||^2 (LAG's logistic "
+        "regression; regression data sets only)"},
+       make_logistic_regression},
   };
   return kEntries;
 }
@@ -87,6 +97,14 @@ void check_positive(const ModelSpec& spec, const char* field, int64_t value) {
 }
 
 }  // namespace
+
+torch::Tensor Model::loss(const torch::Tensor& out, const torch::Tensor& target) {
+  return torch::nn::functional::cross_entropy(out, target);
+}
+
+torch::Tensor Model::correct(const torch::Tensor& out, const torch::Tensor& target) {
+  return out.argmax(1).eq(target).sum();
+}
 
 std::shared_ptr<Model> make_model(const ModelSpec& spec) {
   for (const Entry& e : entries()) {

@@ -18,6 +18,9 @@ using Samples = std::vector<std::pair<int64_t, double>>;
 bool is_time(const std::string& metric) {
   return metric == "wall_speedup" || metric == "modeled_speedup";
 }
+// Full-batch runs (reports/gap_rounds.h): the baseline's rounds to the gap ÷ the run's, paired by
+// seed (a seed fixes the data set in both arms).
+bool is_rounds(const std::string& metric) { return metric == "gap_rounds_ratio"; }
 
 const ComparisonRow* find_row(const std::vector<ComparisonRow>& rows, const std::string& name) {
   for (const auto& r : rows)
@@ -63,8 +66,10 @@ std::optional<Samples> samples(const Claim& c, const std::string& run, const Com
     const int p = profile_index(c.profile);
     for (const auto& s : r.seed_runs) {
       double v =
-          c.metric == "best_accuracy"  ? 100 * s.best_accuracy
-          : c.metric == "wall_speedup" ? s.wall_seconds
+          is_rounds(c.metric)           ? s.rounds_to_gap
+          : c.metric == "final_gap"     ? (s.final_gap < 0 ? NAN : s.final_gap)
+          : c.metric == "best_accuracy" ? 100 * s.best_accuracy
+          : c.metric == "wall_speedup"  ? s.wall_seconds
           : c.metric == "modeled_speedup"
               ? (p >= 0 && p < static_cast<int>(s.modeled_seconds.size()) ? s.modeled_seconds[p]
                                                                           : 0)
@@ -72,7 +77,9 @@ std::optional<Samples> samples(const Claim& c, const std::string& run, const Com
       out.emplace_back(s.seed, v);
     }
   }
-  if (is_byte_metric(c.metric) || is_time(c.metric))
+  for (const auto& [seed, v] : out)
+    if (std::isnan(v)) return std::nullopt;
+  if (is_byte_metric(c.metric) || is_time(c.metric) || is_rounds(c.metric))
     for (auto& [seed, v] : out) {
       if (!(v > 0)) return std::nullopt;
       v = std::log(v);
@@ -118,7 +125,7 @@ std::optional<Interval> two_arms(Samples a, Samples b, bool pair, bool* paired) 
 // ratios. Fills measured, the interval and the verdict.
 void test_finding(ClaimVerdict& v, Samples a, const std::optional<Samples>& b, bool pair) {
   const Claim& c = v.claim;
-  v.ratio = is_byte_metric(c.metric) || is_time(c.metric);
+  v.ratio = is_byte_metric(c.metric) || is_time(c.metric) || is_rounds(c.metric);
   auto back = [&](double x) { return v.ratio ? std::exp(x) : x; };
   v.measured = back(b ? mean(a) - mean(*b) : mean(a));
   if (static_cast<int>(a.size()) < kMinSeeds || (b && static_cast<int>(b->size()) < kMinSeeds)) {
@@ -204,6 +211,7 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
     v.verdict = "not enough runs";
     const ComparisonRow* r = find_row(rows, c.run);
     const bool needs_base = c.metric == "accuracy_gap" || is_time(c.metric) ||
+                            is_rounds(c.metric) ||
                             (is_byte_metric(c.metric) && !c.baseline.empty());
     const ComparisonRow* base = nullptr;
     if (r && needs_base)
@@ -228,6 +236,8 @@ std::vector<ClaimVerdict> evaluate_claims(const std::vector<Claim>& claims,
       // A speed-up is baseline time ÷ run time; times never pair (reports/claims.h).
       if (is_time(c.metric))
         test_finding(v, *other, run, false);
+      else if (is_rounds(c.metric))
+        test_finding(v, *other, run, true);
       else
         test_finding(v, *run, other, true);
       if (!c.control.empty()) test_control(v, *run, rows, windows);

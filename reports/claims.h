@@ -59,7 +59,9 @@ namespace cedar {
 // payload_compression (dense fp32 payload / the run's payload: the papers' definition),
 // wire_ratio (dense SGD's bus bytes at the same world size / the run's bus bytes: what the
 // network carries), wall_speedup (baseline wall / run wall), modeled_speedup (baseline / run
-// modeled training time on `profile`). `compression` is accepted as the older name of
+// modeled training time on `profile`), gap_rounds_ratio (full-batch runs: the baseline's
+// communication rounds to its train.target_gap ÷ the run's, paired by seed), final_gap (the last
+// step's f(θ) − f*). `compression` is accepted as the older name of
 // payload_compression and read as it.
 extern const std::vector<std::string> kClaimMetrics;
 

@@ -7,6 +7,7 @@
 
 #include "comm/network_model.h"
 #include "reports/byte_ratios.h"
+#include "reports/gap_rounds.h"
 #include "reports/precision.h"
 #include "reports/results_reader.h"
 #include "reports/throughput.h"
@@ -110,8 +111,14 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     out.back().amp = amp_of(config);
   }
   sqlite3_finalize(st);
-  for (size_t i = 0; i < out.size(); ++i)
+  for (size_t i = 0; i < out.size(); ++i) {
     out[i].images_per_second = training_images_per_second(db, out[i].id, batch_sizes[i]);
+    const GapResult gap = read_gap_result(db, out[i].id, out[i].workers);
+    if (gap.has_gap) {
+      out[i].final_gap = gap.final_gap;
+      out[i].rounds_to_gap = gap.rounds_to_gap;
+    }
+  }
   return out;
 }
 
@@ -169,7 +176,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
         ++row.reached_target;
         ttt += r->time_to_target;
       }
-      SeedRun one{r->seed, r->final_accuracy, r->best_accuracy, r->wall_seconds, 0, 0, {}};
+      SeedRun one{r->seed, r->final_accuracy, r->best_accuracy, r->wall_seconds, 0, 0,
+                  {},      r->final_gap,      r->rounds_to_gap};
       if (row.algorithm != "ps") {  // as for the row's ratios below
         one.payload_compression =
             payload_compression(double(r->dense_bytes_per_rank), double(r->payload_bytes_per_rank));

@@ -3,6 +3,7 @@
 // (seeds aggregated as mean ± std), compared with the dense baseline of the same model, dataset
 // and world size. No LibTorch here.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct RunResult {
   int64_t latency_steps = 0;     // alpha terms of its collectives, summed over steps
   double images_per_second = 0;  // per rank, training (reports/throughput.h); 0: unknown
   std::string amp = "off";       // train.amp (reports/precision.h)
+  // Full-batch runs (reports/gap_rounds.h): the last step's gap (NaN: none) and the rounds to
+  // train.target_gap (−1: not reached or none).
+  double final_gap = std::numeric_limits<double>::quiet_NaN(), rounds_to_gap = -1;
 };
 
 // One completed run of a row: what the claims' verdicts test over seeds (reports/claims.h).
@@ -31,6 +35,7 @@ struct SeedRun {
   double final_accuracy = 0, best_accuracy = 0, wall_seconds = 0;
   double payload_compression = 0, wire_ratio = 0;  // this run's own, as in reports/byte_ratios.h
   std::vector<double> modeled_seconds;             // same order as network_profiles()
+  double final_gap = std::numeric_limits<double>::quiet_NaN(), rounds_to_gap = -1;  // RunResult's
 };
 
 struct ComparisonRow {

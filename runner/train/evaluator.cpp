@@ -80,7 +80,14 @@ EvalResult evaluate(Model& model, const ImageSet& test, const Normalization& nor
 EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Normalization& norm,
                                    int64_t batch_size, const torch::Device& device,
                                    Communicator& control, std::optional<at::ScalarType> amp) {
-  if (control.size() == 1) return evaluate(model, test, norm, batch_size, device, control, amp);
+  return evaluate_averaged(model, control, [&] {
+    return evaluate(model, test, norm, batch_size, device, control, amp);
+  });
+}
+
+EvalResult evaluate_averaged(Model& model, Communicator& control,
+                             const std::function<EvalResult()>& evaluate) {
+  if (control.size() == 1) return evaluate();
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> live;  // parameters and floating-point buffers, model order
   for (auto& p : model.parameters()) live.push_back(p.detach());
@@ -104,7 +111,7 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
       distance += (kept[i].to(torch::kDouble) - live[i].to(torch::kDouble)).pow(2).sum().cpu();
     control.allreduce_sum(distance);  // one host double, on the CPU channel
     const double consensus = distance.item<double>() / control.size();
-    r = evaluate(model, test, norm, batch_size, device, control, amp);
+    r = evaluate();
     r.consensus_distance = consensus;
   } catch (...) {
     restore();

@@ -3,6 +3,7 @@
 // loss and correct counts summed over ranks.
 #include <torch/types.h>
 
+#include <functional>
 #include <optional>
 
 #include "datasets/image_set.h"
@@ -52,5 +53,10 @@ EvalResult evaluate_averaged_model(Model& model, const ImageSet& test, const Nor
                                    int64_t batch_size, const torch::Device& device,
                                    Communicator& control,
                                    std::optional<at::ScalarType> amp = std::nullopt);
+
+// The averaging of evaluate_averaged_model around any evaluation of the model: `evaluate` runs
+// on the averaged model (collective on `control`), the ranks' own models restored afterwards.
+EvalResult evaluate_averaged(Model& model, Communicator& control,
+                             const std::function<EvalResult()>& evaluate);
 
 }  // namespace cedar

@@ -53,6 +53,7 @@ std::shared_ptr<Model> make_run_model(const ExperimentConfig& cfg, const LoadedD
   ms.num_classes = data.train.num_classes;
   ms.image_size = data.train.height;
   ms.small_input = cfg.model.small_input;
+  ms.l2 = cfg.model.l2;
   auto model = make_model(ms);
   model->to(device);
   return model;

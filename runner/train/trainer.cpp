@@ -105,6 +105,7 @@ void Trainer::build_optimizer() {
 }
 
 void Trainer::build_loader() {
+  if (cfg_.train.full_batch) return build_full_batch();
   Augmentation aug = cfg_.data.augment ? data_.train_aug : Augmentation{};
   // Pinned batches on a GPU run, so that the step's copies to the device are asynchronous.
   const PrefetchOptions prefetch{cfg_.data.prefetch, cfg_.data.workers, device_.is_cuda()};
@@ -150,6 +151,7 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
     const StepAgreement agreed = agree_on_step(control_, local.report);
     check_finite(agreed, local);
     add_step(local, agreed, es);
+    if (cfg_.train.full_batch) record_gap(ctx, agreed);
     record_step(epoch, ctx, local, agreed);
     ++step_;
     if (end_of_step(epoch, i, agreed.stop_signal, es)) {
@@ -157,6 +159,7 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
       break;
     }
   }
+  if (!evaluate_after_epoch(epoch)) return;
   evaluate_and_log(epoch_reached, es);
   log_epoch(epoch, es, monotonic_seconds() - images_start - (eval_seconds_ - evaluated_before));
 }
@@ -207,9 +210,11 @@ void Trainer::log_epoch(int64_t epoch, const StepStats& es, double train_seconds
 void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
   const double began = monotonic_seconds();
   // The model as trained: its forward pass in the precision of training.
-  EvalResult r = evaluate_averaged_model(*model_, data_.test, data_.norm,
-                                         std::max<int64_t>(cfg_.train.batch_size, 256), device_,
-                                         control_, amp_dtype_);
+  EvalResult r = cfg_.train.full_batch
+                     ? evaluate_full_batch()
+                     : evaluate_averaged_model(*model_, data_.test, data_.norm,
+                                               std::max<int64_t>(cfg_.train.batch_size, 256),
+                                               device_, control_, amp_dtype_);
   eval_seconds_ += monotonic_seconds() - began;
   if (!std::isfinite(r.loss))
     throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +

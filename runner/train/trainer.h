@@ -18,6 +18,7 @@
 namespace cedar {
 
 class BackwardOverlap;
+struct EvalResult;
 class LossScaler;
 class Optimizer;
 
@@ -133,7 +134,7 @@ class Trainer {
   std::vector<NamedTensor> params_, buffers_;
   std::vector<GradBucket> buckets_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<ShardedLoader> loader_;
+  std::unique_ptr<BatchSource> loader_;
   int64_t steps_per_epoch_ = 0;
   double base_lr_ = 0;             // after large-batch scaling
   double first_decay_epoch_ = -1;  // of a step schedule (-1: none)
@@ -147,6 +148,20 @@ class Trainer {
   double best_accuracy_ = 0, last_accuracy_ = 0;
   double last_consensus_ = 0;  // the last evaluation's consensus distance (evaluator.h)
   bool reached_target_ = false;
+  // train.full_batch (runner/train/trainer_full_batch.cpp): f* of the objective, and the gap.
+  double optimum_ = 0;
+  bool reached_gap_ = false;
+  // The full-batch loader and f*.
+  void build_full_batch();
+  // The step's gap f(θ_k) − f* (the agreed training loss is f at the step's parameters) as step
+  // stat "gap"; the first at most train.target_gap also "gap_reached" and ends training.
+  void record_gap(StepContext& ctx, const StepAgreement& agreed);
+  // Whether the epoch that just ended is evaluated: always for image data; in full-batch runs
+  // (an epoch is a step) every eval_every_steps steps (0: none) and at the last step.
+  bool evaluate_after_epoch(int64_t epoch) const;
+  // Evaluation of the averaged model on every rank's shard: the objective and, for logistic
+  // regression, the accuracy.
+  EvalResult evaluate_full_batch();
 };
 
 }  // namespace cedar

@@ -49,7 +49,7 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
     // train.amp: the forward pass and the loss under autocast; backward outside it, as in PyTorch.
     AutocastGuard autocast(device_.type(), amp_dtype_);
     out = model_->forward(x);
-    loss = torch::nn::functional::cross_entropy(out, y);
+    loss = model_->loss(out, y);
   }
   LocalStep local;
   // fp16: backward from the scaled loss; the gradients are unscaled before the exchange, so the
@@ -102,7 +102,7 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
       step_time - (exposed_comm >= 0 ? exposed_comm + (local.comm.seconds - exchange_seconds)
                                      : local.comm.seconds);
   local.report.loss_sum = loss.item<double>() * y.size(0);
-  local.report.correct = out.argmax(1).eq(y).sum().item<double>();
+  local.report.correct = model_->correct(out, y).item<double>();
   local.report.count = double(y.size(0));
   local.report.payload_bytes = local.comm.payload_bytes;
   local.report.stop_signal = stop_signal();

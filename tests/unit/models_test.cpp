@@ -91,9 +91,9 @@ TEST(ModelsTest, VggClassifierFollowsImageSize) {
 
 TEST(ModelsTest, CatalogIsOrderedUniqueAndDescribed) {
   const auto& catalog = model_catalog();
-  ASSERT_EQ(catalog.size(), 13u);
+  ASSERT_EQ(catalog.size(), 15u);
   EXPECT_EQ(catalog.front().name, "resnet20");
-  EXPECT_EQ(catalog.back().name, "lenet5");
+  EXPECT_EQ(catalog.back().name, "logistic");
   std::set<std::string> names;
   for (const ModelInfo& info : catalog) {
     EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
@@ -149,10 +149,16 @@ TEST_P(EveryModelTest, ForwardShapeAndGradientForEveryParameter) {
   const int64_t batch = 2;
   const torch::Tensor x = torch::randn({batch, spec.in_channels, spec.image_size, spec.image_size});
   const torch::Tensor y = model->forward(x);
-  ASSERT_EQ(y.sizes(), (std::vector<int64_t>{batch, spec.num_classes}));
+  // The convex models (linear, logistic) output one value per sample and take real targets.
+  const bool convex = GetParam() == "linear" || GetParam() == "logistic";
+  const std::vector<int64_t> shape =
+      convex ? std::vector<int64_t>{batch} : std::vector<int64_t>{batch, spec.num_classes};
+  ASSERT_EQ(y.sizes(), shape);
   EXPECT_TRUE(torch::isfinite(y).all().item<bool>());
 
-  torch::nn::functional::cross_entropy(y, torch::tensor({1, 7}, torch::kLong)).backward();
+  (convex ? model->loss(y, torch::tensor({1.0f, -1.0f}))
+          : torch::nn::functional::cross_entropy(y, torch::tensor({1, 7}, torch::kLong)))
+      .backward();
   for (const auto& p : model->named_parameters(/*recurse=*/true)) {
     ASSERT_TRUE(p.value().grad().defined()) << p.key() << " has no gradient";
     EXPECT_TRUE(torch::isfinite(p.value().grad()).all().item<bool>()) << p.key();
@@ -161,7 +167,7 @@ TEST_P(EveryModelTest, ForwardShapeAndGradientForEveryParameter) {
 
   model->eval();
   torch::NoGradGuard no_grad;
-  EXPECT_EQ(model->forward(x).sizes(), (std::vector<int64_t>{batch, spec.num_classes}));
+  EXPECT_EQ(model->forward(x).sizes(), shape);
 }
 
 std::vector<std::string> catalog_names() {
