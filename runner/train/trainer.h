@@ -20,6 +20,7 @@ namespace cedar {
 class BackwardOverlap;
 class LossScaler;
 class Optimizer;
+class StepTrace;
 
 // Seconds on a monotonic clock (differences only).
 double monotonic_seconds();
@@ -147,6 +148,7 @@ class Trainer {
   double best_accuracy_ = 0, last_accuracy_ = 0;
   double last_consensus_ = 0;  // the last evaluation's consensus distance (evaluator.h)
   bool reached_target_ = false;
+  std::unique_ptr<StepTrace> trace_;  // CEDAR_TRACE_DIR (runner/train/step_trace.h), or null
 };
 
 }  // namespace cedar
