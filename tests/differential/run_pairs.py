@@ -67,7 +67,9 @@ def run_pair(cedar, name, keep=None, batch_size=None):
     if keep:
         os.makedirs(keep, exist_ok=True)
         return _run_pair(cedar, name, keep, batch_size)
-    with tempfile.TemporaryDirectory(prefix=f"cedar-differential-{name}-") as work:
+    # Under the build tree's test_tmp/ when ctest runs it (TEST_TMPDIR).
+    with tempfile.TemporaryDirectory(prefix=f"cedar-differential-{name}-",
+                                     dir=os.environ.get("TEST_TMPDIR") or None) as work:
         return _run_pair(cedar, name, work, batch_size)
 
 
