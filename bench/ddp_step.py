@@ -4,10 +4,8 @@ communication hook, timing each step.
 
     python bench/ddp_step.py --ranks 2 --batch 32 --threads 1 --warmup 5 --steps 20 --out FILE
 
-The model is models/resnet_cifar.cpp written again in PyTorch: 3x3 conv (16) + BN + ReLU, three
-stages of three basic blocks (16, 32, 64 channels; stride 2 at the start of stages 2 and 3),
-option-A shortcuts (stride-2 subsampling, zero-padded channels, no parameters), global average
-pool, linear classifier; convolutions without bias, Kaiming-normal (fan-in, ReLU) init.
+The model is models/resnet_cifar.cpp written again in PyTorch (models/torch_models.py, shared
+with the differential tests in tests/differential/).
 Optimizer: torch.optim.SGD(lr 0.1, momentum 0.9, weight decay 5e-4), Cedar's defaults.
 Each rank draws a fresh random batch (batch x 3 x 32 x 32, 10 classes) before each step, outside
 the timed region, as Cedar's loader hands over a ready batch. A step is timed from zero_grad to the
@@ -22,66 +20,18 @@ import json
 import os
 import socket
 import statistics
+import sys
 import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-
-def conv3x3(in_planes, out_planes, stride):
-    return nn.Conv2d(in_planes, out_planes, 3, stride=stride, padding=1, bias=False)
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, in_planes, planes, stride):
-        super().__init__()
-        self.in_planes, self.planes, self.stride = in_planes, planes, stride
-        self.conv1 = conv3x3(in_planes, planes, stride)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.conv2 = conv3x3(planes, planes, 1)
-        self.bn2 = nn.BatchNorm2d(planes)
-
-    def shortcut(self, x):
-        if self.stride == 1 and self.in_planes == self.planes:
-            return x
-        y = x[:, :, :: self.stride, :: self.stride] if self.stride != 1 else x
-        extra = self.planes - self.in_planes
-        return F.pad(y, (0, 0, 0, 0, extra // 2, extra - extra // 2)) if extra else y
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return F.relu(out + self.shortcut(x))
-
-
-class ResNetCifar(nn.Module):
-    def __init__(self, depth=20, num_classes=10):
-        super().__init__()
-        n = (depth - 2) // 6
-        self.conv1 = conv3x3(3, 16, 1)
-        self.bn1 = nn.BatchNorm2d(16)
-        self.layer1 = self._stage(16, 16, n, 1)
-        self.layer2 = self._stage(16, 32, n, 2)
-        self.layer3 = self._stage(32, 64, n, 2)
-        self.fc = nn.Linear(64, num_classes)
-        for m in self.modules():
-            if isinstance(m, (nn.Conv2d, nn.Linear)):
-                nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="relu")
-
-    @staticmethod
-    def _stage(in_planes, planes, blocks, stride):
-        return nn.Sequential(*[BasicBlock(in_planes if i == 0 else planes, planes,
-                                          stride if i == 0 else 1) for i in range(blocks)])
-
-    def forward(self, x):
-        x = F.relu(self.bn1(self.conv1(x)))
-        x = self.layer3(self.layer2(self.layer1(x)))
-        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+from torch_models import ResNetCifar  # noqa: E402  (the one PyTorch version of Cedar's models)
 
 
 def time_variant(args, rank, hook):

@@ -16,6 +16,7 @@
 #include "runner/train/lr_schedule.h"
 #include "runner/train/mixed_precision.h"
 #include "runner/train/optimizer.h"
+#include "runner/train/step_trace.h"
 
 namespace cedar {
 double monotonic_seconds() {
@@ -45,6 +46,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
   for (auto& p : params_) numel += p.tensor.numel();
   dense_bytes_ = comm_.size() > 1 ? numel * 4 : 0;
   buckets_ = make_buckets(params_, static_cast<int64_t>(cfg.train.bucket_mb * 1024 * 1024));
+  trace_ = StepTrace::from_environment(comm_.rank());
 }
 
 Trainer::~Trainer() = default;
@@ -66,6 +68,7 @@ void Trainer::broadcast_initial_state() {
 
 RunSummary Trainer::run() {
   broadcast_initial_state();
+  if (trace_) trace_->initial(params_, buffers_);
   comm_.reset_step();
   build_optimizer();
   build_loader();
@@ -91,6 +94,11 @@ RunSummary Trainer::run() {
     // The next epoch starts fresh: its permutation and augmentation draws come from (seed, epoch).
     if (checkpoints_ && epoch + 1 < cfg_.train.epochs && !reached_target_)
       save_checkpoint(LoaderPosition{epoch + 1, 0, ""}, StepStats{});
+  }
+  if (trace_) {
+    AlgorithmState state;
+    algorithm_->save_state(state);
+    trace_->finish(params_, buffers_, state);
   }
   return summary();
 }
@@ -129,6 +137,9 @@ LoaderPosition Trainer::start_or_resume(StepStats& resumed) {
   start_ = monotonic_seconds();
   if (resume_step_ >= 0) resume_at = restore_checkpoint(resumed);
   algorithm_->setup(params_, comm_);
+  // CEDAR_TRACE_INJECT (runner/train/step_trace.h): a state the differential tests start from.
+  if (const AlgorithmState injected = StepTrace::injected_state(); !injected.empty())
+    algorithm_->load_state(injected);
   if (resume_step_ >= 0) {
     AlgorithmState state;
     for (const auto& [key, t] : checkpoint_state_)
@@ -148,6 +159,8 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
   for (int64_t i = first_batch; loader_->next(batch); ++i) {
     StepContext ctx = step_context(epoch, i);
     const LocalStep local = train_step(batch, ctx, overlap);
+    if (trace_)
+      trace_->step(batch.images, batch.labels, local.report.loss_sum / local.report.count);
     const StepAgreement agreed = agree_on_step(control_, local.report);
     check_finite(agreed, local);
     add_step(local, agreed, es);

@@ -21,6 +21,7 @@ class BackwardOverlap;
 struct EvalResult;
 class LossScaler;
 class Optimizer;
+class StepTrace;
 
 // Seconds on a monotonic clock (differences only).
 double monotonic_seconds();
@@ -162,6 +163,7 @@ class Trainer {
   // Evaluation of the averaged model on every rank's shard: the objective and, for logistic
   // regression, the accuracy.
   EvalResult evaluate_full_batch();
+  std::unique_ptr<StepTrace> trace_;  // CEDAR_TRACE_DIR (runner/train/step_trace.h), or null
 };
 
 }  // namespace cedar

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Every differential pair (tests/differential/pairs.py), full scale, and docs/differential.md
+# rewritten from the results:   tests/differential/run_all.sh [path/to/cedar]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cedar="${1:-$root/build/cedar}"
+py="${CEDAR_PYTHON:-$HOME/.cache/cedar/venv/bin/python}"
+exec "$py" "$root/tests/differential/run_pairs.py" --cedar "$cedar" --doc "$root/docs/differential.md"
