@@ -29,6 +29,10 @@ std::string gbps(double v) {
   return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v);
 }
 
+// Seconds or MB: one decimal from 1 on, three significant digits below (a run of milliseconds
+// must not read 0.0).
+std::string amount(double v) { return v >= 1 || v == 0 ? fmt("%.1f", v) : fmt("%.3g", v); }
+
 // One measured epoch's samples on `workers` ranks in project_point's terms: the fixed part a
 // (compute, links inside a host, the network's latency terms), the bytes b on the swept network.
 struct EpochTerms {
@@ -114,7 +118,7 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
   for (const auto& p : points) {
     if (!p.measured) continue;
     s << "| " << p.name << " | " << p.workers << " |";
-    for (double t : p.sweep_seconds) s << " " << fmt("%.1f", t) << " |";
+    for (double t : p.sweep_seconds) s << " " << amount(t) << " |";
     s << "\n";
   }
   s << "\nAgainst dense SGD at the same workers (weak scaling): the bandwidth below which the run "
@@ -140,8 +144,8 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
       if (p.beats_dense_on[i]) on += (on.empty() ? "" : ", ") + profiles[i].name;
     if (p.has_dense && on.empty()) on = "none";
     s << "| " << p.name << " | " << p.workers << (p.measured ? " (measured)" : "") << " | "
-      << fmt("%.1f", p.fixed_seconds) << " | " << fmt("%.1f", p.bytes_per_epoch / 1e6) << " | "
-      << wins << " | " << (on.empty() ? "–" : on) << " |\n";
+      << amount(p.fixed_seconds) << " | " << amount(p.bytes_per_epoch / 1e6) << " | " << wins
+      << " | " << (on.empty() ? "–" : on) << " |\n";
   }
   s << "\nProfiles: ";
   for (size_t i = 0; i < profiles.size(); ++i)

@@ -99,6 +99,9 @@ TEST(Crossover, EveryWorkerCountCostsTheSameSamples) {
   EXPECT_NEAR(s512.bytes_per_epoch, 400.0 / 512 * 511 * 40e3, 1e-6);
   // At 16 workers: 25 steps, each an allgather of 15 · 40 kB.
   EXPECT_NEAR(points[4].bytes_per_epoch, 25 * 15 * 40e3, 1e-6);
+  // Below a second the table keeps three significant digits: 0.125 s, not 0.1.
+  const std::string md = render_crossover_markdown(points, kAlpha, {});
+  EXPECT_NE(md.find("| sparse | 512 | 0.125 | 16.0 |"), std::string::npos) << md;
 }
 
 // A parameter server's crossover point is at its workers, not its world size (servers included):

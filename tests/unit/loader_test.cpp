@@ -484,8 +484,8 @@ TEST(DatasetRegistry, UnknownNameListsKnownOnes) {
   std::vector<std::string> names;
   for (const auto& info : dataset_catalog()) names.push_back(info.name);
   EXPECT_EQ(names, (std::vector<std::string>{"cifar10", "cifar100", "mnist", "fashion-mnist",
-                                             "imagenet-folder", "synthetic",
-                                             "synthetic-regression", "sign-counterexample"}));
+                                             "imagenet-folder", "synthetic", "synthetic-regression",
+                                             "sign-counterexample"}));
 }
 
 TEST(DatasetRegistry, RealFormatsFromWrittenFiles) {
