@@ -1,5 +1,7 @@
 // `cedar merge DB`: folds the closed shards of a database into it (results/merge.h).
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include "results/merge.h"
 #include "results/results_mode.h"
@@ -31,6 +33,13 @@ void merge_if_sharded(const std::string& db, const std::string& results_mode, st
 }
 
 int command_merge(const MergeArgs& args) {
+  // A mistyped path must not read as "merged 0 shard(s)": nothing to merge into is an error.
+  std::error_code ec;
+  if (!std::filesystem::exists(args.db, ec) && list_shards(args.db).empty()) {
+    std::fprintf(stderr, "cedar merge: %s: no such database and no shards of it\n",
+                 args.db.c_str());
+    return 2;
+  }
   MergeOptions options = merge_options(args.db, args.results_mode);
   options.wait_seconds = args.wait_seconds;
   options.shard_stale_seconds = args.stale_seconds;

@@ -39,17 +39,17 @@ for b in $(per_step dgc-resnet50 payload_bytes); do
     awk -v b="$b" -v l="$low" -v h="$high" 'BEGIN { exit !(b >= l && b <= h) }'
 done
 verdict() { echo "$out" | grep "^| $1" | awk -F'|' '{ gsub(/^ +| +$/, "", $(NF-1)); print $(NF-1) }'; }
-# The accounting table's measured column, and the findings table's mean.
+# The accounting table's measured column.
 measured() { echo "$out" | grep "^| $1" | awk -F'|' '{ gsub(/ /, "", $(NF-3)); print $(NF-3) }'; }
-mean() { echo "$out" | grep "^| $1" | awk -F'|' '{ gsub(/ /, "", $(NF-4)); print $(NF-4) }'; }
 for claim in "PowerSGD rank 1" "PowerSGD rank 2" "PowerSGD rank 4" "signSGD" "TernGrad" "QSGD 2-bit" \
              "QSGD 4-bit" "QSGD 8-bit"; do
   check "$claim: the format's bytes hold" equals "$(verdict "$claim")" "holds"
 done
-# DGC's bytes depend on the gradients (its sampled threshold keeps k to 1.3k pairs): a finding,
-# which one seed cannot test; its ratio is what the oracle bracket gives: 102,228,128 / [low, high].
-check "DGC 277x: a finding on one seed" equals "$(verdict "DGC: ResNet-50")" "insufficient seeds, reduced scale"
-check "DGC ratio within the oracle's bracket" awk -v m="$(mean "DGC: ResNet-50")" -v l="$low" -v h="$high" \
+# DGC's 277x is accounting on Cedar's format: k to 1.3k 8-byte pairs and the dense 1-D tensors
+# give 212-243x, so the bound of 270x does not hold; its ratio is what the oracle bracket gives:
+# 102,228,128 / [low, high].
+check "DGC 277x: Cedar's format does not reach it" equals "$(verdict "DGC: ResNet-50")" "does not hold"
+check "DGC ratio within the oracle's bracket" awk -v m="$(measured "DGC: ResNet-50")" -v l="$low" -v h="$high" \
   'BEGIN { exit !(m >= 102228128 / h - 0.5 && m <= 102228128 / l + 0.5) }'
 check "verdicts name the paper's setting" contains "$out" "| ResNet-18, CIFAR-10, 16 workers |"
 finish

@@ -82,6 +82,10 @@ check "two closed shards" equals "$(ls "$K/results.db.shards" | grep -c '\.db$')
 cp -a "$K" "$WORK/k0"
 restore() { rm -rf "$K"; cp -a "$WORK/k0" "$K"; }
 DB="$K/results.db"
+# A path with neither a database nor shards is an error naming it, not "merged 0 shard(s)".
+missing=$("$CEDAR" merge "$WORK/no/such/dir/x.db" 2>&1)
+check "merge of a missing database exits 2" equals "$?" 2
+check "merge of a missing database names it" contains "$missing" "$WORK/no/such/dir/x.db: no such database"
 out=$("$CEDAR" merge "$DB" --results-mode shards)
 check "merge: two shards, two runs, 32 step rows" contains "$out" "merged 2 shard(s): 2 new run(s), 32 step rows"
 REF=$(data "$DB")
