@@ -5,9 +5,9 @@ set grid
 set xlabel 'wall-clock (s)'
 set ylabel 'test accuracy (%)'
 set title 'paper_bytes'
-set terminal svg size 900,500 dynamic
+set terminal svg size 900,500 dynamic noenhanced
 set output 'accuracy_vs_time.svg'
 plot 'data/dgc-resnet50.tsv' using 2:5:6 with filledcurves lc 1 fs transparent solid 0.15 notitle, 'data/dgc-resnet50.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 1 dt 1 title 'dgc-resnet50', 'data/powersgd-r1.tsv' using 2:5:6 with filledcurves lc 2 fs transparent solid 0.15 notitle, 'data/powersgd-r1.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 2 dt 1 title 'powersgd-r1', 'data/powersgd-r2.tsv' using 2:5:6 with filledcurves lc 3 fs transparent solid 0.15 notitle, 'data/powersgd-r2.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 3 dt 1 title 'powersgd-r2', 'data/powersgd-r4.tsv' using 2:5:6 with filledcurves lc 4 fs transparent solid 0.15 notitle, 'data/powersgd-r4.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 4 dt 1 title 'powersgd-r4', 'data/qsgd-2bit.tsv' using 2:5:6 with filledcurves lc 5 fs transparent solid 0.15 notitle, 'data/qsgd-2bit.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 5 dt 1 title 'qsgd-2bit', 'data/qsgd-4bit.tsv' using 2:5:6 with filledcurves lc 6 fs transparent solid 0.15 notitle, 'data/qsgd-4bit.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 6 dt 1 title 'qsgd-4bit', 'data/qsgd-8bit.tsv' using 2:5:6 with filledcurves lc 7 fs transparent solid 0.15 notitle, 'data/qsgd-8bit.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 7 dt 1 title 'qsgd-8bit', 'data/signsgd.tsv' using 2:5:6 with filledcurves lc 8 fs transparent solid 0.15 notitle, 'data/signsgd.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 8 dt 1 title 'signsgd', 'data/terngrad.tsv' using 2:5:6 with filledcurves lc 1 fs transparent solid 0.15 notitle, 'data/terngrad.tsv' using 2:4 with linespoints pt 7 ps 0.5 lc 1 dt 2 title 'terngrad'
-set terminal pngcairo size 900,500
+set terminal pngcairo size 900,500 noenhanced
 set output 'accuracy_vs_time.png'
 replot

@@ -5,9 +5,9 @@ set grid
 set xlabel 'step'
 set ylabel 'training loss'
 set title 'paper_bytes'
-set terminal svg size 900,500 dynamic
+set terminal svg size 900,500 dynamic noenhanced
 set output 'train_loss.svg'
 plot 'data/dgc-resnet50_loss.tsv' using 1:2 with lines lc 1 dt 1 title 'dgc-resnet50', 'data/powersgd-r1_loss.tsv' using 1:2 with lines lc 2 dt 1 title 'powersgd-r1', 'data/powersgd-r2_loss.tsv' using 1:2 with lines lc 3 dt 1 title 'powersgd-r2', 'data/powersgd-r4_loss.tsv' using 1:2 with lines lc 4 dt 1 title 'powersgd-r4', 'data/qsgd-2bit_loss.tsv' using 1:2 with lines lc 5 dt 1 title 'qsgd-2bit', 'data/qsgd-4bit_loss.tsv' using 1:2 with lines lc 6 dt 1 title 'qsgd-4bit', 'data/qsgd-8bit_loss.tsv' using 1:2 with lines lc 7 dt 1 title 'qsgd-8bit', 'data/signsgd_loss.tsv' using 1:2 with lines lc 8 dt 1 title 'signsgd', 'data/terngrad_loss.tsv' using 1:2 with lines lc 1 dt 2 title 'terngrad'
-set terminal pngcairo size 900,500
+set terminal pngcairo size 900,500 noenhanced
 set output 'train_loss.png'
 replot
