@@ -24,8 +24,8 @@ NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
   profile.measured_on = measured_on;
   for (const auto& [key, samples] : groups) {
     if (sizes[key].size() < 2)
-      throw std::invalid_argument("calibration: " + key.first + " at P = " +
-                                  std::to_string(key.second) +
+      throw std::invalid_argument("calibration: " + key.first +
+                                  " at P = " + std::to_string(key.second) +
                                   " has one size only: alpha and beta need two or more");
     const AlphaBetaFit f = fit_alpha_beta(samples);
     profile.collectives[key.first][key.second] = {f.alpha, f.beta};

@@ -53,8 +53,8 @@ TEST(CalibratedProjection, EachCollectiveIsCostedWithItsOwnFit) {
     EXPECT_NEAR(pt.comm_seconds, expected, 1e-12 * expected) << "P=" << p;
     EXPECT_NEAR(pt.total_seconds, expected + steps * 0.1, 1e-12 * expected) << "P=" << p;
     // The same terms on the default α and β alone differ: the fits are really used.
-    const double nominal = NetworkProfile{"d", 100e-6, 10e-9}.alpha * pt.net_latency_steps +
-                           10e-9 * pt.net_bus_bytes;
+    const double nominal =
+        NetworkProfile{"d", 100e-6, 10e-9}.alpha * pt.net_latency_steps + 10e-9 * pt.net_bus_bytes;
     EXPECT_GT(std::fabs(nominal - expected), 1e-3 * expected);
   }
 }
@@ -63,8 +63,7 @@ TEST(CalibratedProjection, NominalProfilesCostAsBefore) {
   const RunMeasurement m = measured_run();
   const NetworkProfile& net = find_network_profile("1gbe");
   const ProjectionPoint pt = project_point(m, 8, net);
-  EXPECT_DOUBLE_EQ(pt.comm_seconds,
-                   net.alpha * pt.net_latency_steps + net.beta * pt.net_bus_bytes);
+  EXPECT_DOUBLE_EQ(pt.comm_seconds, net.alpha * pt.net_latency_steps + net.beta * pt.net_bus_bytes);
 }
 
 TEST(CalibratedProjection, TablesLabelMeasuredAndAssumedConstants) {
@@ -83,8 +82,7 @@ TEST(CalibratedProjection, TablesLabelMeasuredAndAssumedConstants) {
   ASSERT_EQ(points.size(), 2u);
   EXPECT_DOUBLE_EQ(points[1].profile_seconds[1], project_point(m, 8, calibrated()).total_seconds);
   const std::string cross = render_crossover_markdown(points, 20e-6, profiles);
-  EXPECT_NE(cross.find("1gbe (α 50 µs, 1 Gb/s, nominal (assumed))"), std::string::npos)
-      << cross;
+  EXPECT_NE(cross.find("1gbe (α 50 µs, 1 Gb/s, nominal (assumed))"), std::string::npos) << cross;
   EXPECT_NE(cross.find("vc (α 100 µs, 0.8 Gb/s, calibrated (measured on two namespaces)"),
             std::string::npos)
       << cross;

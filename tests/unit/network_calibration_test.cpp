@@ -18,7 +18,7 @@
 namespace cedar {
 namespace {
 
-const std::vector<double> kSizes = {4096,   8192,    16384,   32768,   65536,   131072, 262144,
+const std::vector<double> kSizes = {4096,   8192,    16384,   32768,   65536,   131072,  262144,
                                     524288, 1048576, 2097152, 4194304, 8388608, 16777216};
 const std::vector<int> kWorlds = {2, 3, 4, 8, 16};
 
@@ -111,11 +111,11 @@ TEST(CalibratedProfile, LookupTakesTheNearestPAndFallsBackToTheDefault) {
   p.collectives["allreduce"] = {{2, {10, 20}}, {8, {30, 40}}};
   p.collectives["sendrecv"] = {{2, {5, 6}}};
   EXPECT_EQ(p.fit_for("allreduce", 2).alpha, 10);
-  EXPECT_EQ(p.fit_for("allreduce", 4).alpha, 10);   // |4-2| < |4-8|
-  EXPECT_EQ(p.fit_for("allreduce", 5).alpha, 30);   // a tie: the larger P
+  EXPECT_EQ(p.fit_for("allreduce", 4).alpha, 10);  // |4-2| < |4-8|
+  EXPECT_EQ(p.fit_for("allreduce", 5).alpha, 30);  // a tie: the larger P
   EXPECT_EQ(p.fit_for("allreduce", 256).alpha, 30);
-  EXPECT_EQ(p.fit_for("send", 16).beta, 6);         // sends use the sendrecv fit
-  EXPECT_EQ(p.fit_for("broadcast", 2).alpha, 1);    // not calibrated: the default
+  EXPECT_EQ(p.fit_for("send", 16).beta, 6);       // sends use the sendrecv fit
+  EXPECT_EQ(p.fit_for("broadcast", 2).alpha, 1);  // not calibrated: the default
   EXPECT_EQ(p.fit_for("barrier", 2).beta, 2);
   EXPECT_DOUBLE_EQ(p.cost("allreduce", 8, 14, 1000), 30 * 14 + 40 * 1000);
   EXPECT_EQ(find_network_profile("1gbe").provenance(), "nominal (assumed)");
@@ -175,8 +175,9 @@ TEST(NetworkProfileFile, PerCollectiveProfileRoundTrips) {
 }
 
 TEST(NetworkProfileFile, BadCollectiveEntriesNameFileLineColumnAndKey) {
-  const std::string head = "networks:\n  - name: vc\n    alpha: 1.0e-5\n    beta: 1.0e-9\n"
-                           "    collectives:\n";
+  const std::string head =
+      "networks:\n  - name: vc\n    alpha: 1.0e-5\n    beta: 1.0e-9\n"
+      "    collectives:\n";
   auto expect_error = [&](const std::string& body, const std::string& place,
                           const std::string& needle) {
     const auto path = write("bad_calibrated.yaml", head + body);
@@ -190,13 +191,12 @@ TEST(NetworkProfileFile, BadCollectiveEntriesNameFileLineColumnAndKey) {
     }
   };
   expect_error("      alltoall: {2: {alpha: 1.0e-5, beta: 1.0e-9}}\n", "6:7", "alltoall");
-  expect_error("      allreduce: {two: {alpha: 1.0e-5, beta: 1.0e-9}}\n", "6:19",
-               "allreduce.two");
+  expect_error("      allreduce: {two: {alpha: 1.0e-5, beta: 1.0e-9}}\n", "6:19", "allreduce.two");
   expect_error("      allreduce: {1: {alpha: 1.0e-5, beta: 1.0e-9}}\n", "6:19", "P >= 2");
   expect_error("      allreduce:\n        2: {alpha: 1.0e-5}\n", "7:12", "'alpha' and 'beta'");
   expect_error("      allreduce:\n        2: {alpha: -1.0e-5, beta: 1.0e-9}\n", "7:", "alpha");
-  expect_error("      allreduce:\n        2: {alpha: 1.0e-5, beta: 1.0e-9, gamma: 1}\n", "7:",
-               "gamma");
+  expect_error("      allreduce:\n        2: {alpha: 1.0e-5, beta: 1.0e-9, gamma: 1}\n",
+               "7:", "gamma");
   expect_error("      allreduce: 3\n", "6:18", "expected a mapping");
 }
 
