@@ -124,8 +124,8 @@ std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int 
   }
   for (int p : ps)
     if (p < 2 || p > world)
-      throw std::invalid_argument("calibration: P = " + std::to_string(p) +
-                                  " is outside 2.." + std::to_string(world) + " (the ranks running)");
+      throw std::invalid_argument("calibration: P = " + std::to_string(p) + " is outside 2.." +
+                                  std::to_string(world) + " (the ranks running)");
   std::sort(ps.begin(), ps.end());
   ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
   return ps;
@@ -137,8 +137,9 @@ std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int64_t s : options.sizes)
     if (s < 4 || s % 4 != 0 || s / 4 > (1 << 28))
-      throw std::invalid_argument("calibration: size " + std::to_string(s) +
-                                  " is not a positive multiple of 4 bytes (fp32 values) up to 1 GiB");
+      throw std::invalid_argument(
+          "calibration: size " + std::to_string(s) +
+          " is not a positive multiple of 4 bytes (fp32 values) up to 1 GiB");
   if (options.reps < 1) throw std::invalid_argument("calibration: --reps must be at least 1");
   std::vector<CollectiveTiming> all;
   for (int p : calibration_world_sizes(options, world)) {

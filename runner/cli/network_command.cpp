@@ -38,7 +38,8 @@ std::string describe_ranks(int world) {
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
                 MPI_CHAR, MPI_COMM_WORLD);
   std::set<std::string> hosts;
-  for (int r = 0; r < world; ++r) hosts.insert(std::string(&all[size_t(r) * MPI_MAX_PROCESSOR_NAME]));
+  for (int r = 0; r < world; ++r)
+    hosts.insert(std::string(&all[size_t(r) * MPI_MAX_PROCESSOR_NAME]));
   std::string names;
   for (const auto& h : hosts) names += (names.empty() ? "" : ", ") + h;
   char date[32];
@@ -118,10 +119,9 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
   std::vector<std::string> argv = cluster_launch_command(*cluster, np, {}, self_executable());
   argv.pop_back();  // "run"
   const std::string out = std::filesystem::absolute(args.out).string();
-  const std::string where = args.measured_on.empty()
-                                ? "virtual cluster: " + cluster->describe() + ", " +
-                                      std::to_string(np) + " ranks"
-                                : args.measured_on;
+  const std::string where = args.measured_on.empty() ? "virtual cluster: " + cluster->describe() +
+                                                           ", " + std::to_string(np) + " ranks"
+                                                     : args.measured_on;
   for (const std::string& a :
        {std::string("network"), std::string("calibrate"), std::string("--out"), out,
         std::string("--name"), args.name, std::string("--measured-on"), where,
