@@ -9,10 +9,11 @@
 // of the `reps` rounds times every size once (alternating direction), so a change of the load
 // during the run spreads over all sizes instead of landing on one collective.
 //
-// What is fitted: alpha and beta minimising the sum of squared relative errors
-// ((L*alpha + B*beta - t) / t)^2 over the allreduce sizes at even positions of the sweep only
-// (4 KiB, 16 KiB, ... by default), with L = 2(P-1) and B = 2(P-1)/P * S from the model. Every
-// other number in the table is a prediction from that fit, none uses its own timings.
+// What is fitted (comm/alpha_beta_least_squares.h, shared with `cedar network calibrate`): alpha
+// and beta minimising the sum of squared relative errors ((L*alpha + B*beta - t) / t)^2 over the
+// allreduce sizes at even positions of the sweep only (4 KiB, 16 KiB, ... by default), with L =
+// 2(P-1) and B = 2(P-1)/P * S from the model. Every other number in the table is a prediction from
+// that fit, none uses its own timings.
 //
 // The model describes a ring network of P links. Loopback MPI is not one: ranks exchange data
 // through shared memory on one host, and the MPI library picks its own algorithm per size, so
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/alpha_beta_least_squares.h"
 #include "comm/bus_bytes.h"
 #include "comm/network_model.h"
 
@@ -177,46 +179,14 @@ double measure(std::vector<Point>& points, const AlphaBetaFitOptions& o, int wor
   return MPI_Wtime() - t0;
 }
 
-struct Fit {
-  double alpha = 0, beta = 0;  // seconds per latency step, seconds per bus byte
-  bool bounded = false;        // the unconstrained optimum had a negative parameter
-};
+using Fit = AlphaBetaFit;
 
-// Relative-error cost of (alpha, beta): sum of ((L a + B b) / t - 1)^2.
-double relative_cost(const std::vector<Point>& fit_points, int world, double a, double b) {
-  double cost = 0;
-  for (const Point& p : fit_points) {
-    const double e = (latency_steps(p, world) * a + bus_bytes(p, world) * b) / p.measured - 1;
-    cost += e * e;
-  }
-  return cost;
-}
-
-// Weighted least squares with weights 1/t^2: in x1 = L/t, x2 = B/t the problem is
-// min sum (x1 a + x2 b - 1)^2, solved by its 2x2 normal equations. A negative parameter has no
-// physical meaning; then the better of the two one-parameter fits (a = 0 or b = 0) is taken,
-// which is the optimum over a, b >= 0.
-Fit fit_alpha_beta(const std::vector<Point>& fit_points, int world) {
-  double s11 = 0, s12 = 0, s22 = 0, s1 = 0, s2 = 0;
-  for (const Point& p : fit_points) {
-    const double x1 = latency_steps(p, world) / p.measured;
-    const double x2 = bus_bytes(p, world) / p.measured;
-    s11 += x1 * x1, s12 += x1 * x2, s22 += x2 * x2, s1 += x1, s2 += x2;
-  }
-  const double det = s11 * s22 - s12 * s12;
-  Fit f;
-  if (det > 1e-12 * s11 * s22) {
-    f.alpha = (s1 * s22 - s2 * s12) / det;
-    f.beta = (s2 * s11 - s1 * s12) / det;
-  }
-  if (f.alpha > 0 && f.beta > 0) return f;
-  f.bounded = true;
-  const double a_only = s11 > 0 ? s1 / s11 : 0, b_only = s22 > 0 ? s2 / s22 : 0;
-  const bool use_a =
-      relative_cost(fit_points, world, a_only, 0) < relative_cost(fit_points, world, 0, b_only);
-  f.alpha = use_a ? a_only : 0;
-  f.beta = use_a ? 0 : b_only;
-  return f;
+// The fit (comm/alpha_beta_least_squares.h) on the points' latency steps, bus bytes and times.
+Fit fit_points_alpha_beta(const std::vector<Point>& fit_points, int world) {
+  std::vector<TimedSample> samples;
+  for (const Point& p : fit_points)
+    samples.push_back({double(latency_steps(p, world)), double(bus_bytes(p, world)), p.measured});
+  return fit_alpha_beta(samples);
 }
 
 double error_pct(const Point& p) { return (p.predicted - p.measured) / p.measured * 100; }
@@ -332,7 +302,7 @@ int run_alpha_beta_fit(const AlphaBetaFitOptions& options) {
   std::vector<Point> fit_points;
   for (const Point& p : points)
     if (p.in_fit) fit_points.push_back(p);
-  const Fit f = fit_alpha_beta(fit_points, world);
+  const Fit f = fit_points_alpha_beta(fit_points, world);
   const NetworkProfile model{"loopback-fit", f.alpha, f.beta};
   for (Point& p : points) p.predicted = model.seconds(latency_steps(p, world), bus_bytes(p, world));
 

@@ -1,8 +1,24 @@
 #include "comm/network_model.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace cedar {
+
+AlphaBeta NetworkProfile::fit_for(const std::string& op, int world) const {
+  auto it = collectives.find(op == "send" ? "sendrecv" : op);
+  if (it == collectives.end() || it->second.empty()) return {alpha, beta};
+  const std::pair<const int, AlphaBeta>* best = nullptr;
+  for (const auto& entry : it->second)
+    if (!best || std::abs(entry.first - world) <= std::abs(best->first - world)) best = &entry;
+  return best->second;
+}
+
+std::string NetworkProfile::provenance() const {
+  if (!calibrated()) return "nominal (assumed)";
+  return "calibrated (measured on " +
+         (measured_on.empty() ? std::string("an unnamed link") : measured_on) + ")";
+}
 
 const std::vector<NetworkProfile>& network_profiles() {
   // Latencies are typical MPI small-message latencies of each fabric; bandwidth is the line rate.

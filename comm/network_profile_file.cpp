@@ -2,15 +2,21 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
 #include <set>
+#include <stdexcept>
 
+#include "comm/alpha_beta_least_squares.h"
 #include "config/params.h"
 
 namespace cedar {
 namespace {
 
 struct ProfileParams {
-  std::string name;
+  std::string name, measured_on;
   double alpha = 0, beta = 0, bandwidth_gbps = 0;
   template <class V>
   void visit(V& v) {
@@ -18,8 +24,66 @@ struct ProfileParams {
     v("alpha", alpha, "latency per message, seconds", at_least(0));
     v("beta", beta, "seconds per byte", greater_than(0));
     v("bandwidth_gbps", bandwidth_gbps, "line rate in 10^9 bits per second", greater_than(0));
+    v("measured_on", measured_on, "where the profile was measured (free text)");
   }
 };
+
+struct FitParams {
+  double alpha = 0, beta = 0;
+  template <class V>
+  void visit(V& v) {
+    v("alpha", alpha, "seconds per latency step", at_least(0));
+    v("beta", beta, "seconds per bus byte", at_least(0));
+  }
+};
+
+// The `collectives:` mapping of one entry: op -> {P: {alpha, beta}}.
+void load_collectives(NetworkProfile& out, const YAML::Node& node, const Source& src,
+                      const std::string& path) {
+  const auto& ops = calibrated_collectives();
+  for (const auto& op : checked_entries(node, src, path)) {
+    const std::string op_path = path + "." + op.key;
+    if (std::find(ops.begin(), ops.end(), op.key) == ops.end())
+      throw ConfigError(where(src, op_path, op.key_node) + ": " + op_path +
+                        ": not a calibrated collective (known: allreduce, allgather, allgatherv, "
+                        "broadcast, sendrecv)");
+    if (!op.value.IsMap())
+      throw ConfigError(where(src, op_path, op.value) + ": " + op_path +
+                        ": expected a mapping of rank counts to {alpha, beta}, not " +
+                        node_kind(op.value));
+    for (const auto& p : op.value) {
+      const YAML::Node key = p.first;
+      const std::string text = key.IsScalar() ? key.Scalar() : "";
+      const std::string p_path = op_path + "." + text;
+      int world = 0;
+      const auto r = std::from_chars(text.data(), text.data() + text.size(), world);
+      if (r.ec != std::errc() || r.ptr != text.data() + text.size() || world < 2)
+        throw ConfigError(where(src, p_path, key) + ": " + p_path +
+                          ": the key must be a rank count P >= 2");
+      if (!p.second["alpha"] || !p.second["beta"])
+        throw ConfigError(where(src, p_path, p.second) + ": " + p_path +
+                          ": 'alpha' and 'beta' are required");
+      FitParams f;
+      load_params(f, p.second, src, p_path);
+      if (!out.collectives[op.key].emplace(world, AlphaBeta{f.alpha, f.beta}).second)
+        throw ConfigError(where(src, p_path, key) + ": " + p_path + ": P given twice");
+    }
+  }
+}
+
+// 15 significant digits: what the configuration loader keeps of a number (config/params.h), so
+// that a written profile reads back as the values it wrote.
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return q + "\"";
+}
 
 }  // namespace
 
@@ -43,7 +107,7 @@ std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
   std::vector<NetworkProfile> out;
   for (const auto& item : list) {
     ProfileParams p;
-    load_params(p, item, src, "networks[]");
+    load_params(p, item, src, "networks[]", {"collectives"});
     if (p.name.empty() || !item["alpha"])
       throw ConfigError(where(src, "networks[]", item) +
                         ": networks[]: 'name' and 'alpha' are required");
@@ -53,9 +117,53 @@ std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
     if (!names.insert(p.name).second)
       throw ConfigError(where(src, "networks[].name", item["name"]) + ": networks[]: the name '" +
                         p.name + "' is already a profile");
-    out.push_back({p.name, p.alpha, item["beta"] ? p.beta : 8.0 / (p.bandwidth_gbps * 1e9)});
+    NetworkProfile profile{p.name, p.alpha, item["beta"] ? p.beta : 8.0 / (p.bandwidth_gbps * 1e9)};
+    profile.measured_on = p.measured_on;
+    if (item["collectives"])
+      load_collectives(profile, item["collectives"], src, "networks[" + p.name + "].collectives");
+    out.push_back(profile);
   }
   return out;
+}
+
+std::vector<NetworkProfile> network_profiles_with(const std::string& path) {
+  std::vector<NetworkProfile> all = network_profiles();
+  if (!path.empty())
+    for (auto& p : load_network_profiles(path)) all.push_back(p);
+  return all;
+}
+
+NetworkProfile find_network_profile_in(const std::string& path, const std::string& name) {
+  if (!path.empty())
+    for (auto& p : load_network_profiles(path))
+      if (p.name == name) return p;
+  try {
+    return find_network_profile(name);
+  } catch (const std::invalid_argument& e) {
+    if (path.empty()) throw;
+    throw std::invalid_argument(std::string(e.what()) + ", nor in " + path);
+  }
+}
+
+void write_network_profiles(const std::string& path, const std::vector<NetworkProfile>& profiles) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path + ": cannot write the network profiles file");
+  out << "networks:\n";
+  for (const auto& p : profiles) {
+    out << "  - name: " << quoted(p.name) << "\n    alpha: " << number(p.alpha)
+        << "\n    beta: " << number(p.beta) << "\n";
+    if (!p.measured_on.empty()) out << "    measured_on: " << quoted(p.measured_on) << "\n";
+    if (p.collectives.empty()) continue;
+    out << "    collectives:\n";
+    for (const auto& [op, fits] : p.collectives) {
+      out << "      " << op << ":\n";
+      for (const auto& [world, f] : fits)
+        out << "        " << world << ": {alpha: " << number(f.alpha)
+            << ", beta: " << number(f.beta) << "}\n";
+    }
+  }
+  out.close();
+  if (!out) throw std::runtime_error(path + ": cannot write the network profiles file");
 }
 
 }  // namespace cedar

@@ -150,7 +150,9 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
   s << "\nProfiles: ";
   for (size_t i = 0; i < profiles.size(); ++i)
     s << (i ? ", " : "") << profiles[i].name << " (α " << fmt("%g", profiles[i].alpha * 1e6)
-      << " µs, " << gbps(8.0 / profiles[i].beta / 1e9) << " Gb/s)";
+      << " µs, " << gbps(8.0 / profiles[i].beta / 1e9) << " Gb/s, " << profiles[i].provenance()
+      << (profiles[i].collectives.empty() ? "" : ", each collective costed with its own fit")
+      << ")";
   s << ". Fixed time: measured compute per step (forward, backward, compression, optimizer), "
        "the links inside a host and the network's latency terms; bytes: what each rank pushes "
        "through the network (the swept link), the run's own collective mix re-costed at each "

@@ -105,12 +105,32 @@ ProjectionPoint project_parameter_server(const RunMeasurement& m, int workers,
   const double out = g * m.pull_bytes_per_gradient / servers;
   pt.net_latency_steps = m.synchronous ? 4 * g : 2 * g;
   pt.net_bus_bytes = m.synchronous ? in + out : std::max(in, out);
-  pt.comm_seconds = net.alpha * pt.net_latency_steps + net.beta * pt.net_bus_bytes;
+  // Point to point: a calibrated profile's sendrecv fit at the nearest P of the workers.
+  const AlphaBeta f = net.fit_for("sendrecv", workers);
+  pt.comm_seconds = f.alpha * pt.net_latency_steps + f.beta * pt.net_bus_bytes;
   // The compute of one gradient (steps rows: a round's gradients are computed in parallel).
   pt.compute_seconds = m.compute_seconds_per_step * pt.steps_per_epoch;
   pt.total_seconds = pt.compute_seconds + pt.comm_seconds;
   pt.payload_compression = payload_compression(m.dense_payload_bytes, m.push_bytes_per_gradient);
   return pt;
+}
+
+// Seconds of `mixes` on `ranks` ranks, `steps` steps, on `profile`: each collective with its own
+// fit where the profile is calibrated, the profile's alpha and beta on the summed terms
+// otherwise (as the nominal profiles always have been).
+double mix_seconds(const NetworkProfile& profile, const std::vector<CollectiveMix>& mixes,
+                   int ranks, double steps) {
+  CollectiveCost sum;
+  double seconds = 0;
+  for (const auto& mix : mixes) {
+    const CollectiveCost c = collective_cost(mix, ranks);
+    sum.latency_steps += c.latency_steps;
+    sum.bus_bytes += c.bus_bytes;
+    seconds += profile.cost(mix.op, ranks, c.latency_steps * steps, c.bus_bytes * steps);
+  }
+  if (profile.collectives.empty())
+    return profile.alpha * sum.latency_steps * steps + profile.beta * sum.bus_bytes * steps;
+  return seconds;
 }
 
 const NetworkProfile& intra_profile_of(const RunMeasurement& m, const NetworkProfile* intra) {
@@ -158,12 +178,14 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
     payload += mix.payload_bytes;
   }
   // On one host a flat exchange never leaves it; on two or more the network bounds every round.
+  double net_seconds = 0;  // on `net`, each collective with its own fit when calibrated
   if (hosts.ranks_per_host > 1 && workers <= hosts.ranks_per_host) {
     const NetworkProfile& host = hosts.intra ? *hosts.intra : find_network_profile("shm");
-    pt.host_link_seconds += host.alpha * own.latency_steps * spe + host.beta * own.bus_bytes * spe;
+    pt.host_link_seconds += mix_seconds(host, m.collectives, workers, spe);
   } else {
     pt.net_latency_steps += own.latency_steps * spe;
     pt.net_bus_bytes += own.bus_bytes * spe;
+    net_seconds += mix_seconds(net, m.collectives, workers, spe);
   }
   // Each level on its own profile: "intra" on the node's, the others between nodes on `net`.
   for (const auto& level : m.levels) {
@@ -176,17 +198,19 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
     const NetworkProfile& profile = on_host ? intra_profile_of(m, intra) : net;
     const CollectiveCost c = level_cost(m, level, workers);
     LevelPoint lp{level.name, profile.name, n, c.bus_bytes / 1e6,
-                  profile.alpha * c.latency_steps * spe + profile.beta * c.bus_bytes * spe};
+                  mix_seconds(profile, level.collectives, n, spe)};
     if (on_host) {
       pt.host_link_seconds += lp.comm_seconds;
     } else {
       pt.net_latency_steps += c.latency_steps * spe;
       pt.net_bus_bytes += c.bus_bytes * spe;
+      net_seconds += lp.comm_seconds;
     }
     pt.levels.push_back(lp);
   }
-  pt.comm_seconds =
-      net.alpha * pt.net_latency_steps + net.beta * pt.net_bus_bytes + pt.host_link_seconds;
+  pt.comm_seconds = net.collectives.empty() ? net.alpha * pt.net_latency_steps +
+                                                  net.beta * pt.net_bus_bytes + pt.host_link_seconds
+                                            : net_seconds + pt.host_link_seconds;
   const CollectiveCost step = step_cost(m, workers);
   pt.payload_compression = payload_compression(m.dense_payload_bytes, payload);
   pt.wire_ratio = wire_ratio(m.dense_payload_bytes, step.bus_bytes, workers);
@@ -205,6 +229,7 @@ std::vector<Projection> project_runs(const std::vector<RunMeasurement>& subjects
     Projection p;
     p.basis = m;
     p.network = net.name;
+    p.profile = net;
     const RunMeasurement* dense = dense_baseline(dense_runs, m);
     if (dense) p.dense_name = dense->name;
     std::vector<int> sizes = {measured_workers(m)};

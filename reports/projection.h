@@ -24,6 +24,10 @@
 // phases such as DGC's sparsity warm-up or post-local SGD's dense epochs weigh in at their share
 // of the steps. Forming sub-communicators (split) happens once before training and is left out.
 //
+// A calibrated profile (`cedar network calibrate`) costs each kind with the α and β fitted for
+// that collective at the nearest P it was measured on (sends with its sendrecv fit); a nominal
+// profile, or a kind the calibration left out (barrier), with the profile's one α and β.
+//
 // Hosts. P ranks sit on hosts of R ranks each (R = 1 unless given): the ranks of a host talk
 // over the host's own link (an intra-node profile such as shm), hosts over the network. A flat
 // ring ordered by host crosses each host's network link once in each direction, and every ring
@@ -54,9 +58,9 @@
 #include <string>
 #include <vector>
 
-namespace cedar {
+#include "comm/network_model.h"
 
-struct NetworkProfile;
+namespace cedar {
 
 // One collective kind as a run used it, per training step (run totals / steps).
 struct CollectiveMix {
@@ -144,6 +148,7 @@ struct ProjectionPoint {
 struct Projection {
   RunMeasurement basis;                 // seeds averaged
   std::string network;                  // profile name
+  NetworkProfile profile;               // the profile itself (a calibrated one: its fits)
   std::string dense_name;               // the baseline of speedup_vs_dense (empty: none)
   std::vector<ProjectionPoint> points;  // the measured world size first, then `workers`
 };

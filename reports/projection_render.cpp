@@ -29,6 +29,22 @@ bool uses(const Projection& p, const char* family) {
   return false;
 }
 
+// A calibrated profile's fits, one line per collective (nothing for a nominal profile).
+std::string calibrated_fits(const NetworkProfile& net) {
+  if (net.collectives.empty()) return "";
+  std::string out =
+      "Each collective is costed with its own fit at the nearest P measured (α µs, Gb/s per bus "
+      "byte rate); others with the α and β above:";
+  for (const auto& [op, fits] : net.collectives) {
+    out += "\n- " + op + ":";
+    for (const auto& [world, f] : fits)
+      out += " P = " + std::to_string(world) + ": " + fmt("%g", f.alpha * 1e6) + " µs, " +
+             (f.beta > 0 ? fmt("%g", 8e-9 / f.beta) : std::string("∞")) + " Gb/s;";
+    out.pop_back();
+  }
+  return out + "\n\n";
+}
+
 std::string ratio(double v) { return v > 0 ? fmt("%.2f×", v) : "–"; }
 
 std::string secs(double v) { return fmt("%.6f", v); }
@@ -37,10 +53,11 @@ std::string secs(double v) { return fmt("%.6f", v); }
 std::string render_projection_markdown(const std::vector<Projection>& projections) {
   std::ostringstream s;
   if (projections.empty()) return "";
-  const NetworkProfile& net = find_network_profile(projections[0].network);
+  const NetworkProfile& net = projections[0].profile;
   s << "# Projected time to train one measured epoch's samples on " << net.name
-    << " (α = " << fmt("%g", net.alpha * 1e6) << " µs, " << fmt("%g", 8e-9 / net.beta)
-    << " Gb/s; modeled seconds from this profile, compute measured)\n\n"
+    << " (α = " << fmt("%g", net.alpha * 1e6) << " µs, " << fmt("%g", 8e-9 / net.beta) << " Gb/s, "
+    << net.provenance() << "; modeled seconds from this profile, compute measured)\n\n"
+    << calibrated_fits(net)
     << "Every row is the same N samples: those of the measured epoch (its steps × P0 ranks × the "
        "batch per rank). Fixed batch per rank, so steps = measured steps × P0 / P, kept "
        "fractional. Compute per step as measured at P0; communication: the α–β cost of the "

@@ -75,6 +75,7 @@ struct ProjectArgs {
   std::vector<int> workers = {8, 64, 256};  // worker counts to project to
   std::string network = "10gbe";            // network profile of the communication time
   std::string intra_network;  // profile of level "intra" (empty: the one each run recorded)
+  std::string networks;       // YAML file of extra (e.g. calibrated) profiles (empty: none)
   std::string format = "md";  // md or csv
 };
 
@@ -93,7 +94,22 @@ struct ClusterArgs {
   std::string subnet = "10.213.0";
 };
 
+struct NetworkCalibrateArgs {
+  std::string out;          // the profile file written
+  std::string name;         // the profile's name
+  std::string measured_on;  // free text (empty: the ranks' hosts and the date)
+  std::vector<int64_t> sizes = {4096, 16384, 65536, 262144, 1048576, 4194304};  // bytes
+  std::vector<int> world_sizes;  // P values (empty: 2, 4, 8, ... and all the ranks)
+  int reps = 5;                  // timed loops per size (the median is kept)
+  int warmup = 3;                // untimed calls per size
+  std::string cluster;           // "virtual": start on the virtual cluster (empty: under mpirun)
+  int np = 0;                    // --cluster virtual: ranks (0: every slot)
+};
+
 int command_run(const RunArgs& args);
+int command_network_calibrate(const NetworkCalibrateArgs& args);
+// `cedar network show FILE`: each profile of a networks file as the loader reads it.
+int command_network_show(const std::string& path);
 int command_suite(const SuiteArgs& args);
 int command_sbatch(const SbatchArgs& args);
 int command_report(const ReportArgs& args);

@@ -1,7 +1,8 @@
 // cedar: the command-line entry point. Subcommands: run, suite, sbatch, report, merge, project,
-// list, data (list, fetch), cluster (up, down, status).
+// list, data (list, fetch), cluster (up, down, status), network (calibrate).
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "runner/cli/commands.h"
@@ -202,7 +203,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   project
       ->add_option("--network", project_args.network,
-                   "network profile (1gbe, 10gbe, 25gbe, 100gbe, ib-hdr)")
+                   "network profile (1gbe, 10gbe, 25gbe, 100gbe, ib-hdr, or one in --networks)")
       ->capture_default_str();
   project->add_option("--intra-network", project_args.intra_network,
                       "profile of the traffic inside a node (level intra) of runs with levels "
@@ -210,6 +211,58 @@ int main(int argc, char** argv) {
   project->add_option("--format", project_args.format, "md or csv")
       ->check(CLI::IsMember({"md", "csv"}))
       ->capture_default_str();
+
+  project->add_option("--networks", project_args.networks,
+                      "YAML file of network profiles besides the built-in ones (e.g. one "
+                      "`cedar network calibrate` wrote); --network and --intra-network may name "
+                      "them");
+
+  cedar::NetworkCalibrateArgs calibrate_args;
+  auto* network = app.add_subcommand("network", "network profiles: calibrate, show");
+  network->require_subcommand(1);
+  auto* calibrate = network->add_subcommand(
+      "calibrate",
+      "time allreduce, allgather, allgatherv, broadcast and sendrecv over a sweep of sizes on the "
+      "ranks it runs on (under mpirun -np N, or --cluster virtual), fit alpha and beta per "
+      "collective and rank count, and write them as a network profile");
+  calibrate->add_option("--out", calibrate_args.out, "profile file to write (YAML)")->required();
+  calibrate->add_option("--name", calibrate_args.name, "the profile's name")->required();
+  calibrate
+      ->add_option("--sizes", calibrate_args.sizes,
+                   "bytes per call (allgather[v]: per rank), multiples of 4, e.g. 4KiB,1MiB")
+      ->delimiter(',')
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  calibrate
+      ->add_option("--world-sizes", calibrate_args.world_sizes,
+                   "rank counts P to fit at, each timed on the first P ranks (default: 2, 4, 8, "
+                   "... and all)")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 1 << 24));
+  calibrate->add_option("--reps", calibrate_args.reps, "timed loops per size (median kept)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  calibrate->add_option("--warmup", calibrate_args.warmup, "untimed calls per size")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  calibrate->add_option("--measured-on", calibrate_args.measured_on,
+                        "where it is measured, free text (default: the ranks' hosts and the "
+                        "date; on the virtual cluster its links)");
+  calibrate
+      ->add_option("--cluster", calibrate_args.cluster,
+                   "virtual: start on the cluster of `cedar cluster up` instead of running "
+                   "under the caller's mpirun")
+      ->check(CLI::IsMember({"none", "virtual"}));
+  calibrate
+      ->add_option("-n,--np", calibrate_args.np, "--cluster virtual: ranks (default: all slots)")
+      ->check(CLI::Range(2, 1 << 16));
+
+  std::string show_file;
+  auto* network_show = network->add_subcommand(
+      "show", "print the profiles of a networks file as cedar reads them (fits per collective)");
+  network_show->add_option("file", show_file, "YAML file of network profiles")
+      ->required()
+      ->check(CLI::ExistingFile);
 
   auto* list = app.add_subcommand(
       "list", "print registered models, datasets and algorithms with their parameters");
@@ -271,6 +324,10 @@ int main(int argc, char** argv) {
   auto* cluster_status = cluster->add_subcommand(
       "status", "print the cluster that is up and each link's shaping (exit 1 when none is up)");
 
+  // mpirun's spelling `-np N` (CLI11 reads a single dash as one-letter options: -n p).
+  static char np[] = "--np";
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "-np") == 0) argv[i] = np;
   CLI11_PARSE(app, argc, argv);
   cedar::set_command_line(argc, argv);
   try {
@@ -279,6 +336,8 @@ int main(int argc, char** argv) {
     if (*sbatch) return cedar::command_sbatch(sbatch_args);
     if (*report) return cedar::command_report(report_args);
     if (*project) return cedar::command_project(project_args);
+    if (*calibrate) return cedar::command_network_calibrate(calibrate_args);
+    if (*network_show) return cedar::command_network_show(show_file);
     if (*list) return cedar::command_list();
     if (*merge) return cedar::command_merge(merge_args);
     if (*data_list) return cedar::command_data_list(data_args);

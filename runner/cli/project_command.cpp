@@ -3,15 +3,18 @@
 #include <stdexcept>
 
 #include "comm/network_model.h"
+#include "comm/network_profile_file.h"
 #include "reports/projection.h"
 #include "runner/cli/commands.h"
 
 namespace cedar {
 
 int command_project(const ProjectArgs& args) {
-  const NetworkProfile& net = find_network_profile(args.network);
-  const NetworkProfile* intra =
-      args.intra_network.empty() ? nullptr : &find_network_profile(args.intra_network);
+  const NetworkProfile net = find_network_profile_in(args.networks, args.network);
+  const NetworkProfile intra_profile =
+      args.intra_network.empty() ? NetworkProfile{}
+                                 : find_network_profile_in(args.networks, args.intra_network);
+  const NetworkProfile* intra = args.intra_network.empty() ? nullptr : &intra_profile;
   if (args.run_id < 0)
     throw std::invalid_argument("--run-id: " + std::to_string(args.run_id) + " is not a run id");
   for (int w : args.workers)

@@ -62,7 +62,7 @@ xo=$("$CEDAR" report "$DB" --suite quick --crossover --networks "$WORK/nets.yaml
 # the output fall (a pipe buffers stdout in blocks).
 check "crossover: stderr messages start their own lines" equals "$(echo "$xo" | grep -c '.cedar report: ')" 0
 check "crossover: each run against dense at its workers and more" contains "$xo" "| topk | 16 | "
-check "crossover: the YAML profile is among the profiles" contains "$xo" "wan (α 1000 µs, 0.1 Gb/s)"
+check "crossover: the YAML profile is among the profiles" contains "$xo" "wan (α 1000 µs, 0.1 Gb/s, nominal (assumed))"
 check "crossover: plot rendered" equals "$(find "$WORK/xplots" -maxdepth 1 -name 'crossover.*' -size +1k | wc -l)" 3
 printf 'The findings, written by hand.\n' > "$WORK/findings.md"
 "$CEDAR" report "$DB" --suite quick --claims "$SRC/experiments/quick.yaml" --document "$WORK/doc/quick.md" \

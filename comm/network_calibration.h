@@ -1,0 +1,39 @@
+#pragma once
+// The timings behind `cedar network calibrate`: each collective Cedar uses — allreduce,
+// allgather, allgatherv, broadcast and point-to-point sendrecv — timed as raw MPI calls (what
+// comm/mpi_communicator.cpp makes: allgatherv is an allgather of the counts, then
+// MPI_Allgatherv; sendrecv a ring, every rank sending to the next) over a sweep of sizes on the
+// first P ranks of MPI_COMM_WORLD, for each P asked.
+//
+// Per size: `warmup` untimed calls, then one checked call whose result is compared with what it
+// must be (outside any timed region: a wrong result throws), then `reps` timed loops. A loop is
+// `iters` calls back to back after a barrier; each rank's time per call is averaged over the
+// ranks (as nccl-tests reports), and the median over the loops is kept. `iters` comes from a
+// probe call (the slowest rank's time, so that every rank makes as many calls) so that a loop
+// lasts about `loop_seconds` (1 to 1000 calls). Buffers hold small integers as fp32, so every
+// sum is exact. No LibTorch here.
+#include <cstdint>
+#include <vector>
+
+#include "comm/calibrated_profile.h"
+
+namespace cedar {
+
+struct CalibrationOptions {
+  std::vector<int64_t> sizes;    // bytes: S, or s per rank for allgather[v]; multiples of 4
+  std::vector<int> world_sizes;  // P values (each 2..world); empty: 2, 4, 8, ... and the world
+  int warmup = 3;
+  int reps = 5;
+  double loop_seconds = 0.02;
+};
+
+// The P values `options` asks for on `world` ranks, ascending, without repeats. Throws
+// std::invalid_argument for a P outside 2..world.
+std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int world);
+
+// Every rank of MPI_COMM_WORLD calls it (MPI initialised). Rank 0 receives every timing; the
+// other ranks those of the P values they took part in. Throws std::runtime_error naming the
+// collective, P and size when a checked call's result is wrong.
+std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options);
+
+}  // namespace cedar

@@ -1,0 +1,164 @@
+// `cedar network calibrate`: measures the α–β model's α and β per collective and per rank count
+// on the link the ranks run on (comm/network_calibration.h, comm/calibrated_profile.h) and writes
+// them as a network profile (comm/network_profile_file.h) for `cedar project` and `cedar report
+// --crossover`. Under a user's mpirun (or srun) every rank runs it; with --cluster virtual it
+// starts itself on the virtual cluster of `cedar cluster up` and waits.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "comm/calibrated_profile.h"
+#include "comm/network_calibration.h"
+#include "comm/network_profile_file.h"
+#include "runner/cli/commands.h"
+#include "runner/suite/launcher.h"
+
+namespace cedar {
+namespace {
+
+std::string join_numbers(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+// "2 ranks on 1 host (node7), 2024-05-01": where the ranks of MPI_COMM_WORLD run.
+std::string describe_ranks(int world) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> all(size_t(world) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                MPI_CHAR, MPI_COMM_WORLD);
+  std::set<std::string> hosts;
+  for (int r = 0; r < world; ++r)
+    hosts.insert(std::string(&all[size_t(r) * MPI_MAX_PROCESSOR_NAME]));
+  std::string names;
+  for (const auto& h : hosts) names += (names.empty() ? "" : ", ") + h;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  return std::to_string(world) + " ranks on " + std::to_string(hosts.size()) +
+         (hosts.size() == 1 ? " host (" : " hosts (") + names + "), " + date;
+}
+
+// The profile's fits as a markdown table (a calibrated one), then its defaults.
+void print_fits(const NetworkProfile& p) {
+  if (!p.collectives.empty()) {
+    std::printf("| collective | P | alpha µs | beta ns/B | Gb/s |\n|---|---:|---:|---:|---:|\n");
+    for (const auto& [op, fits] : p.collectives)
+      for (const auto& [world, f] : fits)
+        std::printf("| %s | %d | %.3f | %.4f | %.3f |\n", op.c_str(), world, f.alpha * 1e6,
+                    f.beta * 1e9, f.beta > 0 ? 8e-9 / f.beta : 0.0);
+    std::printf("\n");
+  }
+  std::printf("%s: alpha %.3f µs, beta %.4f ns/B (%.3f Gb/s)\n",
+              p.collectives.empty() ? "every op" : "any other op", p.alpha * 1e6, p.beta * 1e9,
+              8e-9 / p.beta);
+}
+
+// Under mpirun: every rank times, rank 0 fits and writes.
+int calibrate_here(const NetworkCalibrateArgs& args) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  int world = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (world < 2) {
+    std::fprintf(stderr,
+                 "cedar network calibrate: needs 2 or more ranks: run it under `mpirun -np N` "
+                 "(or srun), or with --cluster virtual -np N\n");
+    MPI_Finalize();
+    return 1;
+  }
+  CalibrationOptions o;
+  o.sizes = args.sizes;
+  o.world_sizes = args.world_sizes;
+  o.reps = args.reps;
+  o.warmup = args.warmup;
+  const std::string where = args.measured_on.empty() ? describe_ranks(world) : args.measured_on;
+  const std::vector<CollectiveTiming> timings = time_collectives(o);
+  int status = 0;
+  if (rank == 0) {
+    const NetworkProfile p = fit_network_profile(timings, args.name, where);
+    if (!(p.beta > 0))
+      throw std::runtime_error("the allreduce fit has no bandwidth term (beta = 0): widen --sizes");
+    for (const auto& [op, fits] : p.collectives)
+      for (const auto& [world, f] : fits)
+        if (!(f.alpha > 0) || !(f.beta > 0))
+          std::fprintf(stderr,
+                       "cedar network calibrate: warning: %s at P = %d: %s is 0 (the free fit "
+                       "was negative): the times hardly grow with size; widen --sizes or "
+                       "calibrate on an idle machine\n",
+                       op.c_str(), world, f.beta > 0 ? "alpha" : "beta");
+    write_network_profiles(args.out, {p});
+    load_network_profiles(args.out);  // what was written reads back
+    std::printf("network profile '%s' (%s) written to %s\n\n", p.name.c_str(),
+                p.provenance().c_str(), args.out.c_str());
+    print_fits(p);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}
+
+// --cluster virtual: this executable's calibrate under the cluster's mpirun.
+int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
+  const auto probe = cluster_for_run("virtual", 2, 0, "network calibrate");
+  const int np = args.np > 0 ? args.np : probe->spec.hosts * probe->spec.ranks_per_host;
+  const auto cluster = cluster_for_run("virtual", np, 0, "network calibrate");
+  setenv("CEDAR_CLUSTER_LINKS", cluster->links_json().c_str(), 1);
+  std::vector<std::string> argv = cluster_launch_command(*cluster, np, {}, self_executable());
+  argv.pop_back();  // "run"
+  const std::string out = std::filesystem::absolute(args.out).string();
+  const std::string where = args.measured_on.empty() ? "virtual cluster: " + cluster->describe() +
+                                                           ", " + std::to_string(np) + " ranks"
+                                                     : args.measured_on;
+  for (const std::string& a :
+       {std::string("network"), std::string("calibrate"), std::string("--out"), out,
+        std::string("--name"), args.name, std::string("--measured-on"), where,
+        std::string("--sizes"), join_numbers(args.sizes), std::string("--reps"),
+        std::to_string(args.reps), std::string("--warmup"), std::to_string(args.warmup)})
+    argv.push_back(a);
+  if (!args.world_sizes.empty()) {
+    std::vector<int64_t> ps(args.world_sizes.begin(), args.world_sizes.end());
+    argv.push_back("--world-sizes");
+    argv.push_back(join_numbers(ps));
+  }
+  std::string shown;
+  for (const auto& a : argv) shown += (shown.empty() ? "" : " ") + shell_word(a);
+  std::fprintf(stderr, "cedar network calibrate: %s\n", shown.c_str());
+  return run_process(argv);
+}
+
+}  // namespace
+
+int command_network_show(const std::string& path) {
+  for (const NetworkProfile& p : load_network_profiles(path)) {
+    std::printf("## %s: %s\n\n", p.name.c_str(), p.provenance().c_str());
+    print_fits(p);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int command_network_calibrate(const NetworkCalibrateArgs& args) {
+  if (args.name.empty()) throw std::invalid_argument("--name: give the profile a name");
+  if (args.sizes.size() < 2)
+    throw std::invalid_argument("--sizes: give two or more sizes (alpha and beta need both)");
+  if (args.cluster == "virtual") return calibrate_on_cluster(args);
+  if (!args.cluster.empty() && args.cluster != "none")
+    throw std::invalid_argument("--cluster: 'virtual' or 'none', not '" + args.cluster + "'");
+  if (args.np > 0) throw std::invalid_argument("-np goes with --cluster virtual");
+  return calibrate_here(args);
+}
+
+}  // namespace cedar
