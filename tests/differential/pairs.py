@@ -61,6 +61,8 @@ def _post_local(period, steps=40):
         # PyTorch's extra average after the first local step (step 8) is the first difference:
         # step 9's gradient is taken at other parameters.
         "first_grad_step": SWITCH_STEP + 1,
+        # The average changes the parameters step 9 starts from: its loss differs too.
+        "loss_lag": 0,
     }
 
 

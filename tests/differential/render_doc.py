@@ -168,6 +168,11 @@ if __name__ == "__main__":
     sys.path.insert(0, HERE)
     import provenance
     saved = torch.load(sys.argv[1], weights_only=False)
+    import compare
+    for r in saved["results"]:  # the checks again, as compare.py now states them
+        fp16 = r.get("fp16_step0")
+        r["verdicts"] = compare.verdicts(r["name"], pairs.PAIRS[r["name"]], r["variants"],
+                                         fp16[0] if fp16 else None)
     cedar = sys.argv[3] if len(sys.argv) > 3 else os.path.join(HERE, "..", "..", "build", "cedar")
     with open(sys.argv[2], "w") as f:
         f.write(render(saved["results"], provenance.collect(cedar), saved["batched"]))
