@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <stdexcept>
 
 namespace cedar {
@@ -45,6 +46,16 @@ void StepTrace::step(const at::Tensor& images, const at::Tensor& labels, double 
   entries_.emplace_back("x." + step, images.detach().cpu().clone());
   entries_.emplace_back("y." + step, labels.detach().cpu().clone());
   losses_.push_back(loss);
+}
+
+void StepTrace::gradients(const std::vector<NamedTensor>& params,
+                          const std::vector<GradBucket>& buckets) {
+  std::map<std::string, at::Tensor> grad_of;
+  for (const auto& b : buckets)
+    for (const auto& e : b.entries) grad_of[e.name] = e.grad;
+  std::vector<at::Tensor> flat;
+  for (const auto& p : params) flat.push_back(grad_of.at(p.name).detach().cpu().reshape({-1}));
+  entries_.emplace_back("grad." + std::to_string(losses_.size()), torch::cat(flat));
 }
 
 void StepTrace::finish(const std::vector<NamedTensor>& params,

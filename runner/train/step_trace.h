@@ -4,9 +4,12 @@
 //
 //   CEDAR_TRACE_DIR=DIR     each rank writes DIR/rank<r>.pt at the end of the run: its initial
 //                           parameters and buffers ("init.<name>"), the normalised images and
-//                           labels of every step's batch ("x.<step>", "y.<step>"), its local
-//                           training loss per step ("loss"), and its final parameters, buffers
-//                           and algorithm state ("final.<name>", "algorithm.<key>").
+//                           labels of every step's batch ("x.<step>", "y.<step>"), the
+//                           gradient each step's update used, after the algorithm's exchange
+//                           (e.g. the average), all parameters flattened in parameter order
+//                           ("grad.<step>"), its local training loss per step ("loss"), and its
+//                           final parameters, buffers and algorithm state ("final.<name>",
+//                           "algorithm.<key>").
 //   CEDAR_TRACE_INJECT=FILE after the algorithm's setup, its state is loaded from FILE
 //                           (Algorithm::load_state; e.g. PowerSGD's initial "query.<name>"), so
 //                           both implementations start from the same values without sharing a
@@ -33,6 +36,8 @@ class StepTrace {
 
   void initial(const std::vector<NamedTensor>& params, const std::vector<NamedTensor>& buffers);
   void step(const at::Tensor& images, const at::Tensor& labels, double loss);
+  // The exchanged gradients of this step (before the optimizer), as "grad.<step>".
+  void gradients(const std::vector<NamedTensor>& params, const std::vector<GradBucket>& buckets);
   // Writes the file; throws std::runtime_error naming it when it cannot be written.
   void finish(const std::vector<NamedTensor>& params, const std::vector<NamedTensor>& buffers,
               const AlgorithmState& algorithm);

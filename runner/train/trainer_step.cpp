@@ -13,6 +13,7 @@
 #include "runner/train/mixed_precision.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/run_guard.h"
+#include "runner/train/step_trace.h"
 #include "runner/train/trainer.h"
 
 namespace cedar {
@@ -75,6 +76,7 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   int64_t bad_update = 0;
   // A skipped step leaves the parameters, the optimizer and the algorithm as they were.
   if (!local.skipped) {
+    if (trace_) trace_->gradients(params_, buckets_);  // before the step, which is recorded next
     bad_update = first_nonfinite_update();
     optimizer_->step(ctx.lr);
     algorithm_->after_step(params_, buffers_, comm_, ctx);

@@ -3,9 +3,12 @@ with, run over the same steps from the same state (run_pairs.py). A pair has one
 sides: `shipped`, PyTorch as it comes, and `aligned`, PyTorch with Cedar's documented deliberate
 differences applied (torch_align.py), which must agree with Cedar to `tolerance`.
 
-Tolerances are maximum relative differences (max |cedar - torch| / max |torch| per tensor, the
-largest over tensors, ranks and steps). 0 means bitwise: both sides run the same ATen kernels in
-the same order, and with 2 ranks an allreduce sum a + b is the same bits in any order.
+A tolerance of 0 (every pair's) means bit for bit (compare.same_bits): every step's loss and
+averaged gradient, the final parameters and buffers, and the final algorithm state where
+PyTorch's side records it; both sides run the same ATen kernels in the same order, and with 2
+ranks an allreduce sum a + b is the same bits in any order. A tolerance above 0 would be a
+maximum relative difference (max |cedar - torch| / max |torch| per tensor), a NaN counting as
+infinite.
 """
 
 SWITCH_STEP = 8        # post-local SGD: the first local step (Cedar's switch epoch 8/32)
@@ -30,12 +33,14 @@ def _powersgd(rank, batch, steps=20):
                   "(PowerSGDState, powerSGD_hook%s)" % (
                       ", batch_tensors_with_same_shape=True" if batch else ""),
         "differences": differences,
-        # Nothing differs before the first compressed step (2) has acted, and then by rounding:
-        # an orthonormal Q orthonormalised again, or an uncompressed tensor's memory
-        # (local - mean, zero in exact arithmetic), changes values by a few ulps; Householder QR
-        # in place of Gram-Schmidt by a few more.
-        "first_step": 3,
-        "first_bound": 1e-4,
+        # The first compressed step (2) is the first whose averaged gradient the differences
+        # can change (Q orthonormalised again; P by QR above rank 2); the uncompressed error
+        # memory first acts on step 3.
+        "first_grad_step": 2,
+        # Aligned with one difference left out at a time (run_all.sh only): the step whose
+        # averaged gradient that difference alone first changes.
+        "leave_one_out": ({"warm_start_as_paper": 2, "no_uncompressed_error": 3,
+                           "gram_schmidt": 2} if rank > 2 else {}),
     }
 
 
@@ -53,8 +58,11 @@ def _post_local(period, steps=40):
         "shipped_torch": {"averager_warmup_steps": SWITCH_STEP},
         "aligned_torch": {"averager_warmup_steps": SWITCH_STEP + period - 1},
         "differences": ["first_average_after_h_steps"],
-        # PyTorch's extra average after the first local step (step 8) is the first difference.
-        "first_step": SWITCH_STEP + 1,
+        # PyTorch's extra average after the first local step (step 8) is the first difference:
+        # step 9's gradient is taken at other parameters.
+        "first_grad_step": SWITCH_STEP + 1,
+        # The average changes the parameters step 9 starts from: its loss differs too.
+        "loss_lag": 0,
     }
 
 
@@ -70,10 +78,9 @@ PAIRS = {
         "torch": {"algorithm": "fp16"},
         "module": "torch.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook",
         "differences": ["fp32_average"],
-        # From step 0's update on, PyTorch's averaged gradient is rounded to fp16: a relative
-        # error of at most 2^-11 per element (more where g / 2 is an fp16 subnormal), one step.
-        "first_step": 1,
-        "first_bound": 1e-3,
+        # Step 0's averaged gradient is rounded to fp16 on PyTorch's side (compare.fp16_step0
+        # bounds the difference element by element).
+        "first_grad_step": 0,
     },
     "powersgd-r1": _powersgd(1, False),
     "powersgd-r2": _powersgd(2, False),

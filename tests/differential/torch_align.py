@@ -2,8 +2,9 @@
 own code so that a pair can also be compared with them taken out (docs/differential.md). Each
 name below is one difference; a side lists the ones it applies in its `align`.
 
-  fp32_average                fp16: the halves are decoded and averaged in fp32 (Cedar's
-                              algorithms/fp16.cpp); fp16_compress_hook sums them in fp16.
+  fp32_average                fp16: the halves are decoded, summed and divided by the world
+                              size in fp32 (Cedar's algorithms/fp16.cpp); fp16_compress_hook
+                              divides them in fp16 and sums them in fp16.
   warm_start_as_paper         PowerSGD: the warm-started Q is used as it is (Vogels et al. 2019,
                               Algorithm 1); powerSGD_hook orthonormalises it again every step.
   gram_schmidt                PowerSGD: P is orthonormalised by Gram-Schmidt at every rank;
@@ -16,23 +17,59 @@ import functools
 
 import torch
 import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
 
 ALL = ("fp32_average", "warm_start_as_paper", "gram_schmidt", "no_uncompressed_error")
 
 
+class _Done:
+    """What dist.all_reduce(async_op=True) returns, for a result already computed."""
+
+    def __init__(self, value):
+        self._future = torch.futures.Future()
+        self._future.set_result([value])
+
+    def get_future(self):
+        return self._future
+
+
+class _SizeOne:
+    """A process group that tells the hook its size is 1, so that the hook's own division by
+    the world size (before the sum) divides by 1, exactly; _all_reduce_fp32_average divides
+    the fp32 sum by the real size instead."""
+
+    def __init__(self, group):
+        self.group = group
+
+    def size(self):
+        return 1
+
+
+def _all_reduce_fp32_average(tensor, group=None, async_op=False, op=None):
+    """dist.all_reduce of an fp16 tensor replaced by Cedar's average: every rank's halves
+    gathered, decoded and added in fp32 in rank order, then divided by the world size."""
+    real = group.group
+    parts = [torch.empty_like(tensor) for _ in range(real.size())]
+    dist.all_gather(parts, tensor, group=real)
+    total = parts[0].float()
+    for part in parts[1:]:
+        total.add_(part.float())
+    return _Done(total.div_(real.size()))
+
+
 def fp16_fp32_average_hook(process_group, bucket):
-    """fp16_compress_hook with Cedar's arithmetic: each rank's gradients rounded to fp16, then
-    summed and divided by the world size in fp32."""
+    """PyTorch's own fp16_compress_hook with its averaging moved to fp32: its group reports
+    size 1 (the hook's fp16 division before the sum becomes a division by 1) and its
+    dist.all_reduce sums the decoded halves in fp32 and divides by the world size. The cast to
+    fp16 and the copy of the result into the bucket are the hook's, unchanged."""
     group = process_group if process_group is not None else dist.group.WORLD
-    buffer = bucket.buffer()
-    decoded = buffer.to(torch.float16).to(buffer.dtype)
-
-    def average(fut):
-        buffer.copy_(fut.value()[0].div_(group.size()))
-        return buffer
-
-    return dist.all_reduce(decoded, group=group, async_op=True).get_future().then(average)
+    original = dist.all_reduce
+    dist.all_reduce = _all_reduce_fp32_average
+    try:
+        return default_hooks.fp16_compress_hook(_SizeOne(group), bucket)
+    finally:
+        dist.all_reduce = original
 
 
 def compressed_layout(shapes, rank, min_compression_rate):
@@ -91,6 +128,7 @@ class PowerSgdHook:
             powersgd._orthogonalize = functools.partial(_orthogonalize, state, self.align,
                                                         powersgd._orthogonalize)
         self.__name__ = self.__qualname__ = "powerSGD_hook"
+        self.members, self.offsets = {}, {}  # per bucket: compressed (name, Q size); (name, offset)
 
     def _layout(self, bucket):
         shapes = [g.shape for g in bucket.gradients()]
@@ -106,6 +144,7 @@ class PowerSgdHook:
                 groups.setdefault(nmr[:2], []).append((self.names[id(p)], nmr))
         members = [x for group in groups.values() for x in group]
         idx = bucket.index()
+        self.members[idx] = [(name, m * r) for name, (_, m, r) in members]
         self.state.p_memory_dict[idx] = torch.empty(sum(n * r for _, (n, _, r) in members))
         self.state.q_memory_dict[idx] = torch.cat(
             [self.queries["query." + name].reshape(-1) for name, _ in members])
@@ -120,7 +159,29 @@ class PowerSgdHook:
                 offset += g.numel()
         return fut.value()
 
+    def final_state(self):
+        """The hook's Q and error memory per compressed parameter, flattened, under Cedar's
+        state keys ("algorithm.query.<name>", "algorithm.error.<name>")."""
+        out = {}
+        for idx, members in self.members.items():
+            q, offset = self.state.q_memory_dict[idx], 0
+            for name, size in members:
+                out["algorithm.query." + name] = q[offset:offset + size].clone()
+                offset += size
+            error = self.state.error_dict.get(idx)
+            if error is not None:
+                at = dict(self.offsets[idx])
+                for name, _ in members:
+                    start, numel = at[name]
+                    out["algorithm.error." + name] = error[start:start + numel].clone()
+        return out
+
     def __call__(self, state, bucket):
+        offsets, start = [], 0
+        for p, g in zip(bucket.parameters(), bucket.gradients()):
+            offsets.append((self.names[id(p)], (start, g.numel())))
+            start += g.numel()
+        self.offsets[bucket.index()] = offsets
         if state.iter >= state.start_powerSGD_iter and bucket.index() not in state.p_memory_dict:
             self._inject(bucket)
         fut = powersgd.powerSGD_hook(state, bucket)

@@ -60,7 +60,7 @@ def register_hook(model, side, names):
         queries = torch.load(side["inject"])
         hook = torch_align.PowerSgdHook(state, queries, names, side["align"])
         model.register_comm_hook(state, hook)
-        return
+        return hook
     if algorithm == "post-local":
         # post_local_gradient_allreduce=False: after the switch each rank keeps its own gradient
         # (PyTorch's default would allreduce within intra-node subgroups).
@@ -83,17 +83,21 @@ def train(rank, side, trace, out_path):
     # Cedar does.
     dist._DEFAULT_FIRST_BUCKET_BYTES = 25 * 1024 * 1024
     ddp = DDP(model, broadcast_buffers=False, bucket_cap_mb=25)
-    register_hook(ddp, side, names)
+    hook = register_hook(ddp, side, names)
     opt = make_optimizer(ddp, side)
-    losses = []
+    losses, result = [], {}
     for step in range(cedar_trace.steps(trace)):
         x, y = trace[f"x.{step}"], trace[f"y.{step}"]
         opt.zero_grad()
         loss = F.cross_entropy(ddp(x), y)
         loss.backward()
+        # The gradient the update uses, after the exchange (Cedar's "grad.<step>").
+        result[f"grad.{step}"] = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
         opt.step()
         losses.append(loss.item())
-    result = {"loss": torch.tensor(losses, dtype=torch.float64)}
+    result["loss"] = torch.tensor(losses, dtype=torch.float64)
+    if hook is not None:
+        result.update(hook.final_state())
     for name, t in list(model.named_parameters()) + list(model.named_buffers()):
         result["final." + name] = t.detach().clone()
     torch.save(result, out_path)
