@@ -200,6 +200,7 @@ struct NetworkConfig {
   int ranks_per_node = 0;
   std::string intra_profile = "shm";
   std::string cluster = "none";
+  double collective_timeout_s = 300;
   template <class V>
   void visit(V& v) {
     v("profile", profile,
@@ -222,6 +223,11 @@ struct NetworkConfig {
       "inside a host and TCP over links shaped to its rate between hosts; the hosts, rate and "
       "burst go into the run's provenance)",
       one_of({"none", "virtual"}));
+    v("collective_timeout_s", collective_timeout_s,
+      "seconds one blocking operation (a collective, a message, the harness's step agreement) "
+      "may take before the run is marked failed, naming the operation, its bytes, the step and "
+      "the rank, and every rank ends, instead of waiting on a dead link; 0: no limit",
+      at_least(0));
   }
   static std::vector<std::string> intra_profile_choices() {
     std::vector<std::string> names = known_intra_profile_names();

@@ -7,6 +7,8 @@
 #include "algorithms/algorithm.h"
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
+#include "comm/watched_communicator.h"
+#include "runner/train/collective_timeout.h"
 
 namespace cedar {
 namespace {
@@ -77,7 +79,15 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
     else
       c->gpu = std::make_unique<LocalCommunicator>(c->device);
   }
-  c->metered = std::make_unique<MeteredCommunicator>(c->backend());
+  c->watchdog = make_run_watchdog(cfg.network.collective_timeout_s, c->bootstrap->rank());
+  if (c->watchdog) {
+    c->watched_bootstrap = std::make_unique<WatchedCommunicator>(*c->bootstrap, *c->watchdog);
+    if (c->gpu) c->watched_gpu = std::make_unique<WatchedCommunicator>(*c->gpu, *c->watchdog);
+  }
+  // The algorithm's channel, watched as the control channel is.
+  Communicator& algorithm_channel =
+      c->gpu ? (c->watched_gpu ? *c->watched_gpu : *c->gpu) : c->control();
+  c->metered = std::make_unique<MeteredCommunicator>(algorithm_channel);
   if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
     throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
   c->emulated = level_profile(cfg, "");

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "comm/collective_watchdog.h"
 #include "comm/communicator.h"
 #include "comm/metered_communicator.h"
 #include "comm/network_model.h"
@@ -14,12 +15,17 @@
 namespace cedar {
 
 struct RunCommunicators {
+  // network.collective_timeout_s: the deadline of every blocking operation on both channels
+  // below (null: no limit). Declared first: it outlives the channels it watches.
+  std::unique_ptr<CollectiveWatchdog> watchdog;
   // The harness's own channel (unmetered): initial broadcast, step agreement, evaluation sums,
   // the run id and the communication totals.
   std::unique_ptr<Communicator> bootstrap;
   // On a GPU: NCCL, or (train.backend: mpi) MPI over CUDA tensors; null on the CPU.
   std::unique_ptr<Communicator> gpu;
-  std::unique_ptr<MeteredCommunicator> metered;  // wraps backend()
+  // With a watchdog: the bootstrap and the GPU's communicator under it (else null).
+  std::unique_ptr<Communicator> watched_bootstrap, watched_gpu;
+  std::unique_ptr<MeteredCommunicator> metered;  // wraps backend(), watched
   NetworkProfile emulated;  // the profile metered emulates when network.emulate is on
   // The profile of the traffic inside a node (level "intra"), emulated with it likewise.
   NetworkProfile emulated_intra;
@@ -27,6 +33,8 @@ struct RunCommunicators {
 
   // What the algorithm's traffic goes through: the GPU's communicator, else the bootstrap.
   Communicator& backend() const { return gpu ? *gpu : *bootstrap; }
+  // The channel the harness talks through: the bootstrap, watched.
+  Communicator& control() const { return watched_bootstrap ? *watched_bootstrap : *bootstrap; }
 };
 
 // Starts the communicators and picks this rank's device (train.device) and backend

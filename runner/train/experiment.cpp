@@ -18,6 +18,7 @@
 #include "results/results_mode.h"
 #include "results/store.h"
 #include "runner/train/checkpoint.h"
+#include "runner/train/collective_timeout.h"
 #include "runner/train/comm_totals.h"
 #include "runner/train/communicators.h"
 #include "runner/train/log.h"
@@ -72,25 +73,35 @@ void require_disk_space(const ExperimentConfig& cfg, const std::string& db_path,
                        "checkpoints");
 }
 
-// Collective on `control`: every rank learns from rank 0 the run's uuid (its checkpoint folder)
-// and the step it resumes after (-1: a new run).
+// Collective on `control`: every rank learns from rank 0 the run's uuid (its checkpoint folder),
+// the step it resumes after (-1: a new run), and its record: the file rank 0 writes and the id
+// there (whichever rank's watchdog fires marks it failed: runner/train/collective_timeout.h).
 struct RunIdentity {
   std::string uuid;
   int64_t resumed_step = -1;
+  std::string results_path;
+  int64_t run_id = -1;
 };
 
 RunIdentity share_run_identity(const RunResults* results, Communicator& control) {
   constexpr int64_t kUuidChars = 36;
-  auto t = torch::zeros({kUuidChars + 1}, torch::kInt64);
+  auto t = torch::zeros({kUuidChars + 3}, torch::kInt64);
   if (results) {
     t[0] = results->resumed_step;
     for (int64_t i = 0; i < kUuidChars && i < int64_t(results->uuid.size()); ++i)
       t[i + 1] = static_cast<int64_t>(results->uuid[i]);
+    t[kUuidChars + 1] = results->run_id;
+    t[kUuidChars + 2] = static_cast<int64_t>(results->path.size());
   }
   control.broadcast(t, 0);
   RunIdentity id;
   id.resumed_step = t[0].item<int64_t>();
   for (int64_t i = 1; i <= kUuidChars; ++i) id.uuid += static_cast<char>(t[i].item<int64_t>());
+  id.run_id = t[kUuidChars + 1].item<int64_t>();
+  auto path = torch::zeros({t[kUuidChars + 2].item<int64_t>()}, torch::kUInt8);
+  if (results) std::copy(results->path.begin(), results->path.end(), path.data_ptr<uint8_t>());
+  if (path.numel() > 0) control.broadcast(path, 0);
+  id.results_path.assign(reinterpret_cast<const char*>(path.data_ptr<uint8_t>()), path.numel());
   return id;
 }
 
@@ -183,7 +194,7 @@ int threads_per_rank(int64_t configured) {
 
 RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   const std::unique_ptr<RunCommunicators> comms = make_communicators(cfg);
-  Communicator& control = *comms->bootstrap;
+  Communicator& control = comms->control();
   Communicator& backend = comms->backend();
   const int rank = control.rank();
   const int threads = threads_per_rank(cfg.train.threads);
@@ -216,10 +227,12 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     outcome.run_id = results->run_id;
     outcome.results_path = results->path;
     set_active_run(results->path, results->run_id);
+    set_watched_run(results->path, results->run_id);  // the other ranks learn it below
   }
   const RunIdentity identity = share_run_identity(results.get(), control);
   outcome.uuid = identity.uuid;
   outcome.resumed_from_step = identity.resumed_step;
+  set_watched_run(identity.results_path, identity.run_id);
   ResultStore* store = results ? results->store.get() : nullptr;
   // Benchmark only (bench/harness_overhead.sh): CEDAR_BENCH_NO_STEP_ROWS=1 trains without writing
   // step and evaluation rows, the baseline the results store's cost is measured against. The
@@ -242,6 +255,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
         std::make_unique<Trainer>(cfg, model, data, std::move(algorithm), *comms->metered, control,
                                   row_store, outcome.run_id, comms->device, opts.quiet);
     trainer->set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
+    trainer->set_watchdog(comms->watchdog.get());
     training = [&] { return trainer->run(); };
   }
   const CpuTimeSample cpu_start = sample_cpu_time();
@@ -255,6 +269,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     store->set_provenance_entry(outcome.run_id, "machine_load",
                                 host_load_json(summarise_host_load(cpu)));
   if (store) finish_record(*store, outcome.run_id, end, totals, checkpoints.get());
+  clear_watched_run();
   outcome.status = end.status;
   outcome.final_test_accuracy = end.summary.final_test_accuracy;
   outcome.wall_seconds = end.summary.wall_seconds;

@@ -157,6 +157,7 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
   const double images_start = monotonic_seconds();
   const double evaluated_before = eval_seconds_;
   for (int64_t i = first_batch; loader_->next(batch); ++i) {
+    if (watchdog_) watchdog_->set_step(step_);
     StepContext ctx = step_context(epoch, i);
     const LocalStep local = train_step(batch, ctx, overlap);
     if (trace_)

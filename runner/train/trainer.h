@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "algorithms/algorithm.h"
+#include "comm/collective_watchdog.h"
 #include "comm/metered_communicator.h"
 #include "comm/network_model.h"
 #include "config/experiment_config.h"
@@ -51,6 +52,8 @@ class Trainer {
   // Checkpoints go to `dir` (null: none); with resume_step >= 0 training continues from that
   // checkpoint. Call before run().
   void set_checkpoints(const CheckpointDir* dir, int64_t resume_step);
+  // The watchdog of the run's operations (null: none) learns the step each one belongs to.
+  void set_watchdog(CollectiveWatchdog* dog) { watchdog_ = dog; }
 
   // Trains to the end (epochs, max_steps or target accuracy). Throws Diverged, Interrupted (after
   // writing a checkpoint when they are on), or the error that stopped it.
@@ -140,6 +143,7 @@ class Trainer {
   double base_lr_ = 0;             // after large-batch scaling
   double first_decay_epoch_ = -1;  // of a step schedule (-1: none)
   const CheckpointDir* checkpoints_ = nullptr;
+  CollectiveWatchdog* watchdog_ = nullptr;
   int64_t resume_step_ = -1;
   TensorMap checkpoint_state_;  // restored state not yet handed over (the algorithm's part)
   int64_t step_ = 0;
