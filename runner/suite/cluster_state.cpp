@@ -153,29 +153,17 @@ void remove_cluster_state(const std::string& dir) {
 std::vector<std::string> cluster_launch_command(const ClusterState& s, int world_size,
                                                 const std::vector<std::string>& run_args,
                                                 const std::string& executable) {
-  std::vector<std::string> argv = {"mpirun",
-                                   "--hostfile",
-                                   s.hostfile(),
-                                   "--map-by",
-                                   "slot",
-                                   "--bind-to",
-                                   "none",
-                                   "-np",
-                                   std::to_string(world_size),
-                                   "--mca",
-                                   "plm_rsh_agent",
-                                   s.agent(),
-                                   "--mca",
-                                   "btl",
-                                   "tcp,vader,self",
-                                   "--mca",
-                                   "btl_tcp_if_include",
-                                   s.cidr(),
-                                   "--mca",
-                                   "oob_tcp_if_include",
-                                   s.cidr(),
-                                   "-x",
-                                   "CEDAR_CLUSTER_LINKS"};
+  std::vector<std::string> argv = {
+      "mpirun", "--hostfile", s.hostfile(), "--map-by", "slot", "--bind-to", "none", "-np",
+      std::to_string(world_size), "--mca", "plm_rsh_agent", s.agent(), "--mca", "btl",
+      "tcp,vader,self", "--mca", "btl_tcp_if_include", s.cidr(), "--mca", "oob_tcp_if_include",
+      s.cidr(),
+      // A host whose link died: mpirun's connection to its daemon
+      // gives up after a few seconds of unanswered TCP keepalives
+      // (3 s idle, 2 probes 2 s apart) instead of many minutes, so
+      // the job ends once its ranks have (network.collective_timeout_s).
+      "--mca", "oob_tcp_keepalive_time", "3", "--mca", "oob_tcp_keepalive_intvl", "2", "--mca",
+      "oob_tcp_keepalive_probes", "2", "-x", "CEDAR_CLUSTER_LINKS"};
   if (geteuid() == 0) argv.insert(argv.begin() + 1, "--allow-run-as-root");
   argv.push_back(executable);
   argv.push_back("run");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <regex>
 #include <sstream>
@@ -133,8 +134,16 @@ std::vector<std::string> remove_cluster(const std::string& dir) {
   require_tools();
   std::vector<std::string> removed;
   // Deleting a namespace deletes its eth0 and so the veth's other end; what is left (a bridge,
-  // a veth whose namespace is gone) is deleted by name.
+  // a veth whose namespace is gone) is deleted by name. A process still inside a host (a daemon
+  // whose link died, a rank of an interrupted job) is killed first: it would otherwise outlive
+  // the host it ran on.
   for (const auto& n : namespaces()) {
+    std::string pids;
+    if (run_captured({"ip", "netns", "pids", n}, &pids) == 0) {
+      std::istringstream in(pids);
+      for (long pid = 0; in >> pid;)
+        if (pid > 1) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
     must({"ip", "netns", "delete", n});
     removed.push_back("netns " + n);
   }

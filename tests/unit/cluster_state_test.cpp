@@ -146,6 +146,8 @@ TEST(ClusterState, LaunchFillsEachHostThenTheNext) {
   EXPECT_EQ(after(argv, "--mca", "btl_tcp_if_include"), "10.213.0.0/24");
   EXPECT_EQ(after(argv, "--mca", "oob_tcp_if_include"), "10.213.0.0/24");
   EXPECT_EQ(after(argv, "-x"), "CEDAR_CLUSTER_LINKS");
+  EXPECT_EQ(after(argv, "--mca", "oob_tcp_keepalive_time"), "3");    // a dead host's daemon is
+  EXPECT_EQ(after(argv, "--mca", "oob_tcp_keepalive_probes"), "2");  // given up in seconds
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "--oversubscribe"), 0);
   const std::vector<std::string> tail(argv.end() - 5, argv.end());
   EXPECT_EQ(tail, (std::vector<std::string>{"/bin/cedar", "run", "exp.yaml", "--db", "r.db"}));
