@@ -5,9 +5,9 @@ set grid
 set xlabel 'step'
 set ylabel 'training loss'
 set title 'survey_axes'
-set terminal svg size 900,500 dynamic
+set terminal svg size 900,500 dynamic noenhanced
 set output 'train_loss.svg'
 plot 'data/choco-sgd_np4_loss.tsv' using 1:2 with lines lc 1 dt 1 title 'choco-sgd/np4', 'data/choco-sgd_np8_loss.tsv' using 1:2 with lines lc 2 dt 1 title 'choco-sgd/np8', 'data/dense_np4_loss.tsv' using 1:2 with lines lc 3 dt 1 title 'dense/np4', 'data/dense_np8_loss.tsv' using 1:2 with lines lc 4 dt 1 title 'dense/np8', 'data/dpsgd_np4_loss.tsv' using 1:2 with lines lc 5 dt 1 title 'dpsgd/np4', 'data/dpsgd_np8_loss.tsv' using 1:2 with lines lc 6 dt 1 title 'dpsgd/np8', 'data/gtopk_np4_loss.tsv' using 1:2 with lines lc 7 dt 1 title 'gtopk/np4', 'data/gtopk_np8_loss.tsv' using 1:2 with lines lc 8 dt 1 title 'gtopk/np8', 'data/hierarchical_np4_loss.tsv' using 1:2 with lines lc 1 dt 2 title 'hierarchical/np4', 'data/hierarchical_np8_loss.tsv' using 1:2 with lines lc 2 dt 2 title 'hierarchical/np8', 'data/topk_np4_loss.tsv' using 1:2 with lines lc 3 dt 2 title 'topk/np4', 'data/topk_np8_loss.tsv' using 1:2 with lines lc 4 dt 2 title 'topk/np8'
-set terminal pngcairo size 900,500
+set terminal pngcairo size 900,500 noenhanced
 set output 'train_loss.png'
 replot
