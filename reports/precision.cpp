@@ -1,20 +1,11 @@
 #include "reports/precision.h"
 
-#include <yaml-cpp/yaml.h>
+#include "reports/run_config.h"
 
 namespace cedar {
 
 std::string amp_of(const std::string& config_yaml) {
-  try {
-    const YAML::Node root = YAML::Load(config_yaml);
-    if (!root.IsMap()) return "off";
-    const YAML::Node train = root["train"];
-    if (!train.IsMap()) return "off";
-    const YAML::Node amp = train["amp"];
-    return amp.IsScalar() ? amp.Scalar() : "off";
-  } catch (const YAML::Exception&) {
-    return "off";
-  }
+  return config_scalar(config_yaml, "train", "amp").value_or("off");
 }
 
 std::string precision_legend(const std::vector<std::pair<std::string, std::string>>& runs) {

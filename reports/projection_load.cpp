@@ -1,7 +1,5 @@
 // Reading runs for projection: each run's per-step collective mix from comm_totals, its levels,
 // and a parameter server's gradients, pushes and replies (reports/projection.h).
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -10,6 +8,7 @@
 
 #include "reports/projection.h"
 #include "reports/results_reader.h"
+#include "reports/run_config.h"
 
 namespace cedar {
 namespace {
@@ -127,15 +126,6 @@ void read_details(ResultsReader& db, RunMeasurement& m) {
     m.unusable = "no comm_totals rows (written when a run finishes; status " + m.status + ")";
 }
 
-// algorithm.mode of a parameter-server run's configuration (bsp when not stated: its default).
-std::string parameter_server_mode(const std::string& config) {
-  try {
-    const YAML::Node mode = YAML::Load(config)["algorithm"]["mode"];
-    if (mode && mode.IsScalar()) return mode.as<std::string>();
-  } catch (const YAML::Exception&) {
-  }
-  return "bsp";
-}
 std::string group_key(const RunMeasurement& m) {
   return m.name + "\x1f" + m.model + "\x1f" + m.dataset + "\x1f" + std::to_string(m.world_size);
 }
@@ -166,7 +156,8 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
           gradients > 0 ? double(sqlite3_column_int64(st, 16)) / gradients : 0;
       m.pull_bytes_per_gradient =
           gradients > 0 ? double(sqlite3_column_int64(st, 18)) / gradients : 0;
-      m.synchronous = parameter_server_mode(column_text(st, 19)) == "bsp";
+      m.synchronous =
+          config_scalar(column_text(st, 19), "algorithm", "mode").value_or("bsp") == "bsp";
       if (gradients <= 0) m.unusable = "a parameter-server run without its gradient counts";
     }
     out.push_back(m);

@@ -1,11 +1,12 @@
 #include "reports/throughput.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <optional>
 
 #include "reports/results_reader.h"
+#include "reports/run_config.h"
 
 namespace cedar {
 
@@ -58,16 +59,12 @@ double training_images_per_second(ResultsReader& db, int64_t run_id, int64_t bat
 }
 
 int64_t batch_size_of(const std::string& config_yaml) {
-  try {
-    const YAML::Node root = YAML::Load(config_yaml);
-    if (!root.IsMap()) return 0;
-    const YAML::Node train = root["train"];
-    if (!train.IsMap()) return 0;
-    const YAML::Node b = train["batch_size"];
-    return b.IsScalar() ? std::max<int64_t>(0, b.as<int64_t>()) : 0;
-  } catch (const YAML::Exception&) {
-    return 0;
-  }
+  const std::optional<std::string> b = config_scalar(config_yaml, "train", "batch_size");
+  if (!b) return 0;
+  int64_t v = 0;
+  const char* end = b->data() + b->size();
+  const auto r = std::from_chars(b->data(), end, v);
+  return r.ec == std::errc() && r.ptr == end ? std::max<int64_t>(0, v) : 0;
 }
 
 }  // namespace cedar
