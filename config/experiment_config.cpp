@@ -29,13 +29,24 @@ YAML::Node load_file(const std::string& path) {
   }
 }
 
+// The node of `key` inside `section`, or `section` itself where it has no such key (the place
+// to point an error at). A section the file lacks is an invalid node to yaml-cpp, and asking one
+// for its type throws; IsDefined is the one question it answers.
+YAML::Node key_in(const YAML::Node& section, const char* key) {
+  if (section.IsDefined() && section.IsMap()) {
+    const YAML::Node node = section[key];
+    if (node.IsDefined()) return node;
+  }
+  return section;
+}
+
 // A model or dataset name must be one the registries build: checked now, at the key's place,
 // rather than after the run's set-up when the registry is asked for it.
 void check_known(const std::string& value, const std::vector<std::string>& known, const char* what,
                  const std::string& key, const Source& src, const YAML::Node& section) {
   for (const auto& k : known)
     if (k == value) return;
-  const YAML::Node node = section.IsMap() ? section["name"] : YAML::Node();
+  const YAML::Node node = key_in(section, "name");
   throw ConfigError(where(src, key, node) + ": " + key + ": unknown " + what + " '" + value +
                     "' (known: " + join_names(known) + ")");
 }
@@ -50,7 +61,7 @@ bool is_convex_model(const std::string& name) { return name == "linear" || name 
 void check_full_batch(const ExperimentConfig& c, const YAML::Node& root) {
   const YAML::Node train = root["train"], model = root["model"], data = root["data"];
   auto at = [&](const char* key, const YAML::Node& section, const char* sub) {
-    return where(c.source, key, section.IsMap() ? section[sub] : section);
+    return where(c.source, key, key_in(section, sub));
   };
   const bool regression = is_regression_data(c.data.name), convex = is_convex_model(c.model.name);
   if (regression != convex)
@@ -174,19 +185,19 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   }
   const YAML::Node data = root["data"];
   if (c.data.decode == "lazy" && c.data.name != "imagenet-folder")
-    throw ConfigError(where(c.source, "data.decode", data.IsMap() ? data["decode"] : data) +
+    throw ConfigError(where(c.source, "data.decode", key_in(data, "decode")) +
                       ": data.decode: lazy decoding is for imagenet-folder, whose images are "
                       "files; '" +
                       c.data.name + "' is read into memory whole");
   const YAML::Node train = root["train"];
   if (c.train.backend == "nccl" && c.train.device == "cpu")
-    throw ConfigError(where(c.source, "train.backend", train.IsMap() ? train["backend"] : train) +
+    throw ConfigError(where(c.source, "train.backend", key_in(train, "backend")) +
                       ": train.backend: nccl needs train.device cuda (or auto on a machine with a "
                       "GPU); on the CPU use mpi or auto");
   // fp16 checks every rank's gradients for inf/NaN before any of them is exchanged; with overlap
   // the exchange starts during backward, before the last gradient exists.
   if (c.train.amp == "fp16" && c.train.overlap) {
-    throw ConfigError(where(c.source, "train.amp", train.IsMap() ? train["amp"] : train) +
+    throw ConfigError(where(c.source, "train.amp", key_in(train, "amp")) +
                       ": train.amp: fp16 (loss scaling) is not supported with train.overlap: "
                       "true; use bf16 or turn overlap off");
   }

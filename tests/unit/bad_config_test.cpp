@@ -452,5 +452,35 @@ TEST(BadConfig, FolderIsNotAnExperiment) {
   }
 }
 
+// A check between sections must name the key at fault when the other section is absent, not
+// fail inside yaml-cpp on the missing one (a missing key is an invalid node there, and asking it
+// for its type throws YAML::InvalidNode, which is not a ConfigError and ends the process).
+TEST(BadConfig, CrossSectionChecksWithASectionAbsent) {
+  struct Row {
+    const char* yaml;
+    const char* names;
+  };
+  const Row rows[] = {
+      {"data: {name: synthetic-regression}\n", "model.name"},
+      {"data: {name: sign-counterexample}\ntrain: {full_batch: true}\n", "model.name"},
+      {"model: {name: linear}\n", "model.name"},
+      {"model: {name: linear}\ndata: {name: synthetic-regression}\n", "full_batch"},
+      {"train: {full_batch: true}\n", "full_batch"},
+      {"train: {target_gap: 0.1}\n", "target_gap"},
+      {"train: {backend: nccl, device: cpu}\n", "train.backend"},
+      {"train: {amp: fp16, overlap: true}\n", "train.amp"},
+      {"data: {decode: lazy}\n", "data.decode"},
+  };
+  for (const auto& row : rows) {
+    try {
+      load_experiment(write_yaml("absent.yaml", row.yaml));
+      ADD_FAILURE() << "accepted: " << row.yaml;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(row.names), std::string::npos)
+          << row.yaml << " -> " << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cedar
