@@ -15,7 +15,9 @@
 // if configured, is added outside the compression (the reference code folds it into g instead).
 // The learning rate must be positive (mean(Δ)/γ is undefined for γ = 0).
 //
-// Hyper-parameters: none besides the learning rate γ (the optimizer's lr schedule).
+// Hyper-parameters: the learning rate γ (the optimizer's lr schedule), and error_feedback (true).
+// error_feedback: false is the paper's control, the scaled sign without memory: p = γ·g and
+// Δ = (‖p‖₁/d)·sign(p), a biased compressor whose bias nothing corrects (Sec. 3).
 //
 // Encoding of one tensor of d elements (codecs/sign_codec.cpp): [fp32 scale ‖p‖₁/d][d sign bits
 // packed by bit_packing.h, LSB first, 1 for p ≥ 0 (+scale), 0 for p < 0 (−scale)]: 4 + ⌈d/8⌉
@@ -39,13 +41,18 @@ namespace cedar {
 namespace {
 
 struct EfSignSgdParams {
+  bool error_feedback = true;
   template <class V>
-  void visit(V&) {}
+  void visit(V& v) {
+    v("error_feedback", error_feedback,
+      "keep the residual p - delta and add it to the next step's p (false: the scaled sign "
+      "alone, the paper's control without error feedback)");
+  }
 };
 
 class EfSignSgd final : public Algorithm {
  public:
-  explicit EfSignSgd(const EfSignSgdParams&) {}
+  explicit EfSignSgd(const EfSignSgdParams& p) : feedback_(p.error_feedback) {}
 
   bool applies_momentum() const override { return true; }
 
@@ -64,7 +71,8 @@ class EfSignSgd final : public Algorithm {
     // p = γ·g + e in the memory's pass, and mean(Δ) / γ in the decoding's: the bits of g·γ, + e,
     // and of the mean, / γ, as separate fp32 operations.
     const float step = static_cast<float>(lr);
-    exchange_compressed(b, comm, *compressor_, &memory_, gen, Combine::kAverage, {}, {step, step});
+    exchange_compressed(b, comm, *compressor_, feedback_ ? &memory_ : nullptr, gen,
+                        Combine::kAverage, {}, {step, step});
     if (!fp32) bucket.flat.copy_(copy.flat);
   }
 
@@ -88,6 +96,7 @@ class EfSignSgd final : public Algorithm {
     return c;
   }
 
+  const bool feedback_;
   std::unique_ptr<Compressor> compressor_ = make_scaled_sign_compressor();
   ErrorFeedback memory_;
 };

@@ -19,9 +19,12 @@
 //
 // Two kinds of claim, and every claim in a file states its own (there is no default):
 //   accounting: bytes that follow from a format or construction (QSGD's fixed-width levels,
-//     top-k's index-value pairs, one model average every H steps). Only byte metrics
-//     (payload_compression, wire_ratio) can be accounting. Checked on the totals of the measured
-//     runs ("holds" / "does not hold"); they can only fail if metering is broken, so they are
+//     top-k's index-value pairs, one model average every H steps), and the optimality gap of a
+//     fixed point a construction places (final_gap: majority-vote signSGD on the sign
+//     counterexample settles where the majority's targets are, by construction). Only byte
+//     metrics (payload_compression, wire_ratio) and final_gap can be accounting. Bytes are
+//     checked on the totals of the measured runs, a gap on every seed ("holds" / "does not
+//     hold"); they can only fail if metering or the construction's code is broken, so they are
 //     rendered in a table of their own and never counted as reproductions.
 //   finding: everything else: what training measures, bytes that depend on the gradients included
 //     (DGC's sampled threshold keeps k to 1.3k pairs; LAG skips uploads by its gradients).
@@ -101,7 +104,7 @@ struct ClaimVerdict {
   // accounting: "holds", "does not hold"; either: "not enough runs".
   std::string verdict;
   // findings: the mean over seeds (a gap: of the differences; a ratio: the geometric mean);
-  // accounting: the ratio of the runs' byte totals.
+  // accounting: the ratio of the runs' byte totals, or the seed's final gap nearest the bound.
   std::optional<double> measured;
   // findings with enough seeds: the 95% interval of `measured`, and the margin the seeds
   // resolve: its half-width in points, or for a ratio the factor f of [m / f, m × f].

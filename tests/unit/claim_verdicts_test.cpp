@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/params.h"
 #include "reports/claims.h"
 
 namespace cedar {
@@ -220,6 +221,38 @@ TEST(ClaimVerdicts, ANegativeControlTheSeedsCannotSeparateIsNamed) {
   EXPECT_EQ(missing.control_verdict, "not enough runs");
   EXPECT_NE(render_claims_markdown({missing}).find("; control drop: not enough runs |"),
             std::string::npos);
+}
+
+// A construction's fixed point (kind: accounting, final_gap) holds only if every seed lies in the
+// claimed region: one seed below the bound fails it whatever the others' mean, and the value shown
+// is that seed's. It is never a finding's interval (signSGD's gap on the sign counterexample).
+TEST(ClaimVerdicts, AConstructionsGapHoldsOnEverySeed) {
+  auto path = write("gap_accounting.yaml",
+                    "claims:\n  - {text: t, source: s, kind: accounting, run: signsgd, "
+                    "metric: final_gap, at_least: 6.0}\n");
+  auto verdict = [&](std::vector<double> gaps) {
+    std::vector<RunResult> runs;
+    for (size_t i = 0; i < gaps.size(); ++i) {
+      runs.push_back(seed_run("signsgd", "signsgd", static_cast<int64_t>(i + 1), 0));
+      runs.back().final_gap = gaps[i];
+    }
+    return evaluate_claims(load_claims(path), compare_runs(runs))[0];
+  };
+  const ClaimVerdict held = verdict({6.7, 6.5, 6.9});
+  EXPECT_EQ(held.verdict, "holds");
+  ASSERT_TRUE(held.measured);
+  EXPECT_DOUBLE_EQ(*held.measured, 6.5);
+  EXPECT_FALSE(held.low);  // no interval: not a test over seeds
+  EXPECT_EQ(held.seeds, 3);
+  // Mean 6.6 >= 6, but one seed at 5.9.
+  const ClaimVerdict failed = verdict({7.0, 5.9, 6.9});
+  EXPECT_EQ(failed.verdict, "does not hold");
+  EXPECT_DOUBLE_EQ(*failed.measured, 5.9);
+  // Accuracy is never accounting.
+  EXPECT_THROW(load_claims(write("acc_accounting.yaml",
+                                 "claims:\n  - {text: t, source: s, kind: accounting, run: a, "
+                                 "metric: accuracy, at_least: 6.0}\n")),
+               ConfigError);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/codecs/bit_packing.h"
@@ -58,15 +59,17 @@ TEST(EfSignSgd, ScaleIsMeanAbsoluteValueAndMemoryIsTheExactResidual) {
                std::invalid_argument);
 }
 
-class EfSignSgdRanks : public ::testing::TestWithParam<int> {};
+// (ranks, error feedback on): with error feedback off (error_feedback: false, the scaled-sign
+// control of the paper's Sec. 3), p = η·g and nothing is kept.
+class EfSignSgdRanks : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 // Algorithm 1 of the paper per rank in plain LibTorch over 5 steps with a decaying lr; the
 // update written is mean(Δ)/η.
 TEST_P(EfSignSgdRanks, OracleAgreementAndExactBytes) {
-  const int P = GetParam();
+  const auto [P, feedback] = GetParam();
   const int steps = 5;
-  auto res =
-      testing::run_steps(P, "ef-signsgd", "{}", steps, quantizer_grads, decaying_lr_options());
+  auto res = testing::run_steps(P, "ef-signsgd", feedback ? "{}" : "{error_feedback: false}", steps,
+                                quantizer_grads, decaying_lr_options());
   testing::expect_ranks_agree(res);
   std::vector<std::vector<at::Tensor>> e(P);
   int64_t bytes = 0;
@@ -84,7 +87,7 @@ TEST_P(EfSignSgdRanks, OracleAgreementAndExactBytes) {
             static_cast<float>(p.abs().to(at::kDouble).sum().item<double>() / double(p.numel()));
         at::Tensor delta =
             torch::where(p >= 0, torch::full_like(p, scale), torch::full_like(p, -scale));
-        e[r][i] = p - delta;
+        if (feedback) e[r][i] = p - delta;
         if (r == 0)
           sum.push_back(delta);
         else
@@ -104,7 +107,8 @@ TEST_P(EfSignSgdRanks, OracleAgreementAndExactBytes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, EfSignSgdRanks, ::testing::Values(2, 4));
+INSTANTIATE_TEST_SUITE_P(Ranks, EfSignSgdRanks,
+                         ::testing::Combine(::testing::Values(2, 4), ::testing::Bool()));
 
 // One fp32 scale and one bit per value per tensor, each tensor in whole bytes.
 TEST(EfSignSgd, BytesPerStepForResNet20Gradients) {
