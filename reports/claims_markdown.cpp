@@ -14,7 +14,7 @@ const char* const kFindingsLegend =
     "arms ran the same seeds (Student t over the differences), else compared with Welch's t; "
     "ratios are intervals of the geometric mean (t on the log-ratios; times never paired). "
     "`resolves`: the interval's half-width, the smallest margin these seeds can tell apart "
-    "(accuracy points; for a ratio the factor ×/÷).";
+    "(in the metric's units: accuracy points, or f − f* for a gap; for a ratio the factor ×/÷).";
 const char* const kAccountingHeading =
     "Accounting checks: follow from the format; they can only fail if metering is broken. Bytes "
     "of all seeds together; never counted as reproductions.";

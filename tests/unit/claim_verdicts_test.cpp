@@ -255,5 +255,23 @@ TEST(ClaimVerdicts, AConstructionsGapHoldsOnEverySeed) {
                ConfigError);
 }
 
+// A run converged to within rounding can end with f(θ) − f* slightly below zero (the loss in
+// float32, f* in float64): a measurement like any other, never a missing run.
+TEST(ClaimVerdicts, ANegativeGapWithinRoundingIsMeasured) {
+  auto path = write("gap_negative.yaml",
+                    "claims:\n  - {text: t, source: s, kind: finding, run: ef, "
+                    "metric: final_gap, at_most: 0.01}\n");
+  std::vector<RunResult> runs;
+  const double gaps[] = {-1e-9, 1e-4, 2e-4};
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(seed_run("ef", "ef-signsgd", i + 1, 0));
+    runs.back().final_gap = gaps[i];
+  }
+  const ClaimVerdict v = evaluate_claims(load_claims(path), compare_runs(runs))[0];
+  EXPECT_EQ(v.verdict, "reproduced");
+  ASSERT_TRUE(v.measured);
+  EXPECT_NEAR(*v.measured, (gaps[0] + gaps[1] + gaps[2]) / 3, 1e-15);
+}
+
 }  // namespace
 }  // namespace cedar
