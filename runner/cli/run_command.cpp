@@ -7,7 +7,7 @@
 #include "config/experiment_config.h"
 #include "runner/cli/commands.h"
 #include "runner/source_revision.h"
-#include "runner/train/experiment.h"
+#include "runner/run/experiment.h"
 
 namespace cedar {
 

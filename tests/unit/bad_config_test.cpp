@@ -18,8 +18,8 @@
 #include "config/known_names.h"
 #include "datasets/loader.h"
 #include "models/model.h"
+#include "runner/run/experiment.h"
 #include "runner/suite/suite.h"
-#include "runner/train/experiment.h"
 
 namespace cedar {
 namespace {
