@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "platform/atomic_file.h"
 #include "results/export_table.h"
 #include "runner/cli/commands.h"
 
@@ -56,11 +57,7 @@ int command_export(const ExportArgs& args) {
       return 2;
     }
   }
-  if (std::rename(tmp.c_str(), args.output.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    std::fprintf(stderr, "cedar export: cannot write %s\n", args.output.c_str());
-    return 2;
-  }
+  publish_file(tmp, args.output);
   return 0;
 }
 
