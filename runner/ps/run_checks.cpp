@@ -20,6 +20,9 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
          ": LAG's rule is stated for synchronous "
          "rounds (use mode: bsp)");
   if (cfg.train.overlap) fail("train.overlap is not supported with algorithm ps");
+  if (cfg.optimizer.name == "adam" || cfg.optimizer.name == "adamw")
+    fail("optimizer.name '" + cfg.optimizer.name +
+         "': the servers of algorithm ps step with sgd or lars");
   if (cfg.train.device != "cpu")
     fail("train.device '" + cfg.train.device + "': algorithm ps runs on the CPU (backend mpi)");
   if (!model.buffers().empty())

@@ -189,6 +189,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   // Validate everything that can be validated before the record is written.
   std::string algorithm_yaml;
   auto algorithm = make_run_algorithm(cfg, rank, algorithm_yaml);
+  check_optimizer_for(cfg.optimizer, *algorithm, cfg.algorithm);
   LoadedDataset data = load_dataset(dataset_spec(cfg));
   auto model = make_run_model(cfg, data, comms->device);
   const ParameterServerParams* ps = parameter_server_params(*algorithm);
