@@ -20,7 +20,6 @@ void print_params(const std::vector<ParamDoc>& docs, const char* indent) {
                 d.doc.c_str(), d.range.empty() ? "" : "  ", d.range.c_str());
 }
 
-
 // Markdown of the same registries: a table cell cannot hold a bare '|' or a line break.
 std::string cell(const std::string& text) {
   std::string out;

@@ -6,8 +6,8 @@
 #include "comm/mpi_communicator.h"
 #include "config/experiment_config.h"
 #include "runner/cli/commands.h"
-#include "runner/source_revision.h"
 #include "runner/run/experiment.h"
+#include "runner/source_revision.h"
 
 namespace cedar {
 
