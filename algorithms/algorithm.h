@@ -98,7 +98,7 @@ struct AlgorithmInfo {
   // parameters as YAML into *resolved.
   std::function<std::unique_ptr<Algorithm>(const YAML::Node&, const Source&, std::string* resolved)>
       make;
-  // False for the parameter server, which trains through loops of its own (runner/train/ps_run.h)
+  // False for the parameter server, which trains through loops of its own (runner/ps/run.h)
   // rather than through reduce_gradients and after_step.
   bool exchanges_gradients = true;
 };

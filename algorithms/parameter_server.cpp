@@ -17,12 +17,12 @@
 //        (Ho et al.'s clock bound, s = staleness): its pull reply waits until then.
 //   asp  as ssp with no bound: nobody waits.
 // Every applied gradient's staleness (versions applied between the worker's pull and this
-// apply) is recorded. The wire format is runner/train/ps_protocol.h.
+// apply) is recorded. The wire format is runner/ps/protocol.h.
 //
 // LAG on the server (upload: lag; Chen, Giannakis, Sun, Yin, "LAG: Lazily Aggregated Gradient
 // for Communication-Efficient Distributed Learning", NeurIPS 2018, stated there for a parameter
 // server): in bsp, a worker whose gradient changed little since its last upload (LAG-WK's rule,
-// runner/train/ps_lag_rule.h) sends nothing (an empty message: the round must still be known to
+// runner/ps/lag_rule.h) sends nothing (an empty message: the round must still be known to
 // be complete), and the server reuses the last gradient that worker uploaded. The worker uploads
 // its whole new gradient, not the innovation: the same bytes, and the server's sum of the workers'
 // last uploads then equals LAG's aggregate ∇^k = ∇^{k−1} + Σ innovations without rounding drift, so
@@ -41,7 +41,7 @@ namespace cedar {
 
 void ParameterServer::reduce_gradients(GradBucket&, Communicator&, StepContext&) {
   throw std::logic_error(
-      "ps: the parameter server trains through its own loops (runner/train/ps_run.h), not "
+      "ps: the parameter server trains through its own loops (runner/ps/run.h), not "
       "through reduce_gradients");
 }
 

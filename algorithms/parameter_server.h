@@ -1,7 +1,7 @@
 #pragma once
 // The parameter server's settings (algorithms/parameter_server.cpp cites the papers). A run with
 // algorithm `ps` does not go through the trainer's all-reduce loop: its first `servers` ranks
-// hold shards of the model and the other ranks are workers (runner/train/ps_run.h).
+// hold shards of the model and the other ranks are workers (runner/ps/run.h).
 #include <cstdint>
 #include <string>
 
@@ -40,7 +40,7 @@ struct ParameterServerParams {
 };
 
 // The algorithm object of a `ps` run: it carries the settings; the parameter server's loops
-// (runner/train/ps_*.h) do the work, so reduce_gradients is never called.
+// (runner/ps/*.h) do the work, so reduce_gradients is never called.
 class ParameterServer final : public Algorithm {
  public:
   explicit ParameterServer(const ParameterServerParams& p) : p_(p) {}

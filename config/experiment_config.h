@@ -165,10 +165,16 @@ struct OptimizerConfig {
   double lars_eps = 0;
   bool exclude_bn_bias = true;
   double poly_power = 2;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
   template <class V>
   void visit(V& v) {
-    v("name", name, "optimizer: sgd (torch.optim.SGD) or lars (You et al. 2017)",
-      one_of({"sgd", "lars"}));
+    v("name", name,
+      "optimizer: sgd (torch.optim.SGD), lars (You et al. 2017), adam (Kingma & Ba 2015, "
+      "torch.optim.Adam: weight decay added to the gradient) or adamw (Loshchilov & Hutter 2019, "
+      "torch.optim.AdamW: weight decay applied to the weights)",
+      one_of({"sgd", "lars", "adam", "adamw"}));
     v("lr", lr, "base learning rate", greater_than(0));
     v("momentum", momentum, "momentum factor", in_range(0, 1, true));
     v("nesterov", nesterov, "Nesterov momentum");
@@ -191,6 +197,9 @@ struct OptimizerConfig {
       "lars: 1-D (batch-norm, bias) parameters skip the "
       "layer-wise rate and weight decay");
     v("poly_power", poly_power, "poly schedule: decay power (You et al.: 2)", greater_than(0));
+    v("beta1", beta1, "adam, adamw: decay of the first moment", in_range(0, 1, true));
+    v("beta2", beta2, "adam, adamw: decay of the second moment", in_range(0, 1, true));
+    v("eps", eps, "adam, adamw: added to the second moment's square root", greater_than(0));
   }
 };
 

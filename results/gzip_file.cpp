@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "platform/atomic_file.h"
+
 namespace cedar {
 
 void write_gzip_file(const std::string& path, const std::string& text) {
@@ -21,14 +23,7 @@ void write_gzip_file(const std::string& path, const std::string& text) {
   out.resize(z.total_out);
   deflateEnd(&z);
   if (rc != Z_STREAM_END) throw std::runtime_error(path + ": compressing failed");
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error(tmp + ": cannot write");
-  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot write");
-  }
+  write_file_atomically(path, out);
 }
 
 std::string read_gzip_file(const std::string& path) {

@@ -3,6 +3,7 @@
 
     platform/ config/  <-  comm/  <-  algorithms/ models/ datasets/ results/  <-  reports/
                                                                    <-  runner/suite/ runner/train/
+                                                                   <-  runner/ps/  <-  runner/run/
                                                                    <-  runner/cli/
 
 A file may include its own folder and the folders listed for it below; tests/, bench/ and fuzz/
@@ -28,8 +29,12 @@ PRODUCT_LAYERS = {
     "runner/suite": ["platform", "config", "comm", "algorithms", "models", "datasets", "results"],
     "runner/train": ["platform", "config", "comm", "algorithms", "models", "datasets", "results",
                      "runner"],
+    "runner/ps": ["platform", "config", "comm", "algorithms", "models", "datasets", "results",
+                  "runner", "runner/train"],
+    "runner/run": ["platform", "config", "comm", "algorithms", "models", "datasets", "results",
+                   "runner", "runner/train", "runner/ps"],
     "runner/cli": ["platform", "config", "comm", "algorithms", "models", "datasets", "results", "reports",
-                   "runner", "runner/suite", "runner/train"],
+                   "runner", "runner/suite", "runner/train", "runner/ps", "runner/run"],
 }
 PRODUCT = sorted(PRODUCT_LAYERS)
 # Outside the product: they may include any product folder, and their own.

@@ -10,6 +10,7 @@
 
 #include "datasets/fetch/checksum.h"
 #include "datasets/fetch/program.h"
+#include "platform/atomic_file.h"
 
 namespace cedar {
 namespace {
@@ -182,7 +183,7 @@ LocalFile obtain_file(const DataSource& source, const RemoteFile& file, const Fe
                           source.name + ", from " + url + "): " + mismatch +
                           "; the download was removed, the next fetch starts afresh");
     }
-    fs::rename(part, done);
+    publish_file(part.string(), done.string());
     say(o, source.name + ": verified " + file.name + " (" + kinds(file) + ")");
     return {done.string(), url, true};
   }

@@ -2,12 +2,38 @@
 // The subcommands behind `cedar`. No LibTorch here.
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "runner/suite/sbatch.h"
 
+namespace CLI {
+class App;
+}
+
 namespace cedar {
+
+// A subcommand of `cedar`: where CLI11 parsed it, and what runs it (returning the exit status).
+struct Subcommand {
+  CLI::App* parsed = nullptr;
+  std::function<int()> run;
+};
+using Subcommands = std::vector<Subcommand>;
+
+// Each file of runner/cli/ declares its own subcommands' options and adds what runs them; main()
+// only calls these and runs the one that was parsed.
+void add_run_command(CLI::App& app, Subcommands& out);
+void add_suite_command(CLI::App& app, Subcommands& out);
+void add_sbatch_command(CLI::App& app, Subcommands& out);
+void add_report_command(CLI::App& app, Subcommands& out);
+void add_merge_command(CLI::App& app, Subcommands& out);
+void add_export_command(CLI::App& app, Subcommands& out);
+void add_project_command(CLI::App& app, Subcommands& out);
+void add_network_commands(CLI::App& app, Subcommands& out);  // calibrate, show
+void add_list_command(CLI::App& app, Subcommands& out);
+void add_data_commands(CLI::App& app, Subcommands& out);     // list, fetch
+void add_cluster_commands(CLI::App& app, Subcommands& out);  // up, down, status
 
 struct RunArgs {
   std::string experiment;
@@ -114,7 +140,8 @@ int command_suite(const SuiteArgs& args);
 int command_sbatch(const SbatchArgs& args);
 int command_report(const ReportArgs& args);
 int command_project(const ProjectArgs& args);
-int command_list();
+// `markdown`: the same as a markdown page (docs/reference.md).
+int command_list(bool markdown);
 int command_merge(const MergeArgs& args);
 int command_data_list(const DataArgs& args);
 int command_data_fetch(const DataArgs& args);

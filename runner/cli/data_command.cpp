@@ -1,7 +1,9 @@
 // `cedar data list` and `cedar data fetch NAME`: the data sets cedar can download
 // (datasets/fetch/catalog.h) and fetching one into the data root (datasets/fetch/fetch.h).
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "datasets/fetch/catalog.h"
@@ -78,6 +80,30 @@ int command_data_fetch(const DataArgs& args) {
   if (r.outcome == FetchOutcome::kInstalled && !source.dataset.empty())
     std::printf("%s: read it with %s\n", source.name.c_str(), how_to_read(source, r.dir).c_str());
   return 0;
+}
+
+void add_data_commands(CLI::App& app, Subcommands& out) {
+  auto data_args = std::make_shared<DataArgs>();
+  auto* data = app.add_subcommand("data", "the data sets cedar can download: list, fetch");
+  data->require_subcommand(1);
+  auto* data_list = data->add_subcommand(
+      "list", "every data set cedar can fetch: what it is, its size, where it goes, if present");
+  data_list->add_option("--root", data_args->root, "data root")->capture_default_str();
+  auto* data_fetch = data->add_subcommand(
+      "fetch",
+      "download a data set, verify its checksums and unpack it under the data root (nothing to "
+      "do when it is already there)");
+  data_fetch->add_option("name", data_args->name, "data set (cedar data list)")->required();
+  data_fetch->add_option("--root", data_args->root, "data root")->capture_default_str();
+  data_fetch->add_option("--from", data_args->from,
+                         "the archive already downloaded (a path or URL; for several files a "
+                         "folder or base URL holding them), verified the same way");
+  data_fetch
+      ->add_option("--mirror", data_args->mirror,
+                   "base URL replacing the official ones: files at <mirror>/<name>/<file>")
+      ->envname("CEDAR_DATA_MIRROR");
+  out.push_back({data_list, [data_args] { return command_data_list(*data_args); }});
+  out.push_back({data_fetch, [data_args] { return command_data_fetch(*data_args); }});
 }
 
 }  // namespace cedar

@@ -1,6 +1,8 @@
 // `cedar merge DB`: folds the closed shards of a database into it (results/merge.h).
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <system_error>
 
 #include "results/merge.h"
@@ -47,6 +49,32 @@ int command_merge(const MergeArgs& args) {
   print_merge(args.db, result, stdout);
   if (result.lock_timeout) return 4;
   return result.refused.empty() ? 0 : 2;
+}
+
+void add_merge_command(CLI::App& app, Subcommands& out) {
+  auto merge_args = std::make_shared<MergeArgs>();
+  auto* merge = app.add_subcommand(
+      "merge",
+      "fold the closed shards of a database (<db>.shards/, written in results mode shards) into "
+      "it: one transaction per shard, idempotent, one merge at a time across hosts");
+  merge->add_option("db", merge_args->db, "results database")->required();
+  merge
+      ->add_option("--results-mode", merge_args->results_mode,
+                   "auto, wal or shards: the journal the main database is written through")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}))
+      ->capture_default_str();
+  merge
+      ->add_option("--wait", merge_args->wait_seconds,
+                   "seconds to wait while another merge holds the lock")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  merge
+      ->add_option("--stale-seconds", merge_args->stale_seconds,
+                   "a shard whose writer on another host has not refreshed its lock for this "
+                   "long is closed (on this host: when its process is gone)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  out.push_back({merge, [merge_args] { return command_merge(*merge_args); }});
 }
 
 }  // namespace cedar

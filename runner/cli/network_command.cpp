@@ -6,11 +6,13 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <stdexcept>
 
@@ -159,6 +161,58 @@ int command_network_calibrate(const NetworkCalibrateArgs& args) {
     throw std::invalid_argument("--cluster: 'virtual' or 'none', not '" + args.cluster + "'");
   if (args.np > 0) throw std::invalid_argument("-np goes with --cluster virtual");
   return calibrate_here(args);
+}
+
+void add_network_commands(CLI::App& app, Subcommands& out) {
+  auto calibrate_args = std::make_shared<NetworkCalibrateArgs>();
+  auto* network = app.add_subcommand("network", "network profiles: calibrate, show");
+  network->require_subcommand(1);
+  auto* calibrate = network->add_subcommand(
+      "calibrate",
+      "time allreduce, allgather, allgatherv, broadcast and sendrecv over a sweep of sizes on the "
+      "ranks it runs on (under mpirun -np N, or --cluster virtual), fit alpha and beta per "
+      "collective and rank count, and write them as a network profile");
+  calibrate->add_option("--out", calibrate_args->out, "profile file to write (YAML)")->required();
+  calibrate->add_option("--name", calibrate_args->name, "the profile's name")->required();
+  calibrate
+      ->add_option("--sizes", calibrate_args->sizes,
+                   "bytes per call (allgather[v]: per rank), multiples of 4, e.g. 4KiB,1MiB")
+      ->delimiter(',')
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  calibrate
+      ->add_option("--world-sizes", calibrate_args->world_sizes,
+                   "rank counts P to fit at, each timed on the first P ranks (default: 2, 4, 8, "
+                   "... and all)")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 1 << 24));
+  calibrate->add_option("--reps", calibrate_args->reps, "timed loops per size (median kept)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  calibrate->add_option("--warmup", calibrate_args->warmup, "untimed calls per size")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  calibrate->add_option("--measured-on", calibrate_args->measured_on,
+                        "where it is measured, free text (default: the ranks' hosts and the "
+                        "date; on the virtual cluster its links)");
+  calibrate
+      ->add_option("--cluster", calibrate_args->cluster,
+                   "virtual: start on the cluster of `cedar cluster up` instead of running "
+                   "under the caller's mpirun")
+      ->check(CLI::IsMember({"none", "virtual"}));
+  calibrate
+      ->add_option("-n,--np", calibrate_args->np, "--cluster virtual: ranks (default: all slots)")
+      ->check(CLI::Range(2, 1 << 16));
+
+  auto show_file = std::make_shared<std::string>();
+  auto* network_show = network->add_subcommand(
+      "show", "print the profiles of a networks file as cedar reads them (fits per collective)");
+  network_show->add_option("file", *show_file, "YAML file of network profiles")
+      ->required()
+      ->check(CLI::ExistingFile);
+  out.push_back(
+      {calibrate, [calibrate_args] { return command_network_calibrate(*calibrate_args); }});
+  out.push_back({network_show, [show_file] { return command_network_show(*show_file); }});
 }
 
 }  // namespace cedar

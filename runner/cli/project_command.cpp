@@ -1,5 +1,7 @@
 // `cedar project`: time per epoch of each run projected to more workers (reports/projection.h).
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 
 #include "comm/network_model.h"
@@ -53,6 +55,35 @@ int command_project(const ProjectArgs& args) {
                                                : render_projection_markdown(projections);
   std::fputs(out.c_str(), stdout);
   return 0;
+}
+
+void add_project_command(CLI::App& app, Subcommands& out) {
+  auto project_args = std::make_shared<ProjectArgs>();
+  auto* project = app.add_subcommand(
+      "project", "time per epoch of each run projected to more workers (α–β model)");
+  project->add_option("db", project_args->db, "results database")->required();
+  project->add_option("--suite", project_args->suite, "only this suite");
+  project->add_option("--run-id", project_args->run_id, "only this run (runs.id)");
+  project->add_option("--workers", project_args->workers, "worker counts, e.g. 8,64,256")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  project
+      ->add_option("--network", project_args->network,
+                   "network profile (1gbe, 10gbe, 25gbe, 100gbe, ib-hdr, or one in --networks)")
+      ->capture_default_str();
+  project->add_option("--intra-network", project_args->intra_network,
+                      "profile of the traffic inside a node (level intra) of runs with levels "
+                      "(default: the one each run recorded, network.intra_profile)");
+  project->add_option("--format", project_args->format, "md or csv")
+      ->check(CLI::IsMember({"md", "csv"}))
+      ->capture_default_str();
+
+  project->add_option("--networks", project_args->networks,
+                      "YAML file of network profiles besides the built-in ones (e.g. one "
+                      "`cedar network calibrate` wrote); --network and --intra-network may name "
+                      "them");
+  out.push_back({project, [project_args] { return command_project(*project_args); }});
 }
 
 }  // namespace cedar

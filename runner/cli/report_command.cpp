@@ -2,7 +2,9 @@
 // markdown document with its plots and results dump beside it (runner/cli/report_document.h).
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 
 #include "reports/claims.h"
@@ -95,6 +97,74 @@ int command_report(const ReportArgs& args) {
   for (std::string* path : {&a.claims, &a.findings, &a.networks, &a.document})
     *path = path_from_here(*path);
   return report_main(a, document_output(a));
+}
+
+void add_report_command(CLI::App& app, Subcommands& out) {
+  auto report_args = std::make_shared<ReportArgs>();
+  auto* report = app.add_subcommand("report", "comparison table of the runs in a results database");
+  report->add_option("db", report_args->db, "results database (not with --regenerate)");
+  report->add_option("--suite", report_args->suite, "only this suite");
+  report->add_option("--format", report_args->format, "md, csv or tex")
+      ->check(CLI::IsMember({"md", "csv", "tex"}))
+      ->capture_default_str();
+  report
+      ->add_option("--target", report_args->target,
+                   "test accuracy (0-1) for the time-to-target column and its speed-up vs dense")
+      ->check(CLI::Range(0.0, 1.0));
+  report->add_option("--claims", report_args->claims,
+                     "evaluate the claims: section of this experiment file on the runs");
+  report->add_option(
+      "--plots", report_args->plots,
+      "also write accuracy/loss plots (gnuplot SVG + PNG, with their .gp and data) here");
+  report->add_flag(
+      "--crossover", report_args->crossover,
+      "also when each run beats dense SGD: time per epoch over a bandwidth sweep and the "
+      "crossover bandwidth (α–β model from its measured compute and collectives)");
+  report->add_option("--networks", report_args->networks,
+                     "YAML file of network profiles ({name, alpha, beta | bandwidth_gbps}) besides "
+                     "the built-in ones");
+  report
+      ->add_option("--workers", report_args->workers,
+                   "crossover: worker counts besides the measured one")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  report
+      ->add_option("--latency-profile", report_args->latency_profile,
+                   "crossover: profile whose latency α the bandwidth sweep keeps")
+      ->capture_default_str();
+  report->add_option(
+      "--document", report_args->document,
+      "also write the whole report (setting, commands, wall-clock, tables, claims and their "
+      "history, crossover, plots, provenance) as one markdown file; plots go to <name>-plots/ "
+      "and the suite's runs as SQL to <name>.sql.gz beside it");
+  report
+      ->add_option(
+          "--findings", report_args->findings,
+          "--document: hand-written markdown (e.g. why a claim did not reproduce) to include")
+      ->check(CLI::ExistingFile);
+  report
+      ->add_option("--regenerate", report_args->regenerate,
+                   "write a --document again from the results dump beside it (DOC.sql.gz), "
+                   "with the arguments it records")
+      ->check(CLI::ExistingFile);
+  report->add_option("--output-dir", report_args->output_dir,
+                     "--regenerate: write the document and its plots' data and scripts here (no "
+                     "gnuplot), e.g. to compare them with the committed ones");
+  report->add_flag("--levels", report_args->levels,
+                   "also the bytes per level (intra, inter) of runs with hierarchical exchanges, "
+                   "per step and per run");
+  report->add_flag("--staleness", report_args->staleness,
+                   "also the staleness distribution of parameter-server runs' applied updates");
+  report->add_flag("--provenance", report_args->provenance,
+                   "also print each run's command line, library versions, CPU / GPU and threads");
+  report
+      ->add_option("--results-mode", report_args->results_mode,
+                   "auto, wal or shards: how the database is written; closed shards are merged "
+                   "first either way")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}))
+      ->capture_default_str();
+  out.push_back({report, [report_args] { return command_report(*report_args); }});
 }
 
 }  // namespace cedar

@@ -1,11 +1,13 @@
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "comm/mpi_communicator.h"
 #include "config/experiment_config.h"
 #include "runner/cli/commands.h"
+#include "runner/run/experiment.h"
 #include "runner/source_revision.h"
-#include "runner/train/experiment.h"
 
 namespace cedar {
 
@@ -49,6 +51,25 @@ int command_run(const RunArgs& args) {
     std::fflush(stdout);
   }
   return out.status == "completed" ? 0 : 3;
+}
+
+void add_run_command(CLI::App& app, Subcommands& out) {
+  auto run_args = std::make_shared<RunArgs>();
+  auto* run =
+      app.add_subcommand("run", "train one experiment (alone or under mpirun -np N / srun)");
+  run->add_option("experiment", run_args->experiment, "experiment YAML file")->required();
+  run->add_option("--set", run_args->overrides,
+                  "override a key, e.g. --set train.epochs=2 (repeatable)");
+  run->add_option("--db", run_args->db, "results database")->capture_default_str();
+  run->add_flag("--quiet", run_args->quiet, "no progress lines");
+  run->add_flag("--resume", run_args->resume,
+                "continue the latest failed run of this configuration from its checkpoint "
+                "(a new run when there is none)");
+  run->add_option("--results-mode", run_args->results_mode,
+                  "auto, wal or shards: how the database is written (default: the experiment's "
+                  "results.mode, auto)")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  out.push_back({run, [run_args] { return command_run(*run_args); }});
 }
 
 }  // namespace cedar

@@ -4,12 +4,14 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 
 #include "config/experiment_config.h"
@@ -151,6 +153,52 @@ int command_sbatch(const SbatchArgs& args) {
               render_markdown_marked(rows, load_uncommitted_runs(cmd.db, suite.name)).c_str());
   std::fflush(stdout);
   return rc;
+}
+
+void add_sbatch_command(CLI::App& app, Subcommands& out) {
+  auto sbatch_args = std::make_shared<SbatchArgs>();
+  auto* sbatch = app.add_subcommand("sbatch",
+                                    "write a Slurm batch script that runs a suite (one job, or one "
+                                    "array task per run) and submit it");
+  sbatch
+      ->add_option("experiment", sbatch_args->experiment,
+                   "experiment YAML file with a grid: section")
+      ->required();
+  sbatch->add_option("--nodes", sbatch_args->job.nodes, "nodes per job")->required();
+  sbatch->add_option("--ntasks-per-node", sbatch_args->job.ntasks_per_node, "MPI ranks per node")
+      ->required();
+  sbatch
+      ->add_option("--gpus-per-node", sbatch_args->job.gpus_per_node,
+                   "GPUs per node (0: none requested)")
+      ->capture_default_str();
+  sbatch->add_option("--partition", sbatch_args->job.partition,
+                     "partition (default: the cluster's)");
+  sbatch->add_option("--time", sbatch_args->job.time,
+                     "time limit, HH:MM:SS or D-HH:MM:SS (default: the partition's)");
+  sbatch
+      ->add_option("--grace", sbatch_args->job.grace_seconds,
+                   "seconds before the time limit at which the job requeues itself (0: never)")
+      ->capture_default_str();
+  sbatch->add_flag("--array", sbatch_args->job.array, "a job array: one task per run of the suite");
+  sbatch
+      ->add_option("--db", sbatch_args->db,
+                   "results database (the job folder goes beside it, in slurm/)")
+      ->capture_default_str();
+  sbatch->add_option("--set", sbatch_args->overrides, "override a key in every run (repeatable)");
+  sbatch->add_flag("--dry-run", sbatch_args->dry_run,
+                   "print the job script (and on stderr what the preflight would stop a "
+                   "submission on); write and submit nothing");
+  sbatch->add_flag("--wait", sbatch_args->wait,
+                   "wait for the job to end, then print the comparison table");
+  sbatch
+      ->add_option("--results-mode", sbatch_args->results_mode,
+                   "auto, wal or shards for every run of the job (default: the experiment's "
+                   "results.mode, auto: shards on a shared filesystem)")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  sbatch->add_flag("--skip-preflight", sbatch_args->skip_preflight,
+                   "submit without first checking every run's data files, model, batch against "
+                   "the data, and output folders here, and run the job's suites without it");
+  out.push_back({sbatch, [sbatch_args] { return command_sbatch(*sbatch_args); }});
 }
 
 }  // namespace cedar

@@ -1,6 +1,7 @@
 // `cedar suite`: expands a suite's grid, runs what is not yet completed (skipping runs whose
 // resolved configuration and world size already completed in the database), then prints the
 // comparison table.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -234,6 +235,36 @@ int command_suite(const SuiteArgs& args) {
   std::fflush(stdout);
   if (stop_signal()) return 128 + stop_signal();
   return failed ? 3 : 0;
+}
+
+void add_suite_command(CLI::App& app, Subcommands& out) {
+  auto suite_args = std::make_shared<SuiteArgs>();
+  auto* suite = app.add_subcommand(
+      "suite", "run every combination of an experiment's grid, then print the comparison");
+  suite
+      ->add_option("experiment", suite_args->experiment,
+                   "experiment YAML file with a grid: section")
+      ->required();
+  suite->add_option("--set", suite_args->overrides, "override a key in every run (repeatable)");
+  suite->add_option("--db", suite_args->db, "results database")->capture_default_str();
+  suite->add_flag("--dry-run", suite_args->dry_run,
+                  "list the runs and their launch commands, then what the preflight would stop a "
+                  "launch on; launch nothing");
+  suite->add_flag("--quiet", suite_args->quiet, "no per-epoch progress lines from the runs");
+  suite
+      ->add_option("--only", suite_args->only,
+                   "only the run with this index (0-based, in --dry-run's order; one Slurm array "
+                   "task's run)")
+      ->check(CLI::NonNegativeNumber);
+  suite
+      ->add_option("--results-mode", suite_args->results_mode,
+                   "auto, wal or shards: how the runs write the database (default: the "
+                   "experiment's results.mode, auto); shards are merged at the end")
+      ->check(CLI::IsMember({"auto", "wal", "shards"}));
+  suite->add_flag("--skip-preflight", suite_args->skip_preflight,
+                  "launch without first checking every run's data files, model, batch against "
+                  "the data, and output folders (configurations are always checked)");
+  out.push_back({suite, [suite_args] { return command_suite(*suite_args); }});
 }
 
 }  // namespace cedar

@@ -12,6 +12,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include "platform/atomic_file.h"
+
 namespace cedar {
 namespace {
 
@@ -29,14 +31,7 @@ exec ip netns exec "$h" /bin/sh -c "$*"
 )SH";
 
 void write_file(const std::string& path, const std::string& text, mode_t mode) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (chmod(tmp.c_str(), mode) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  write_file_atomically(path, text, PublishOptions{false, mode});
 }
 
 double scaled(const std::smatch& m, double unit) { return std::stod(m[1].str()) * unit; }

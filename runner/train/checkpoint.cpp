@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "platform/atomic_file.h"
+
 namespace cedar {
 namespace {
 
@@ -35,18 +37,9 @@ void make_dirs(const std::string& path) {
   }
 }
 
-// Flushes a written file to disk so that the rename that follows publishes complete contents.
-void sync_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw io_error("open", path);
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw io_error("sync", path);
-}
-
+// Flushed to disk before the rename, so that the rename publishes complete contents.
 void publish(const std::string& tmp, const std::string& path) {
-  sync_file(tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw io_error("rename into", path);
+  publish_file(tmp, path, PublishOptions{true, 0});
 }
 
 std::vector<std::string> list_dir(const std::string& dir) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "platform/atomic_file.h"
 #include "runner/train/run_guard.h"
 
 namespace cedar {
@@ -36,9 +37,8 @@ bool hold_requested_after(int64_t completed_steps, int rank) {
 void hold_for_signal(int rank) {
   const std::string path = hold_file(rank);
   if (!path.empty()) {
-    const std::string partial = path + ".partial";
-    { std::ofstream(partial) << ::getpid() << "\n"; }
-    std::rename(partial.c_str(), path.c_str());  // readers see the whole pid or no file
+    // Readers see the whole pid or no file.
+    write_file_atomically(path, std::to_string(::getpid()) + "\n");
   }
   while (stop_signal() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }

@@ -6,8 +6,10 @@
 //   c = m_wd*c + wd*w (c = wd*w on the first step);  w -= lr*(g + c)
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -25,6 +27,13 @@ class Optimizer {
   // Momentum buffers of the weight-decay term in parameter order (empty when the optimizer keeps
   // none); checkpointed with the momentum buffers.
   virtual std::vector<at::Tensor>& weight_decay_buffers() = 0;
+  // Further per-parameter state a checkpoint keeps, by name (Adam's second moments).
+  virtual std::vector<std::pair<std::string, std::vector<at::Tensor>*>> more_buffers() {
+    return {};
+  }
+  // Steps taken (Adam's bias correction counts them; 0 for the others), and set on resume.
+  virtual int64_t steps() const { return 0; }
+  virtual void set_steps(int64_t) {}
 };
 
 // How the optimizer treats momentum, from the algorithm (Algorithm::applies_momentum()).
@@ -57,6 +66,12 @@ class SgdOptimizer final : public Optimizer {
   double momentum_, weight_decay_, wd_momentum_;
   bool nesterov_;
 };
+
+// Throws ConfigError naming the algorithm when it cannot step with the optimizer of `cfg`: Adam and
+// AdamW need the averaged gradient itself, which an algorithm that applies momentum or takes its
+// own steps (DGC, signSGD's Signum, EF-signSGD, LAG: applies_momentum()) does not hand over.
+void check_optimizer_for(const OptimizerConfig& cfg, const Algorithm& algorithm,
+                         const std::string& algorithm_name);
 
 // Builds the optimizer named in cfg.name for `params` (model order) and their reduced `grads`.
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg,

@@ -1,4 +1,5 @@
-// The optimizers `optimizer.name` selects.
+// The optimizers `optimizer.name` selects: sgd, lars, adam, adamw.
+#include "runner/train/adam_optimizer.h"
 #include "runner/train/lars_optimizer.h"
 #include "runner/train/log.h"
 #include "runner/train/optimizer.h"
@@ -24,6 +25,16 @@ std::string momentum_warning(const OptimizerConfig& cfg, const Algorithm& a,
       cfg.momentum, algorithm.c_str(), used);
 }
 
+void check_optimizer_for(const OptimizerConfig& cfg, const Algorithm& algorithm,
+                         const std::string& algorithm_name) {
+  if ((cfg.name == "adam" || cfg.name == "adamw") && algorithm.applies_momentum())
+    throw ConfigError("optimizer.name '" + cfg.name + "' with algorithm " + algorithm_name + ": " +
+                      algorithm_name +
+                      " applies its own momentum or takes its own steps, so the optimizer never "
+                      "sees the averaged gradient " +
+                      cfg.name + " needs; use optimizer.name: sgd with it");
+}
+
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg,
                                           const std::vector<NamedTensor>& params,
                                           std::vector<at::Tensor> grads, const MomentumPlan& plan) {
@@ -38,6 +49,14 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& cfg,
           "optimizer.nesterov: LARS (You et al. 2017) uses plain momentum; "
           "set nesterov: false with optimizer.name: lars");
     return std::make_unique<LarsOptimizer>(params, std::move(grads), cfg, plan);
+  }
+  if (cfg.name == "adam" || cfg.name == "adamw") {
+    if (!plan.optimizer_momentum)
+      throw ConfigError("optimizer.name '" + cfg.name +
+                        "': the algorithm applies its own momentum; use optimizer.name: sgd");
+    std::vector<at::Tensor> tensors;
+    for (const auto& p : params) tensors.push_back(p.tensor);
+    return std::make_unique<AdamOptimizer>(tensors, std::move(grads), cfg, cfg.name == "adamw");
   }
   throw ConfigError("optimizer.name: unknown optimizer '" + cfg.name + "'");
 }

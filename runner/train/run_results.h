@@ -12,7 +12,7 @@
 #include "results/lock_file.h"
 #include "results/results_mode.h"
 #include "results/store.h"
-#include "runner/train/experiment.h"
+#include "runner/train/run_options.h"
 
 namespace cedar {
 

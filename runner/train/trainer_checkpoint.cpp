@@ -18,6 +18,9 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
   for (const auto& b : buffers_) state["model.buffer." + b.name] = b.tensor.detach().cpu().clone();
   save_buffers(state, "optimizer.momentum.", optimizer_->momentum_buffers());
   save_buffers(state, "optimizer.wd_momentum.", optimizer_->weight_decay_buffers());
+  for (const auto& [key, buffers] : optimizer_->more_buffers())
+    save_buffers(state, "optimizer." + key + ".", *buffers);
+  state["optimizer.steps"] = torch::tensor({optimizer_->steps()}, torch::kLong);
   AlgorithmState alg;
   algorithm_->save_state(alg);
   for (const auto& [key, t] : alg) state["algorithm." + key] = t.cpu();
@@ -44,6 +47,10 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   for (auto& b : buffers_) copy_into(b.tensor, need(state, "model.buffer." + b.name), b.name);
   restore_buffers(state, "optimizer.momentum.", params_, optimizer_->momentum_buffers());
   restore_buffers(state, "optimizer.wd_momentum.", params_, optimizer_->weight_decay_buffers());
+  for (const auto& [key, buffers] : optimizer_->more_buffers())
+    restore_buffers(state, "optimizer." + key + ".", params_, *buffers);
+  if (auto it = state.find("optimizer.steps"); it != state.end())
+    optimizer_->set_steps(it->second.item<int64_t>());
   const at::Tensor numbers = need(state, "trainer.numbers").contiguous();
   if (numbers.numel() != 15)
     throw std::runtime_error("checkpoint: trainer.numbers has the wrong length");

@@ -6,7 +6,7 @@
 #    gradients and averages them as the allreduce does); with 2 servers (the model in two
 #    shards) the same again;
 #  - the bytes per worker and step are the wire format's: a 32-byte header and the gradient of
-#    each server's shard (runner/train/ps_protocol.h), from LeNet-5's shapes;
+#    each server's shard (runner/ps/protocol.h), from LeNet-5's shapes;
 #  - ssp with bound s = 1 and worker 1 held back by the server (CEDAR_PS_HOLD_WORKER, released
 #    only once worker 0 has to wait) never applies a gradient staler than 2s + 1 = 3 versions, and
 #    worker 1's are stale by exactly s + 1 = 2 at most; asp with the same hold (3 updates) applies

@@ -18,8 +18,8 @@
 #include "config/known_names.h"
 #include "datasets/loader.h"
 #include "models/model.h"
+#include "runner/run/experiment.h"
 #include "runner/suite/suite.h"
-#include "runner/train/experiment.h"
 
 namespace cedar {
 namespace {
@@ -64,8 +64,8 @@ const std::vector<BadConfig>& bad_configs() {
       {"unknown algorithm", "algorithm: {name: sgd-magic}\n", {},
        {"unknown algorithm 'sgd-magic'", "known: dense, dgc"}},
       {"unknown algorithm, short form", "algorithm: qsgd8\n", {}, {"unknown algorithm 'qsgd8'"}},
-      {"unknown optimizer", "optimizer: {name: adam}\n", {},
-       {"$F:1:19: optimizer.name: 'adam' is not one of sgd|lars"}},
+      {"unknown optimizer", "optimizer: {name: rmsprop}\n", {},
+       {"$F:1:19: optimizer.name: 'rmsprop' is not one of sgd|lars|adam|adamw"}},
       {"unknown network profile", "network: {profile: 56k}\n", {},
        {"$F:1:20: network.profile: '56k' is not one of", "10gbe"}},
       {"unknown device", "train: {device: tpu}\n", {}, {"train.device: 'tpu' is not one of cpu|cuda|auto"}},

@@ -1,4 +1,4 @@
-// The parameter server (runner/train/ps_*.h) on in-process ranks: bsp equals synchronous SGD
+// The parameter server (runner/ps/*.h) on in-process ranks: bsp equals synchronous SGD
 // written here from torch.optim.SGD's rule, with bytes equal to the wire format's formula; ssp's
 // clock bound and asp's staleness with a worker the server provably holds back; the shards'
 // balance and the clock gate on their own.
@@ -13,12 +13,12 @@
 
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
-#include "runner/train/ps_clock_gate.h"
-#include "runner/train/ps_lag_rule.h"
-#include "runner/train/ps_layout.h"
-#include "runner/train/ps_protocol.h"
-#include "runner/train/ps_server.h"
-#include "runner/train/ps_worker.h"
+#include "runner/ps/clock_gate.h"
+#include "runner/ps/lag_rule.h"
+#include "runner/ps/layout.h"
+#include "runner/ps/protocol.h"
+#include "runner/ps/server.h"
+#include "runner/ps/worker.h"
 
 namespace cedar {
 namespace {

@@ -388,7 +388,7 @@ TEST(ProjectionCost, UnknownCollectiveIsNamed) {
 
 // A parameter server's epoch: G gradients pushed through the servers' links and answered by them,
 // so the communication per epoch is the same at any number of workers P, while the compute (G/P
-// gradients in parallel) shrinks: written here from the wire format (runner/train/ps_protocol.h:
+// gradients in parallel) shrinks: written here from the wire format (runner/ps/protocol.h:
 // a push is 32 + 4n bytes, a reply 16 + 4n), not the code. bsp: the replies follow each round, so
 // the link's two directions take turns: α·4G + β·G·(push + pull)/S. asp: both directions at once.
 TEST(ParameterServerProjection, TheServersLinksCarryEveryPushAndEveryReply) {

@@ -1,4 +1,4 @@
-#include "runner/train/ps_server.h"
+#include "runner/ps/server.h"
 
 #include <ATen/ATen.h>
 
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <string>
 
+#include "runner/ps/protocol.h"
 #include "runner/train/checkpoint_state.h"
 #include "runner/train/optimizer.h"
-#include "runner/train/ps_protocol.h"
 #include "runner/train/run_guard.h"
 
 namespace cedar {

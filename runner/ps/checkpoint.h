@@ -1,6 +1,6 @@
 #pragma once
 // When a parameter-server run writes checkpoints and how its ranks commit one. The servers decide
-// (runner/train/ps_server.h): a checkpoint is due at every epoch boundary counted in applied
+// (runner/ps/server.h): a checkpoint is due at every epoch boundary counted in applied
 // updates and every train.checkpoint_every_steps updates, and at a signal. Each rank writes its
 // own file (runner/train/checkpoint.h) while every worker waits for its reply; then, collectively
 // on the control channel, rank 0 records the checkpoint as the latest.

@@ -1,4 +1,4 @@
-#include "runner/train/ps_worker.h"
+#include "runner/ps/worker.h"
 
 #include <ATen/ATen.h>
 
@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "runner/train/ps_protocol.h"
+#include "runner/ps/protocol.h"
 #include "runner/train/run_guard.h"
 
 namespace cedar {

@@ -1,4 +1,4 @@
-#include "runner/train/experiment.h"
+#include "runner/run/experiment.h"
 
 #include <torch/torch.h>
 
@@ -17,6 +17,7 @@
 #include "results/disk_space.h"
 #include "results/results_mode.h"
 #include "results/store.h"
+#include "runner/ps/run.h"
 #include "runner/train/checkpoint.h"
 #include "runner/train/collective_timeout.h"
 #include "runner/train/comm_totals.h"
@@ -24,7 +25,6 @@
 #include "runner/train/log.h"
 #include "runner/train/machine_load.h"
 #include "runner/train/optimizer.h"
-#include "runner/train/ps_run.h"
 #include "runner/train/run_guard.h"
 #include "runner/train/run_record.h"
 #include "runner/train/run_results.h"
@@ -177,21 +177,6 @@ void finish_record(ResultStore& store, int64_t run_id, const TrainingEnd& end,
 
 }  // namespace
 
-std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path) {
-  return cfg.train.checkpoint_dir.empty() ? checkpoints_dir(db_path) : cfg.train.checkpoint_dir;
-}
-
-std::string checkpoint_folder(const ExperimentConfig& cfg, const std::string& db_path,
-                              const std::string& run_uuid) {
-  return checkpoint_root(cfg, db_path) + "/run-" + run_uuid;
-}
-
-int threads_per_rank(int64_t configured) {
-  if (configured > 0) return static_cast<int>(configured);
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, ranks_on_this_node()));
-}
-
 RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   const std::unique_ptr<RunCommunicators> comms = make_communicators(cfg);
   Communicator& control = comms->control();
@@ -204,6 +189,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   // Validate everything that can be validated before the record is written.
   std::string algorithm_yaml;
   auto algorithm = make_run_algorithm(cfg, rank, algorithm_yaml);
+  check_optimizer_for(cfg.optimizer, *algorithm, cfg.algorithm);
   LoadedDataset data = load_dataset(dataset_spec(cfg));
   auto model = make_run_model(cfg, data, comms->device);
   const ParameterServerParams* ps = parameter_server_params(*algorithm);

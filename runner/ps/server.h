@@ -1,6 +1,6 @@
 #pragma once
 // One server of a parameter-server run (algorithms/parameter_server.cpp for the modes, the
-// messages in runner/train/ps_protocol.h): it receives the workers' pushes, applies them to its
+// messages in runner/ps/protocol.h): it receives the workers' pushes, applies them to its
 // shard with the configured optimizer and answers each with the shard's parameters, until every
 // worker has left. The server decides the stop: once `budget` updates are applied (or its
 // parameters stop being finite, or a signal arrived), every reply says stop and why, and each
@@ -18,9 +18,9 @@
 #include "algorithms/algorithm.h"
 #include "comm/communicator.h"
 #include "config/experiment_config.h"
+#include "runner/ps/clock_gate.h"
+#include "runner/ps/layout.h"
 #include "runner/train/checkpoint.h"
-#include "runner/train/ps_clock_gate.h"
-#include "runner/train/ps_layout.h"
 
 namespace cedar {
 
@@ -87,7 +87,7 @@ class PsServer {
   // finite); `why` becomes stop_reason().
   void diverge(std::string why);
   // Ends the run at the next reply with `code` (a stop ReplyCode) for the reason `why`, as
-  // another server's end makes rank 0 do (runner/train/ps_run.cpp).
+  // another server's end makes rank 0 do (runner/ps/run.cpp).
   void stop_as(int64_t code, std::string why) { stop_with(code, std::move(why)); }
   // Why the run ended (a ReplyCode: the first stop of this server or, from a worker's goodbye,
   // another server's) and, where this server decided it, in words.

@@ -1,4 +1,4 @@
-#include "runner/train/ps_layout.h"
+#include "runner/ps/layout.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-#include "runner/train/ps_checkpoint.h"
+#include "runner/ps/checkpoint.h"
 
 namespace cedar {
 

@@ -1,6 +1,6 @@
 #pragma once
-// Runs one experiment end to end on this process's rank: communicator, data, model, algorithm,
-// results record (running → completed / failed / diverged).
+// What a run is asked for and what it gives back (runner/run/experiment.h runs it), and where its
+// checkpoints go: shared by the trainer, the parameter server and the run's record.
 #include <cstdint>
 #include <string>
 
@@ -33,9 +33,6 @@ struct RunOutcome {
   std::string evaluated_model = "averaged model";
   std::string payload_of = "rank 0";
 };
-
-// Throws after recording the failure when the run fails.
-RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts);
 
 // Where a run's checkpoint folders go: train.checkpoint_dir, else <db>.checkpoints.
 std::string checkpoint_root(const ExperimentConfig& cfg, const std::string& db_path);

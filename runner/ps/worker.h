@@ -1,5 +1,5 @@
 #pragma once
-// One worker of a parameter-server run (runner/train/ps_protocol.h): computes a gradient on the
+// One worker of a parameter-server run (runner/ps/protocol.h): computes a gradient on the
 // parameters it last pulled, pushes each server its shard of it, and takes the servers' replies as
 // its new parameters, until a server says stop; then it tells every server it leaves. When every
 // server says checkpoint instead (while it waits for their replies), it writes its own and then
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "comm/metered_communicator.h"
-#include "runner/train/ps_layout.h"
+#include "runner/ps/layout.h"
 
 namespace cedar {
 

@@ -6,7 +6,7 @@
 // workers' pushes), and an evaluation of the server-held model at every epoch
 // boundary counted in applied updates and at the end. CEDAR_HOLD_AFTER_STEP=N
 // (runner/train/hold_for_signal.h) holds a server once it has applied N updates, a worker once
-// N of its steps are complete. Checkpoints and resume: runner/train/ps_checkpoint.h.
+// N of its steps are complete. Checkpoints and resume: runner/ps/checkpoint.h.
 #include <torch/types.h>
 
 #include <memory>

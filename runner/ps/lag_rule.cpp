@@ -1,4 +1,4 @@
-#include "runner/train/ps_lag_rule.h"
+#include "runner/ps/lag_rule.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-#include "runner/train/ps_clock_gate.h"
+#include "runner/ps/clock_gate.h"
 
 #include <algorithm>
 
