@@ -47,7 +47,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <deque>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -57,6 +56,7 @@
 #include "algorithms/algorithm_state.h"
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/simd.h"
+#include "algorithms/lag_threshold.h"
 #include "comm/communicator.h"
 
 namespace cedar {
@@ -79,7 +79,7 @@ struct LagParams {
 
 class Lag final : public Algorithm {
  public:
-  explicit Lag(const LagParams& p) : p_(p) {}
+  explicit Lag(const LagParams& p) : p_(p), threshold_(p.xi, p.history) {}
 
   void setup(const std::vector<NamedTensor>& params, Communicator&) override {
     num_params_ = params.size();
@@ -119,8 +119,7 @@ class Lag final : public Algorithm {
       moved += (p - previous_[i]).to(at::kDouble).square().sum().item<double>();
       previous_[i].copy_(p);
     }
-    moves_.push_front(ctx.lr > 0 ? moved / (ctx.lr * ctx.lr) : 0.0);
-    if (static_cast<int64_t>(moves_.size()) > p_.history) moves_.pop_back();
+    threshold_.moved(moved, ctx.lr);
   }
 
   void save_state(AlgorithmState& out) const override {
@@ -130,7 +129,7 @@ class Lag final : public Algorithm {
     }
     for (size_t i = 0; i < previous_.size(); ++i)
       out["previous." + std::to_string(i)] = previous_[i].clone();
-    save_numbers(out, "moves_per_lr2", std::vector<double>(moves_.begin(), moves_.end()));
+    save_numbers(out, "moves_per_lr2", threshold_.moves());
     save_number(out, "first", first_ ? 1 : 0);
   }
   void load_state(const AlgorithmState& in) override {
@@ -140,18 +139,13 @@ class Lag final : public Algorithm {
     }
     for (size_t i = 0; i < previous_.size(); ++i)
       previous_[i].copy_(load_tensor(in, "previous." + std::to_string(i)));
-    std::vector<double> moves = load_numbers(in, "moves_per_lr2");
-    moves_.assign(moves.begin(), moves.end());
+    threshold_.set_moves(load_numbers(in, "moves_per_lr2"));
     first_ = load_number(in, "first") != 0;
   }
 
  private:
-  // (ξ/D) Σ_d ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}².
-  double threshold() const {
-    double sum = 0;
-    for (double m : moves_) sum += m;
-    return p_.xi / double(p_.history) * sum;
-  }
+  // (ξ/D) Σ_d ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}² (algorithms/lag_threshold.h).
+  double threshold() const { return threshold_.value(); }
 
   void exchange(Communicator& comm, StepContext& ctx) {
     int64_t n = 0;
@@ -297,7 +291,7 @@ class Lag final : public Algorithm {
   at::Tensor next_upload_;  // g, copied by a predicted upload's trigger pass (CPU); swapped in
   bool uploaded_ = false;   // whether the last step uploaded (the prediction for this one)
   std::vector<at::Tensor> previous_;  // θ^k, to measure the next move
-  std::deque<double> moves_;  // ‖θ^{k+1−d} − θ^{k−d}‖² / η_{k−d}², d = 1 first
+  LagThreshold threshold_;
 };
 
 }  // namespace

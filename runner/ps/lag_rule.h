@@ -8,32 +8,30 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
+#include "algorithms/lag_threshold.h"
 #include "runner/train/checkpoint.h"
 
 namespace cedar {
 
 class LagUploadRule {
  public:
-  LagUploadRule(double xi, int64_t history) : xi_(xi), history_(history) {}
+  LagUploadRule(double xi, int64_t history) : threshold_(xi, history) {}
   // The parameters moved by ‖Δθ‖² = `squared_move` at learning rate `lr` (a move at lr <= 0
   // counts 0); the oldest of more than D moves is dropped.
-  void moved(double squared_move, double lr);
+  void moved(double squared_move, double lr) { threshold_.moved(squared_move, lr); }
   // Whether the gradient `grads` (model order) is uploaded; when it is, it becomes the last
   // upload that later gradients are compared with.
   bool upload(const std::vector<at::Tensor>& grads);
-  double threshold() const;
+  double threshold() const { return threshold_.value(); }
   // Checkpoints: the moves and the last upload under `prefix`.
   void save(TensorMap& state, const std::string& prefix) const;
   void restore(const TensorMap& state, const std::string& prefix);
 
  private:
-  double xi_;
-  int64_t history_;
-  std::deque<double> moves_;  // ‖θ^{k+1−d} − θ^{k−d}‖² / η², newest first
+  LagThreshold threshold_;  // the rule's threshold, the same as all-reduce LAG-WK's
   std::vector<at::Tensor> last_;
 };
 
