@@ -17,7 +17,7 @@ TEST(LagThreshold, TheNewestDMovesEachOverItsOwnRateSquared) {
   t.moved(4.0, 0.5);          // 4 / 0.25 = 16
   EXPECT_DOUBLE_EQ(t.value(), 2.0 / 3 * 16);
   t.moved(9.0, 1.0);   // 9
-  t.moved(1.0, 0.1);   // 100 (a decayed rate does not shrink the old moves)
+  t.moved(25.0, 0.5);  // 100 (a decayed rate does not shrink the old moves)
   t.moved(50.0, 0.0);  // a move at rate 0 counts 0; the oldest (16) drops out
   EXPECT_DOUBLE_EQ(t.value(), 2.0 / 3 * (9 + 100 + 0));
   EXPECT_EQ(t.moves(), (std::vector<double>{0, 100, 9}));  // newest first
