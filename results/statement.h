@@ -1,9 +1,11 @@
 #pragma once
-// Internal to the results store: a prepared SQLite statement that finalizes itself, and opening
-// a database with the store's busy timeout.
+// Internal to results/: a prepared SQLite statement that finalizes itself, for the store's writes
+// and the typed read queries (results/run_queries.h and its siblings).
+// reports/ and runner/ never include it (scripts/check_layers.py).
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "results/store.h"
@@ -46,6 +48,19 @@ class Statement {
   std::string text_column(int i) const {
     auto* p = sqlite3_column_text(stmt_, i);
     return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  // The column, or std::nullopt where it is NULL.
+  std::optional<int64_t> optional_int_column(int i) const {
+    if (null_column(i)) return std::nullopt;
+    return int_column(i);
+  }
+  std::optional<double> optional_real_column(int i) const {
+    if (null_column(i)) return std::nullopt;
+    return real_column(i);
+  }
+  std::optional<std::string> optional_text_column(int i) const {
+    if (null_column(i)) return std::nullopt;
+    return text_column(i);
   }
   void reset() {
     sqlite3_reset(stmt_);

@@ -1,0 +1,81 @@
+#include "results/comm_queries.h"
+
+#include "results/run_columns.h"
+#include "results/statement.h"
+
+namespace cedar {
+namespace {
+
+const char* const kOpTotalsQuery =
+    "SELECT op, SUM(calls), SUM(payload_bytes), SUM(CASE WHEN rank = 0 THEN bus_bytes ELSE 0 END), "
+    "COUNT(*) FROM comm_totals WHERE run_id = ?1 GROUP BY op ORDER BY op";
+
+const char* const kRunLevelsQuery =
+    "SELECT level, MAX(ranks), MAX(profile) FROM step_levels WHERE run_id = ?1 GROUP BY level "
+    "ORDER BY level";
+
+const char* const kLevelTotalsQuery = R"SQL(
+SELECT r.id, r.name, r.algorithm, r.world_size, r.seed, l.level, MAX(l.ranks), MAX(l.profile),
+       (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
+       SUM(l.payload_bytes), SUM(l.bus_bytes), SUM(l.modeled_comm_seconds),
+       (SELECT COALESCE(SUM(c.payload_bytes), 0) FROM comm_totals c WHERE c.run_id = r.id
+          AND substr(c.op, 1, length(l.level) + 1) = l.level || '/'
+          AND c.op <> l.level || '/split'),
+       (SELECT COALESCE(SUM(c.bus_bytes), 0) FROM comm_totals c WHERE c.run_id = r.id
+          AND substr(c.op, 1, length(l.level) + 1) = l.level || '/'
+          AND c.op <> l.level || '/split')
+FROM runs r JOIN step_levels l ON l.run_id = r.id
+WHERE (?1 = '' OR r.suite = ?1) AND r.status <> 'running' AND )SQL" CEDAR_LATEST_FINISHED_RUN
+                                      R"SQL(
+GROUP BY r.id, l.level
+ORDER BY r.id, l.level
+)SQL";
+
+}  // namespace
+
+std::vector<OpTotals> read_op_totals(ResultsReader& db, int64_t run_id) {
+  Statement st(db.handle(), db.path(), kOpTotalsQuery);
+  st.bind(1, run_id);
+  std::vector<OpTotals> out;
+  while (st.next())
+    out.push_back({st.text_column(0), st.int_column(1), st.int_column(2), st.int_column(3),
+                   st.int_column(4)});
+  return out;
+}
+
+std::vector<RunLevel> read_run_levels(ResultsReader& db, int64_t run_id) {
+  std::vector<RunLevel> out;
+  if (!db.has_table("step_levels")) return out;
+  Statement st(db.handle(), db.path(), kRunLevelsQuery);
+  st.bind(1, run_id);
+  while (st.next()) out.push_back({st.text_column(0), st.text_column(2), st.int_column(1)});
+  return out;
+}
+
+std::vector<LevelTotals> read_level_totals(ResultsReader& db, const std::string& suite) {
+  std::vector<LevelTotals> out;
+  if (!db.has_table("step_levels")) return out;
+  Statement st(db.handle(), db.path(), kLevelTotalsQuery);
+  st.bind(1, suite);
+  while (st.next()) {
+    LevelTotals t;
+    t.run_id = st.int_column(0);
+    t.name = st.text_column(1);
+    t.algorithm = st.text_column(2);
+    t.world_size = st.int_column(3);
+    t.seed = st.int_column(4);
+    t.level = st.text_column(5);
+    t.ranks = st.int_column(6);
+    t.profile = st.text_column(7);
+    t.steps = st.int_column(8);
+    t.payload_bytes = st.int_column(9);
+    t.bus_bytes = st.int_column(10);
+    t.modeled_comm_seconds = st.real_column(11);
+    t.all_ranks_payload_bytes = st.int_column(12);
+    t.all_ranks_bus_bytes = st.int_column(13);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace cedar

@@ -1,0 +1,118 @@
+#include "results/step_queries.h"
+
+#include "results/run_columns.h"
+#include "results/statement.h"
+
+namespace cedar {
+namespace {
+
+const char* const kStepTimesQuery =
+    "SELECT s.step, s.epoch, s.wall_seconds, " CEDAR_STEP_SHARE
+    " FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.run_id = ?1 ORDER BY s.step";
+
+const char* const kEvalTimesQuery =
+    "SELECT step, wall_seconds FROM evals WHERE run_id = ?1 ORDER BY step";
+
+const char* const kLongestEpochQuery =
+    "SELECT COUNT(*) FROM steps WHERE run_id = ?1 GROUP BY epoch ORDER BY 1 DESC LIMIT 1";
+
+// Completed runs only; the latest completed one of each suite, name and seed.
+#define CEDAR_LATEST_COMPLETED_RUN                                                           \
+  "r.status = 'completed' AND (?1 = '' OR r.suite = ?1) AND r.id = (SELECT MAX(r2.id) FROM " \
+  "runs r2 WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed AND "          \
+  "r2.status = 'completed')"
+
+const char* const kCompletedEvalsQuery =
+    "SELECT r.id, r.name, r.seed, e.step, e.epoch, e.wall_seconds, e.cum_payload_bytes, "
+    "e.cum_bus_bytes, e.test_loss, e.test_accuracy, e.train_loss, e.train_accuracy, "
+    "e.consensus_distance FROM evals e JOIN runs r ON r.id = e.run_id "
+    "WHERE " CEDAR_LATEST_COMPLETED_RUN " ORDER BY r.name, r.seed, e.step";
+
+const char* const kCompletedLossesQuery =
+    "SELECT r.id, r.name, r.seed, s.step, s.train_loss FROM steps s JOIN runs r "
+    "ON r.id = s.run_id WHERE " CEDAR_LATEST_COMPLETED_RUN " ORDER BY r.name, r.seed, s.step";
+
+const char* const kWindowQuery = R"SQL(
+SELECT r.seed, COALESCE(SUM(s.payload_bytes_all * 1.0 / r.world_size), 0),
+       COALESCE(SUM(s.bus_bytes), 0), COALESCE(SUM(s.dense_bytes), 0), COUNT(*)
+FROM steps s JOIN runs r ON r.id = s.run_id
+WHERE r.suite = ?1 AND r.name = ?2 AND r.status = 'completed'
+  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
+  AND s.step >= ?3 AND s.epoch >= ?4
+  AND (?5 = 0 OR s.epoch = (SELECT MAX(s2.epoch) FROM steps s2 WHERE s2.run_id = r.id))
+GROUP BY r.seed ORDER BY r.seed
+)SQL";
+
+}  // namespace
+
+std::vector<StepTime> read_step_times(ResultsReader& db, int64_t run_id) {
+  Statement st(db.handle(), db.path(), kStepTimesQuery);
+  st.bind(1, run_id);
+  std::vector<StepTime> out;
+  while (st.next())
+    out.push_back({st.int_column(0), st.int_column(1), st.real_column(2), st.real_column(3)});
+  return out;
+}
+
+std::vector<EvalTime> read_eval_times(ResultsReader& db, int64_t run_id) {
+  Statement st(db.handle(), db.path(), kEvalTimesQuery);
+  st.bind(1, run_id);
+  std::vector<EvalTime> out;
+  while (st.next()) out.push_back({st.int_column(0), st.real_column(1)});
+  return out;
+}
+
+std::optional<int64_t> read_longest_epoch_steps(ResultsReader& db, int64_t run_id) {
+  Statement st(db.handle(), db.path(), kLongestEpochQuery);
+  st.bind(1, run_id);
+  if (!st.next()) return std::nullopt;
+  return st.int_column(0);
+}
+
+std::vector<EvalPoint> read_completed_evals(ResultsReader& db, const std::string& suite) {
+  Statement st(db.handle(), db.path(), kCompletedEvalsQuery);
+  st.bind(1, suite);
+  std::vector<EvalPoint> out;
+  while (st.next()) {
+    EvalPoint e;
+    e.run_id = st.int_column(0);
+    e.name = st.text_column(1);
+    e.seed = st.int_column(2);
+    e.step = st.int_column(3);
+    e.epoch = st.real_column(4);
+    e.wall_seconds = st.real_column(5);
+    e.cum_payload_bytes = st.int_column(6);
+    e.cum_bus_bytes = st.int_column(7);
+    e.test_loss = st.real_column(8);
+    e.test_accuracy = st.real_column(9);
+    e.train_loss = st.optional_real_column(10);
+    e.train_accuracy = st.optional_real_column(11);
+    e.consensus_distance = st.optional_real_column(12);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<LossPoint> read_completed_losses(ResultsReader& db, const std::string& suite) {
+  Statement st(db.handle(), db.path(), kCompletedLossesQuery);
+  st.bind(1, suite);
+  std::vector<LossPoint> out;
+  while (st.next())
+    out.push_back({st.int_column(0), st.text_column(1), st.int_column(2), st.int_column(3),
+                   st.real_column(4)});
+  return out;
+}
+
+std::vector<SeedWindowBytes> read_window_bytes(ResultsReader& db, const std::string& suite,
+                                               const std::string& name, const StepWindow& window) {
+  Statement st(db.handle(), db.path(), kWindowQuery);
+  st.bind(1, suite).bind(2, name).bind(3, window.from_step).bind(4, window.from_epoch);
+  st.bind(5, int64_t{window.last_epoch ? 1 : 0});
+  std::vector<SeedWindowBytes> out;
+  while (st.next())
+    out.push_back({st.int_column(0), st.real_column(1), st.int_column(2), st.int_column(3),
+                   st.int_column(4)});
+  return out;
+}
+
+}  // namespace cedar
