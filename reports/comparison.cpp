@@ -9,34 +9,11 @@
 #include "reports/byte_ratios.h"
 #include "reports/gap_rounds.h"
 #include "reports/precision.h"
-#include "reports/results_reader.h"
 #include "reports/throughput.h"
+#include "results/run_queries.h"
 
 namespace cedar {
 namespace {
-
-const std::string kRunsQuery = std::string("SELECT ") + kRunColumns +
-                               R"SQL(,
-       COALESCE(r.final_test_accuracy, 0), COALESCE(r.best_test_accuracy, 0),
-       COALESCE(r.wall_seconds, 0),
-       (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.payload_bytes_all), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT CAST(ROUND(COALESCE(SUM(s.bus_bytes * )SQL" CEDAR_STEP_SHARE R"SQL(), 0)) AS INTEGER)
-        FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.compute_seconds * )SQL" CEDAR_STEP_SHARE R"SQL(), 0)
-        FROM steps s WHERE s.run_id = r.id),
-       (SELECT CAST(ROUND(COALESCE(SUM(s.latency_steps * )SQL" CEDAR_STEP_SHARE
-                               R"SQL(), 0)) AS INTEGER)
-        FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(MIN(e.wall_seconds), -1) FROM evals e
-        WHERE e.run_id = r.id AND ?2 > 0 AND e.test_accuracy >= ?2),
-       r.config, COALESCE(r.workers, r.world_size)
-FROM runs r
-WHERE (?1 = '' OR r.suite = ?1)
-  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
-ORDER BY r.id
-)SQL";
 
 const char* const kBytesLegend =
     "Payload: what a rank contributes to its collectives; bus: what it pushes through its link "
@@ -86,38 +63,37 @@ std::string pct(double mean, double sd, int n) {
 std::vector<RunResult> load_runs(const std::string& db_path, const std::string& suite,
                                  double target) {
   ResultsReader db(db_path);
-  sqlite3_stmt* st = db.prepare(kRunsQuery.c_str());
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double(st, 2, target);
   std::vector<RunResult> out;
-  std::vector<int64_t> batch_sizes;
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  for (const RunTotals& t : read_run_totals(db, suite, target)) {
     RunResult r;
-    read_run_columns(st, r);
-    r.final_accuracy = sqlite3_column_double(st, 9);
-    r.best_accuracy = sqlite3_column_double(st, 10);
-    r.wall_seconds = sqlite3_column_double(st, 11);
-    r.steps = sqlite3_column_int64(st, 12);
-    r.payload_bytes_per_rank = sqlite3_column_int64(st, 13) / std::max<int64_t>(1, r.world_size);
-    r.bus_bytes = sqlite3_column_int64(st, 14);
-    r.dense_bytes_per_rank = sqlite3_column_int64(st, 15);
-    r.compute_seconds = sqlite3_column_double(st, 16);
-    r.latency_steps = sqlite3_column_int64(st, 17);
-    r.time_to_target = sqlite3_column_double(st, 18);
-    r.workers = sqlite3_column_int64(st, 20);
-    out.push_back(r);
-    const std::string config = column_text(st, 19);
-    batch_sizes.push_back(batch_size_of(config));
-    out.back().amp = amp_of(config);
-  }
-  sqlite3_finalize(st);
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i].images_per_second = training_images_per_second(db, out[i].id, batch_sizes[i]);
-    const GapResult gap = read_gap_result(db, out[i].id, out[i].workers);
+    r.id = t.run.id;
+    r.suite = t.run.suite;
+    r.name = t.run.name;
+    r.algorithm = t.run.algorithm;
+    r.model = t.run.model;
+    r.dataset = t.run.dataset;
+    r.status = t.run.status;
+    r.world_size = t.run.world_size;
+    r.seed = t.run.seed;
+    r.final_accuracy = t.run.final_test_accuracy.value_or(0);
+    r.best_accuracy = t.run.best_test_accuracy.value_or(0);
+    r.wall_seconds = t.run.wall_seconds.value_or(0);
+    r.steps = t.steps;
+    r.payload_bytes_per_rank = t.payload_bytes_all / std::max<int64_t>(1, r.world_size);
+    r.bus_bytes = t.bus_bytes;
+    r.dense_bytes_per_rank = t.dense_bytes;
+    r.compute_seconds = t.compute_seconds;
+    r.latency_steps = t.latency_steps;
+    r.time_to_target = t.seconds_to_target.value_or(-1);
+    r.workers = t.run.workers.value_or(t.run.world_size);
+    r.amp = amp_of(t.run.config);
+    r.images_per_second = training_images_per_second(db, r.id, batch_size_of(t.run.config));
+    const GapResult gap = read_gap_result(db, r.id, r.workers);
     if (gap.has_gap) {
-      out[i].final_gap = gap.final_gap;
-      out[i].rounds_to_gap = gap.rounds_to_gap;
+      r.final_gap = gap.final_gap;
+      r.rounds_to_gap = gap.rounds_to_gap;
     }
+    out.push_back(std::move(r));
   }
   return out;
 }

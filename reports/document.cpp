@@ -4,28 +4,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "reports/results_reader.h"
+#include "results/run_queries.h"
 
 namespace cedar {
 
 SuiteTiming load_suite_timing(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);
-  sqlite3_stmt* st = db.prepare(R"SQL(
-SELECT COALESCE(MIN(r.start_time), ''), COALESCE(MAX(r.end_time), ''),
-       COALESCE(SUM(r.wall_seconds), 0), COUNT(*)
-FROM runs r
-WHERE (?1 = '' OR r.suite = ?1) AND r.status <> 'running'
-  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
-)SQL");
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
+  const RunTimeSpan span = read_run_time_span(db, suite);
   SuiteTiming t;
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    t.first_start = column_text(st, 0);
-    t.last_end = column_text(st, 1);
-    t.run_seconds = sqlite3_column_double(st, 2);
-    t.runs = sqlite3_column_int(st, 3);
-  }
-  sqlite3_finalize(st);
+  t.first_start = span.first_start.value_or("");
+  t.last_end = span.last_end.value_or("");
+  t.run_seconds = span.run_seconds.value_or(0);
+  t.runs = static_cast<int>(span.runs);
   return t;
 }
 

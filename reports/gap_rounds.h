@@ -5,7 +5,7 @@
 // compares methods by the rounds (worker uploads) they need to reach a given gap. No LibTorch.
 #include <cstdint>
 
-#include "reports/results_reader.h"
+#include "results/results_reader.h"
 
 namespace cedar {
 

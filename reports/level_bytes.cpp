@@ -3,27 +3,10 @@
 #include <cstdio>
 #include <sstream>
 
-#include "reports/results_reader.h"
+#include "results/comm_queries.h"
 
 namespace cedar {
 namespace {
-
-const char* kLevelBytesQuery = R"SQL(
-SELECT r.id, r.name, r.algorithm, r.world_size, r.seed, l.level, MAX(l.ranks), MAX(l.profile),
-       (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
-       SUM(l.payload_bytes), SUM(l.bus_bytes), SUM(l.modeled_comm_seconds),
-       (SELECT COALESCE(SUM(c.payload_bytes), 0) FROM comm_totals c WHERE c.run_id = r.id
-          AND substr(c.op, 1, length(l.level) + 1) = l.level || '/'
-          AND c.op <> l.level || '/split'),
-       (SELECT COALESCE(SUM(c.bus_bytes), 0) FROM comm_totals c WHERE c.run_id = r.id
-          AND substr(c.op, 1, length(l.level) + 1) = l.level || '/'
-          AND c.op <> l.level || '/split')
-FROM runs r JOIN step_levels l ON l.run_id = r.id
-WHERE (?1 = '' OR r.suite = ?1) AND r.status <> 'running' AND )SQL" CEDAR_LATEST_FINISHED_RUN
-                               R"SQL(
-GROUP BY r.id, l.level
-ORDER BY r.id, l.level
-)SQL";
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -36,35 +19,25 @@ std::string fmt(const char* f, double v) {
 std::vector<LevelBytes> load_level_bytes(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);
   std::vector<LevelBytes> out;
-  {
-    sqlite3_stmt* st = db.prepare(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'step_levels'");
-    const bool has = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
-    sqlite3_finalize(st);
-    if (!has) return out;  // a database written before levels were recorded
-  }
-  sqlite3_stmt* st = db.prepare(kLevelBytesQuery);
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  for (const LevelTotals& t : read_level_totals(db, suite)) {
     LevelBytes b;
-    b.run_id = sqlite3_column_int64(st, 0);
-    b.name = column_text(st, 1);
-    b.algorithm = column_text(st, 2);
-    b.world_size = sqlite3_column_int64(st, 3);
-    b.seed = sqlite3_column_int64(st, 4);
-    b.level = column_text(st, 5);
-    b.ranks = sqlite3_column_int64(st, 6);
-    b.profile = column_text(st, 7);
-    b.steps = sqlite3_column_int64(st, 8);
+    b.run_id = t.run_id;
+    b.name = t.name;
+    b.algorithm = t.algorithm;
+    b.world_size = t.world_size;
+    b.seed = t.seed;
+    b.level = t.level;
+    b.ranks = t.ranks;
+    b.profile = t.profile;
+    b.steps = t.steps;
     const double steps = double(b.steps > 0 ? b.steps : 1);
-    b.payload_bytes_per_step = double(sqlite3_column_int64(st, 9)) / steps;
-    b.bus_bytes_per_step = double(sqlite3_column_int64(st, 10)) / steps;
-    b.modeled_seconds_per_step = sqlite3_column_double(st, 11) / steps;
-    b.total_payload_bytes = sqlite3_column_int64(st, 12);
-    b.total_bus_bytes = sqlite3_column_int64(st, 13);
+    b.payload_bytes_per_step = double(t.payload_bytes) / steps;
+    b.bus_bytes_per_step = double(t.bus_bytes) / steps;
+    b.modeled_seconds_per_step = t.modeled_comm_seconds / steps;
+    b.total_payload_bytes = t.all_ranks_payload_bytes;
+    b.total_bus_bytes = t.all_ranks_bus_bytes;
     out.push_back(b);
   }
-  sqlite3_finalize(st);
   return out;
 }
 

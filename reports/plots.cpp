@@ -9,7 +9,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "reports/results_reader.h"
+#include "results/step_queries.h"
 
 namespace cedar {
 namespace {
@@ -41,43 +41,15 @@ void make_dir(const std::string& dir) {
     throw std::runtime_error("cannot create plot folder " + dir);
 }
 
-// Completed runs only; the latest of each (name, seed).
-const char* kLatest =
-    "r.status = 'completed' AND (?1 = '' OR r.suite = ?1) AND r.id = (SELECT MAX(r2.id) FROM runs "
-    "r2 "
-    "WHERE r2.suite = r.suite AND r2.name = r.name AND r2.seed = r.seed AND r2.status = "
-    "'completed')";
-
 std::map<std::string, Curve> load(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);
   std::map<std::string, Curve> curves;
-  std::string evals_sql =
-      std::string(
-          "SELECT r.name, r.seed, e.epoch, e.wall_seconds, e.cum_payload_bytes, e.test_accuracy, "
-          "e.cum_bus_bytes FROM evals e JOIN runs r ON r.id = e.run_id WHERE ") +
-      kLatest + " ORDER BY r.name, r.seed, e.step";
-  sqlite3_stmt* st = db.prepare(evals_sql.c_str());
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    std::string name = column_text(st, 0);
-    curves[name].evals[sqlite3_column_int64(st, 1)].push_back(
-        {sqlite3_column_double(st, 2), sqlite3_column_double(st, 3),
-         sqlite3_column_double(st, 4) / 1e6, sqlite3_column_double(st, 5),
-         sqlite3_column_double(st, 6) / 1e6});
-  }
-  sqlite3_finalize(st);
-  std::string loss_sql = std::string(
-                             "SELECT r.name, r.seed, s.step, s.train_loss FROM steps s JOIN runs r "
-                             "ON r.id = s.run_id WHERE ") +
-                         kLatest + " ORDER BY r.name, r.seed, s.step";
-  st = db.prepare(loss_sql.c_str());
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    std::string name = column_text(st, 0);
-    curves[name].loss[sqlite3_column_int64(st, 1)].push_back(
-        {sqlite3_column_int64(st, 2), sqlite3_column_double(st, 3)});
-  }
-  sqlite3_finalize(st);
+  for (const EvalPoint& e : read_completed_evals(db, suite))
+    curves[e.name].evals[e.seed].push_back({e.epoch, e.wall_seconds,
+                                            double(e.cum_payload_bytes) / 1e6, e.test_accuracy,
+                                            double(e.cum_bus_bytes) / 1e6});
+  for (const LossPoint& l : read_completed_losses(db, suite))
+    curves[l.name].loss[l.seed].push_back({l.step, l.train_loss});
   return curves;
 }
 

@@ -7,53 +7,13 @@
 #include <vector>
 
 #include "reports/projection.h"
-#include "reports/results_reader.h"
 #include "reports/run_config.h"
+#include "results/comm_queries.h"
+#include "results/run_queries.h"
+#include "results/step_queries.h"
 
 namespace cedar {
 namespace {
-
-const std::string kRunsQuery = std::string("SELECT ") + kRunColumns + R"SQL(,
-       (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.compute_seconds), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.latency_steps), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.bus_bytes), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(s.dense_bytes), 0) FROM steps s WHERE s.run_id = r.id),
-       COALESCE(r.servers, 0),
-       (SELECT COALESCE(SUM(v.value), 0) FROM step_stats v WHERE v.run_id = r.id
-          AND v.key = 'gradients'),
-       (SELECT COALESCE(SUM(s.payload_bytes_all), 0) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COUNT(DISTINCT s.epoch) FROM steps s WHERE s.run_id = r.id),
-       (SELECT COALESCE(SUM(t.payload_bytes), 0) FROM comm_totals t WHERE t.run_id = r.id
-          AND t.rank < COALESCE(r.servers, 0) AND t.op IN ('send', 'sendrecv')),
-       r.config
-FROM runs r
-WHERE CASE WHEN ?2 > 0 THEN r.id = ?2
-      ELSE (?1 = '' OR r.suite = ?1) AND r.status = 'completed'
-           AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
-      END
-ORDER BY r.id
-)SQL";
-
-const char* kLongestEpochQuery =
-    "SELECT COUNT(*) FROM steps WHERE run_id = ?1 GROUP BY epoch ORDER BY 1 DESC LIMIT 1";
-
-const char* kCommQuery =
-    "SELECT op, SUM(calls), SUM(payload_bytes), SUM(CASE WHEN rank = 0 THEN bus_bytes ELSE 0 END), "
-    "COUNT(*) FROM comm_totals WHERE run_id = ?1 GROUP BY op ORDER BY op";
-
-const char* kLevelsQuery =
-    "SELECT level, MAX(ranks), MAX(profile) FROM step_levels WHERE run_id = ?1 GROUP BY level "
-    "ORDER BY level";
-
-// Databases before schema version 3 have no step_levels (a read-only reader does not migrate).
-bool has_step_levels(ResultsReader& db) {
-  sqlite3_stmt* st = db.prepare(
-      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'step_levels'");
-  const bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
-  sqlite3_finalize(st);
-  return found;
-}
 
 LevelMix* find_level(RunMeasurement& m, const std::string& name) {
   for (auto& l : m.levels)
@@ -67,36 +27,23 @@ bool is_split(const std::string& op) {
 }
 
 void read_details(ResultsReader& db, RunMeasurement& m) {
-  sqlite3_stmt* st = db.prepare(kLongestEpochQuery);
-  sqlite3_bind_int64(st, 1, m.id);
-  if (sqlite3_step(st) == SQLITE_ROW) m.steps_per_epoch = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  if (const auto longest = read_longest_epoch_steps(db, m.id)) m.steps_per_epoch = *longest;
 
-  if (has_step_levels(db)) {
-    st = db.prepare(kLevelsQuery);
-    sqlite3_bind_int64(st, 1, m.id);
-    while (sqlite3_step(st) == SQLITE_ROW)
-      m.levels.push_back({column_text(st, 0),
-                          column_text(st, 2),
-                          static_cast<int>(sqlite3_column_int64(st, 1)),
-                          {}});
-    sqlite3_finalize(st);
-  }
+  for (const RunLevel& l : read_run_levels(db, m.id))
+    m.levels.push_back({l.level, l.profile, static_cast<int>(l.ranks), {}});
 
-  st = db.prepare(kCommQuery);
-  sqlite3_bind_int64(st, 1, m.id);
   const double steps = double(std::max<int64_t>(1, m.steps));
   const double ranks = double(std::max<int64_t>(1, m.world_size));
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  for (const OpTotals& t : read_op_totals(db, m.id)) {
     CollectiveMix c;
-    c.op = column_text(st, 0);
+    c.op = t.op;
     if (is_split(c.op)) continue;
     const std::string::size_type slash = c.op.rfind('/');
     if (slash == std::string::npos) {
       // A rank that never made a collective has no row for it: divide by the world size.
-      c.calls = double(sqlite3_column_int64(st, 1)) / ranks / steps;
-      c.payload_bytes = double(sqlite3_column_int64(st, 2)) / ranks / steps;
-      c.bus_bytes = double(sqlite3_column_int64(st, 3)) / steps;
+      c.calls = double(t.calls) / ranks / steps;
+      c.payload_bytes = double(t.payload_bytes) / ranks / steps;
+      c.bus_bytes = double(t.rank0_bus_bytes) / steps;
       m.collectives.push_back(c);
       continue;
     }
@@ -107,15 +54,14 @@ void read_details(ResultsReader& db, RunMeasurement& m) {
                    "' but step_levels has no rows of it";
       continue;
     }
-    const double takers = double(std::max<int64_t>(1, sqlite3_column_int64(st, 4)));
+    const double takers = double(std::max<int64_t>(1, t.ranks));
     c.op = c.op.substr(slash + 1);
-    c.calls = double(sqlite3_column_int64(st, 1)) / takers / steps;
-    c.payload_bytes = double(sqlite3_column_int64(st, 2)) / takers / steps;
-    c.bus_bytes = double(sqlite3_column_int64(st, 3)) / steps;
+    c.calls = double(t.calls) / takers / steps;
+    c.payload_bytes = double(t.payload_bytes) / takers / steps;
+    c.bus_bytes = double(t.rank0_bus_bytes) / steps;
     c.share = takers / ranks;
     level->collectives.push_back(c);
   }
-  sqlite3_finalize(st);
 
   if (!m.unusable.empty()) return;
   if (m.steps == 0)
@@ -135,34 +81,36 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
                                               int64_t run_id) {
   ResultsReader db(db_path);
   std::vector<RunMeasurement> out;
-  sqlite3_stmt* st = db.prepare(kRunsQuery.c_str());
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, run_id);
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  for (const RunStepSums& r : read_run_step_sums(db, suite, run_id)) {
     RunMeasurement m;
-    read_run_columns(st, m);
-    m.steps = sqlite3_column_int64(st, 9);
+    m.id = r.run.id;
+    m.suite = r.run.suite;
+    m.name = r.run.name;
+    m.algorithm = r.run.algorithm;
+    m.model = r.run.model;
+    m.dataset = r.run.dataset;
+    m.status = r.run.status;
+    m.world_size = r.run.world_size;
+    m.seed = r.run.seed;
+    m.steps = r.steps;
     const double steps = double(std::max<int64_t>(1, m.steps));
-    m.compute_seconds_per_step = sqlite3_column_double(st, 10) / steps;
-    m.recorded_latency_steps = double(sqlite3_column_int64(st, 11)) / steps;
-    m.recorded_bus_bytes = double(sqlite3_column_int64(st, 12)) / steps;
-    m.dense_payload_bytes = double(sqlite3_column_int64(st, 13)) / steps;
-    m.servers = sqlite3_column_int64(st, 14);
+    m.compute_seconds_per_step = r.compute_seconds / steps;
+    m.recorded_latency_steps = double(r.latency_steps) / steps;
+    m.recorded_bus_bytes = double(r.bus_bytes) / steps;
+    m.dense_payload_bytes = double(r.dense_bytes) / steps;
+    m.servers = r.run.servers.value_or(0);
     if (m.servers > 0) {
-      const double gradients = sqlite3_column_double(st, 15);
-      const double epochs = double(std::max<int64_t>(1, sqlite3_column_int64(st, 17)));
+      const double gradients = r.gradients;
+      const double epochs = double(std::max<int64_t>(1, r.epochs));
       m.gradients_per_epoch = gradients / epochs;
-      m.push_bytes_per_gradient =
-          gradients > 0 ? double(sqlite3_column_int64(st, 16)) / gradients : 0;
+      m.push_bytes_per_gradient = gradients > 0 ? double(r.payload_bytes_all) / gradients : 0;
       m.pull_bytes_per_gradient =
-          gradients > 0 ? double(sqlite3_column_int64(st, 18)) / gradients : 0;
-      m.synchronous =
-          config_scalar(column_text(st, 19), "algorithm", "mode").value_or("bsp") == "bsp";
+          gradients > 0 ? double(r.server_send_payload_bytes) / gradients : 0;
+      m.synchronous = config_scalar(r.run.config, "algorithm", "mode").value_or("bsp") == "bsp";
       if (gradients <= 0) m.unusable = "a parameter-server run without its gradient counts";
     }
     out.push_back(m);
   }
-  sqlite3_finalize(st);
   for (auto& m : out) read_details(db, m);
   return out;
 }

@@ -6,19 +6,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "reports/results_reader.h"
 #include "reports/uncommitted_runs.h"
+#include "results/run_queries.h"
 
 namespace cedar {
 namespace {
-
-const char* const kQuery = R"SQL(
-SELECT r.id, r.name, r.seed, r.status, r.host, r.code_version, r.threads, COALESCE(r.provenance, '')
-FROM runs r
-WHERE (?1 = '' OR r.suite = ?1)
-  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
-ORDER BY r.id
-)SQL";
 
 std::string text(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -93,20 +85,18 @@ std::string machine_load_summary(const std::vector<RunProvenance>& runs) {
 
 std::vector<RunProvenance> load_provenance(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);
-  sqlite3_stmt* st = db.prepare(kQuery);
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<RunProvenance> out;
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  for (const RunRow& run : read_shown_runs(db, suite)) {
     RunProvenance p;
-    p.id = sqlite3_column_int64(st, 0);
-    p.name = column_text(st, 1);
-    p.seed = sqlite3_column_int64(st, 2);
-    p.status = column_text(st, 3);
-    p.host = column_text(st, 4);
-    p.revision = column_text(st, 5);
-    p.threads = sqlite3_column_int64(st, 6);
-    const std::string json = column_text(st, 7);
-    nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+    p.id = run.id;
+    p.name = run.name;
+    p.seed = run.seed;
+    p.status = run.status;
+    p.host = run.host;
+    p.revision = run.code_version;
+    p.threads = run.threads;
+    nlohmann::json j = nlohmann::json::parse(run.provenance.value_or(""), nullptr,
+                                             /*allow_exceptions=*/false);
     if (j.is_object()) {
       p.recorded = true;
       p.command = text(j, "command");
@@ -130,7 +120,6 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
     }
     out.push_back(std::move(p));
   }
-  sqlite3_finalize(st);
   return out;
 }
 

@@ -3,20 +3,10 @@
 #include <cstdio>
 #include <sstream>
 
-#include "reports/results_reader.h"
+#include "results/step_stat_queries.h"
 
 namespace cedar {
 namespace {
-
-const char* kStalenessQuery = R"SQL(
-SELECT r.id, r.name, r.world_size, COALESCE(r.workers, r.world_size), COALESCE(r.servers, 0),
-       r.seed, CAST(v.value AS INTEGER), COUNT(*)
-FROM runs r JOIN step_stats v ON v.run_id = r.id AND v.key = 'staleness'
-WHERE (?1 = '' OR r.suite = ?1) AND r.status <> 'running' AND )SQL" CEDAR_LATEST_FINISHED_RUN
-                              R"SQL(
-GROUP BY r.id, CAST(v.value AS INTEGER)
-ORDER BY r.id, CAST(v.value AS INTEGER)
-)SQL";
 
 // The smallest staleness whose cumulative count reaches fraction q of the updates.
 int64_t quantile(const std::map<int64_t, int64_t>& counts, int64_t total, double q) {
@@ -33,23 +23,19 @@ int64_t quantile(const std::map<int64_t, int64_t>& counts, int64_t total, double
 std::vector<StalenessRow> load_staleness(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);
   std::vector<StalenessRow> out;
-  sqlite3_stmt* st = db.prepare(kStalenessQuery);
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const int64_t id = sqlite3_column_int64(st, 0);
-    if (out.empty() || out.back().run_id != id) {
+  for (const StalenessCount& c : read_staleness_counts(db, suite)) {
+    if (out.empty() || out.back().run_id != c.run_id) {
       StalenessRow r;
-      r.run_id = id;
-      r.name = column_text(st, 1);
-      r.world_size = sqlite3_column_int64(st, 2);
-      r.workers = sqlite3_column_int64(st, 3);
-      r.servers = sqlite3_column_int64(st, 4);
-      r.seed = sqlite3_column_int64(st, 5);
+      r.run_id = c.run_id;
+      r.name = c.name;
+      r.world_size = c.world_size;
+      r.workers = c.workers;
+      r.servers = c.servers;
+      r.seed = c.seed;
       out.push_back(r);
     }
-    out.back().counts[sqlite3_column_int64(st, 6)] += sqlite3_column_int64(st, 7);
+    out.back().counts[c.staleness] += c.updates;
   }
-  sqlite3_finalize(st);
   for (auto& r : out) {
     double sum = 0;
     for (const auto& [s, n] : r.counts) {

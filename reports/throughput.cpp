@@ -5,7 +5,6 @@
 #include <map>
 #include <optional>
 
-#include "reports/results_reader.h"
 #include "reports/run_config.h"
 
 namespace cedar {
@@ -40,22 +39,8 @@ double training_images_per_second(const std::vector<StepTime>& steps,
 
 double training_images_per_second(ResultsReader& db, int64_t run_id, int64_t batch_size) {
   if (batch_size <= 0) return 0;
-  std::vector<StepTime> steps;
-  sqlite3_stmt* st = db.prepare(
-      "SELECT s.step, s.epoch, s.wall_seconds, " CEDAR_STEP_SHARE
-      " FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.run_id = ?1 ORDER BY s.step");
-  sqlite3_bind_int64(st, 1, run_id);
-  while (sqlite3_step(st) == SQLITE_ROW)
-    steps.push_back({sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                     sqlite3_column_double(st, 2), sqlite3_column_double(st, 3)});
-  sqlite3_finalize(st);
-  std::vector<EvalTime> evals;
-  st = db.prepare("SELECT step, wall_seconds FROM evals WHERE run_id = ?1");
-  sqlite3_bind_int64(st, 1, run_id);
-  while (sqlite3_step(st) == SQLITE_ROW)
-    evals.push_back({sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1)});
-  sqlite3_finalize(st);
-  return training_images_per_second(steps, evals, batch_size);
+  return training_images_per_second(read_step_times(db, run_id), read_eval_times(db, run_id),
+                                    batch_size);
 }
 
 int64_t batch_size_of(const std::string& config_yaml) {

@@ -11,19 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "results/step_queries.h"
+
 namespace cedar {
-
-class ResultsReader;
-
-struct StepTime {
-  int64_t step = 0, epoch = 0;
-  double wall_seconds = 0;
-  double share = 1;  // of one rank's batch: a parameter server's ssp / asp row is 1 / workers
-};
-struct EvalTime {
-  int64_t step = 0;         // steps completed when the evaluation ran
-  double wall_seconds = 0;  // when it ended
-};
 
 // Images per second on one rank; `steps` in step order. 0 when unknown (no steps, no batch
 // size, no measurable time).

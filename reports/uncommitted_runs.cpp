@@ -2,19 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/results_reader.h"
+#include "results/run_queries.h"
 
 namespace cedar {
 namespace {
-
-const char* const kQuery = R"SQL(
-SELECT r.id, r.name, r.seed, r.world_size, r.model, r.dataset, r.code_version,
-       COALESCE(r.provenance, '')
-FROM runs r
-WHERE (?1 = '' OR r.suite = ?1)
-  AND )SQL" CEDAR_LATEST_FINISHED_RUN R"SQL(
-ORDER BY r.id
-)SQL";
 
 bool holds(const ComparisonRow& row, const std::vector<UncommittedRun>& runs) {
   for (const auto& u : runs)
@@ -56,22 +47,19 @@ std::string diff_of_provenance(const std::string& provenance_json) {
 std::vector<UncommittedRun> load_uncommitted_runs(const std::string& db_path,
                                                   const std::string& suite) {
   ResultsReader db(db_path);
-  sqlite3_stmt* st = db.prepare(kQuery);
-  sqlite3_bind_text(st, 1, suite.c_str(), -1, SQLITE_TRANSIENT);
   std::vector<UncommittedRun> out;
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  for (const RunRow& run : read_shown_runs(db, suite)) {
     UncommittedRun u;
-    u.id = sqlite3_column_int64(st, 0);
-    u.name = column_text(st, 1);
-    u.seed = sqlite3_column_int64(st, 2);
-    u.world_size = sqlite3_column_int64(st, 3);
-    u.model = column_text(st, 4);
-    u.dataset = column_text(st, 5);
-    u.revision = column_text(st, 6);
-    u.diff = diff_of_provenance(column_text(st, 7));
+    u.id = run.id;
+    u.name = run.name;
+    u.seed = run.seed;
+    u.world_size = run.world_size;
+    u.model = run.model;
+    u.dataset = run.dataset;
+    u.revision = run.code_version;
+    u.diff = diff_of_provenance(run.provenance.value_or(""));
     if (built_uncommitted(u.revision, u.diff)) out.push_back(std::move(u));
   }
-  sqlite3_finalize(st);
   return out;
 }
 
