@@ -11,6 +11,11 @@ may include anything in the product, and nothing in the product may include them
 include that breaks the rule (file:line, what it includes, what its folder may include) and exits
 1 if there is one.
 
+reports/ and runner/ read the results database only through results/' typed read API
+(results/run_queries.h and its siblings): a file there that includes <sqlite3.h> or results/'
+internal statement.h / run_columns.h, or holds SQL text (SELECT, INSERT INTO, UPDATE ... SET,
+DELETE FROM, PRAGMA), is named with its line as well.
+
 Usage: check_layers.py [ROOT]   (ROOT: the source tree, default: this script's parent folder)
 """
 import pathlib
@@ -41,6 +46,11 @@ PRODUCT = sorted(PRODUCT_LAYERS)
 CLIENTS = {"tests": PRODUCT, "bench": PRODUCT, "fuzz": PRODUCT}
 SOURCE_SUFFIXES = {".h", ".cpp", ".in"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# Folders that read results only through results/' typed queries, and what they may not hold.
+TYPED_RESULTS_READERS = ("reports", "runner")
+SQLITE_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](sqlite3\.h|results/statement\.h|'
+                            r'results/run_columns\.h)[>"]')
+SQL_TEXT = re.compile(r'\b(SELECT|INSERT\s+INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|PRAGMA)\b')
 
 
 def layer_of(relative_path):
@@ -69,7 +79,10 @@ def violations(root):
         layer = layer_of(relative)
         if layer is None:
             continue
+        typed_reader = relative.split("/")[0] in TYPED_RESULTS_READERS
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if typed_reader:
+                found.extend(sql_use(relative, number, line))
             match = INCLUDE.match(line)
             if not match or "/" not in match.group(1):
                 continue  # a file of the same folder
@@ -81,6 +94,20 @@ def violations(root):
     return found
 
 
+def sql_use(relative, number, line):
+    """What a line of reports/ or runner/ does with SQLite directly, as messages (none: nothing)."""
+    sqlite = SQLITE_INCLUDE.match(line)
+    if sqlite:
+        return [f"{relative}:{number}: includes {sqlite.group(1)}, but {relative.split('/')[0]}/ "
+                f"reads results only through results/' typed queries (results/run_queries.h)"]
+    sql = SQL_TEXT.search(line)
+    if sql:
+        return [f"{relative}:{number}: SQL text ({sql.group(1)}), but "
+                f"{relative.split('/')[0]}/ reads results only through results/' typed queries "
+                f"(results/run_queries.h)"]
+    return []
+
+
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
     root = root.resolve()
@@ -89,7 +116,7 @@ def main():
     found = violations(root)
     for line in found:
         print(line)
-    print(f"check_layers: {len(found)} include(s) against the layers in {root}")
+    print(f"check_layers: {len(found)} include(s) or SQL text(s) against the layers in {root}")
     sys.exit(1 if found else 0)
 
 

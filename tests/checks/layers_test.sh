@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The include-direction check (scripts/check_layers.py): the tree passes it, and a tree with one
-# include pointing up a layer fails it, naming the file, the line and the include.
+# include pointing up a layer fails it, naming the file, the line and the include; so does a
+# report that reads SQLite itself (an include of sqlite3.h, a SELECT) instead of results/' typed
+# queries.
 set -euo pipefail
 SOURCE_DIR="$1"
 CHECK="$SOURCE_DIR/scripts/check_layers.py"
@@ -21,4 +23,20 @@ if python3 "$CHECK" "$tree" > "$tree/out.txt"; then
 fi
 grep -q 'config/params.h:2: includes comm/communicator.h' "$tree/out.txt" || {
   cat "$tree/out.txt"; echo "the report does not name the offending include"; exit 1; }
+rm "$tree/config/params.h"
+mkdir -p "$tree/reports" "$tree/results"
+printf '#include "results/run_queries.h"\n// Reads the runs: select the latest of each.\n' > "$tree/reports/typed.cpp"
+python3 "$CHECK" "$tree" > "$tree/out.txt" || {
+  cat "$tree/out.txt"; echo "a report through the typed queries failed"; exit 1; }
+printf '#include <string>\n#include <sqlite3.h>\n' > "$tree/reports/direct.cpp"
+printf 'const char* q =\n  "SELECT name FROM runs";\n' > "$tree/reports/query.cpp"
+printf '#include "results/statement.h"\n' > "$tree/runner/train/store_peek.cpp"
+if python3 "$CHECK" "$tree" > "$tree/out.txt"; then
+  echo "reports/ including sqlite3.h and holding a SELECT passed the check"; exit 1
+fi
+for expected in 'reports/direct.cpp:2: includes sqlite3.h' 'reports/query.cpp:2: SQL text (SELECT)' \
+    'runner/train/store_peek.cpp:1: includes results/statement.h'; do
+  grep -qF "$expected" "$tree/out.txt" || {
+    cat "$tree/out.txt"; echo "the report does not name: $expected"; exit 1; }
+done
 echo "layers: ok"
