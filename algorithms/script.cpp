@@ -114,7 +114,11 @@ std::unique_ptr<Algorithm> make_script(const YAML::Node& node, const Source& src
   std::map<std::string, double> values = module->defaults();
   for (auto& [key, value] : values) loader(key.c_str(), value, "");
   loader.finish();
-  module->configure(values);
+  try {
+    module->configure(values);
+  } catch (const ConfigError& e) {
+    throw ConfigError(where(src, "algorithm", node) + ": algorithm: " + e.what());
+  }
   if (resolved) {
     YAML::Emitter out;
     out << YAML::BeginMap;
