@@ -48,7 +48,7 @@ class Qsgd(torch.nn.Module):
         n, s = x.numel(), float((1 << self.bits) - 1)
         norms = self.norms(x)
         scale = torch.where(norms > 0, torch.full_like(norms, s) / norms, 0.0)
-        a = x.abs() * scale[torch.arange(n) // self.bucket]
+        a = x.abs() * scale.repeat_interleave(self.bucket)[:n]
         a = torch.where(a <= s, a, s)
         whole = a.to(torch.int32)
         level = whole + (u < a - whole.float()).to(torch.int32)
@@ -57,15 +57,15 @@ class Qsgd(torch.nn.Module):
 
     def norms(self, x: torch.Tensor) -> torch.Tensor:
         # Sums of squares in fp64: element p of a bucket into partial sum p mod 8, row by row.
-        n, b = x.numel(), self.bucket
-        m, rows = (n + b - 1) // b, (min(b, n) + 7) // 8
-        pos = torch.arange(n)
-        slot = pos // b * rows * 8 + pos % b
-        laid = torch.zeros(m * rows * 8, dtype=torch.float64)
-        laid = laid.index_copy(0, slot, x.double() * x.double()).view(m, rows, 8)
+        n = x.numel()
+        width = min(self.bucket, n)
+        m, rows = (n + width - 1) // width, (width + 7) // 8
+        squares = torch.zeros(m * width, dtype=torch.float64)
+        squares[:n] = x.double() * x.double()
+        laid = torch.cat([squares.view(m, width), torch.zeros(m, rows * 8 - width, dtype=torch.float64)], 1)
         p = torch.zeros(m, 8, dtype=torch.float64)
         for r in range(rows):
-            p += laid[:, r]
+            p += laid[:, r * 8 : r * 8 + 8]
         total = ((p[:, 0] + p[:, 1]) + (p[:, 2] + p[:, 3])) + ((p[:, 4] + p[:, 5]) + (p[:, 6] + p[:, 7]))
         return total.sqrt().float()
 
@@ -74,23 +74,24 @@ class Qsgd(torch.nn.Module):
         norms, code = parts[0], unpack(parts[1], numel, self.bits + 1)
         levels = (1 << self.bits) - 1
         unit = norms / float(levels)
-        mag = (code & levels).float() * unit[torch.arange(numel) // self.bucket]
+        mag = (code & levels).float() * unit.repeat_interleave(self.bucket)[:numel]
         return torch.where((code >> self.bits) == 1, -mag, mag)
 
 
 def pack(code: torch.Tensor, b: int) -> torch.Tensor:
-    """b-bit codes into bytes, LSB first (Cedar's bit_packing.h)."""
-    bits = (code.unsqueeze(1) >> torch.arange(b, dtype=torch.int32)) & 1
+    """b-bit codes into bytes, LSB first (Cedar's bit_packing.h): one uint8 per bit, then bytes."""
+    bits = ((code.unsqueeze(1) >> torch.arange(b, dtype=torch.int32)) & 1).to(torch.uint8)
     nbytes = (code.numel() * b + 7) // 8
-    stream = torch.zeros(nbytes * 8, dtype=torch.int32)
+    stream = torch.zeros(nbytes * 8, dtype=torch.uint8)
     stream[: code.numel() * b] = bits.flatten()
-    return (stream.view(nbytes, 8) << torch.arange(8, dtype=torch.int32)).sum(1).to(torch.uint8)
+    weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8)
+    return (stream.view(nbytes, 8) * weights).sum(1, dtype=torch.uint8)
 
 
 def unpack(packed: torch.Tensor, n: int, b: int) -> torch.Tensor:
-    bits = (packed.to(torch.int32).unsqueeze(1) >> torch.arange(8, dtype=torch.int32)) & 1
-    codes = bits.flatten()[: n * b].view(n, b) << torch.arange(b, dtype=torch.int32)
-    return codes.sum(1).to(torch.int32)
+    bits = (packed.unsqueeze(1) >> torch.arange(8, dtype=torch.uint8)) & 1
+    codes = bits.flatten()[: n * b].view(n, b).to(torch.int32) << torch.arange(b, dtype=torch.int32)
+    return codes.sum(1, dtype=torch.int32)
 
 
 if __name__ == "__main__":
