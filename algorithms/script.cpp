@@ -1,7 +1,15 @@
 // Compressors written in Python and run with no rebuild: `algorithm: {name: script, path: FILE,
 // ...}` loads a TorchScript module (torch.jit.script(...).save(FILE)) whose compress / decompress
-// Cedar calls for every gradient tensor (codecs/script_module.h has the interface and why
-// TorchScript; docs/script_compressors.md the guide; examples/ scripted top-k and QSGD).
+// Cedar calls for every gradient tensor (codecs/script_module.h has the interface;
+// docs/script_compressors.md the guide; examples/ scripted top-k and QSGD).
+//
+// Why TorchScript (torch.jit.script + torch::jit::load) and not torch.export / AOTInductor: a
+// compressor has state (its own memories, counters: a scripted module keeps its attributes from
+// call to call) and sees another size at every call (one gradient tensor each; top-k's k follows
+// the size: TorchScript runs one graph for all, an AOTInductor package is compiled per shape or
+// range), takes a seeded Generator, and a script needs no C++ compiler to export and reports
+// errors with its Python line. TorchScript is deprecated in torch 2.x but works in the 2.11 Cedar
+// builds against.
 //
 // Rule, per gradient tensor g of one bucket on every worker (memory e, starts at 0):
 //   p  = g + e (error_feedback on; else p = g)
