@@ -24,5 +24,6 @@ AlgorithmInfo hierarchical_algorithm();
 AlgorithmInfo dpsgd_algorithm();
 AlgorithmInfo choco_sgd_algorithm();
 AlgorithmInfo parameter_server_algorithm();
+AlgorithmInfo script_algorithm();
 
 }  // namespace cedar

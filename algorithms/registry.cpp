@@ -25,6 +25,7 @@ const std::vector<AlgorithmInfo>& algorithm_catalog() {
       dpsgd_algorithm(),
       choco_sgd_algorithm(),
       parameter_server_algorithm(),
+      script_algorithm(),
   };
   // clang-format on
   return catalog;

@@ -299,9 +299,18 @@ int main(int argc, char** argv) {
   // the gossip algorithms only communicate or act after the step: on one rank their
   // reduce_gradients is empty (comm_bench times their collective).
   const std::set<std::string> with_codec = {"qsgd", "signsgd", "ef-signsgd", "topk", "randomk"};
+  // `script` runs a compressor written in Python from a file (bench/script_bench.cpp).
+  const auto builds_from_defaults = [](const cedar::AlgorithmInfo& info) {
+    try {
+      info.make(YAML::Node(), cedar::Source{}, nullptr);
+      return true;
+    } catch (const cedar::ConfigError&) {
+      return false;
+    }
+  };
   for (const auto& info : cedar::algorithm_catalog()) {
     if (info.name == "dense" || info.name == "local-sgd" || info.name == "dpsgd" ||
-        info.name == "choco-sgd" || !info.exchanges_gradients)
+        info.name == "choco-sgd" || !info.exchanges_gradients || !builds_from_defaults(info))
       continue;
     if (with_codec.count(info.name)) {
       add_sized("reduce/" + info.name, reduce, info.name)->Arg(kSizes[0]);

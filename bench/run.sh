@@ -3,6 +3,7 @@
 # (about 5 minutes on 2 cores) and prints the measured ratios against the performance targets.
 #   compressors_bench  compressor kernels vs a memory pass, DGC selection vs torch::topk (1 thread)
 #   python_compressors.py  the same compressors in PyTorch ops (the reference researchers use)
+#   script_bench.sh    the scripted top-k and QSGD of examples/ (algorithm script) vs the built-ins
 #   comm_bench         allreduce / allgather busbw, the metered communicator vs raw MPI (2 ranks)
 #   comm_bench --fit   the alpha-beta cost model fitted on raw MPI allreduce, predicting held-out
 #                      allreduce sizes, allgather and broadcast (2 ranks; alpha_beta_fit.md)
@@ -18,7 +19,7 @@ OUT="${CEDAR_BENCH_OUT:-results/bench}"
 PY="${CEDAR_VENV:-${CEDAR_HOME:-$HOME/.cache/cedar}/venv}/bin/python"
 
 # Builds of this checkout are serialised through one lock (several may share build/).
-CEDAR_TARGETS="compressors_bench comm_bench step_bench loader_bench cedar" \
+CEDAR_TARGETS="compressors_bench script_bench comm_bench step_bench loader_bench cedar" \
   flock "${CEDAR_BUILD_LOCK:-/tmp/cedar-build.lock}" scripts/build.sh
 
 mkdir -p "$OUT"
@@ -48,6 +49,10 @@ THP_MEM_ALLOC_ENABLE=1 build/bench/compressors_bench \
 
 echo "[bench] the compressors' PyTorch-ops references (1 thread, same tensors)"
 "$PY" bench/python_compressors.py "$OUT/python_compressors.json" | tee "$OUT/python_compressors.txt"
+
+echo "[bench] compressors written in Python (TorchScript) vs the built-ins (1 thread)"
+CEDAR_PYTHON="$PY" bench/script_bench.sh --benchmark_out="$OUT/script.json" \
+  --benchmark_out_format=json | tee "$OUT/script.txt"
 
 echo "[bench] communicator vs raw MPI (2 ranks)"
 "${MPIRUN[@]}" build/bench/comm_bench --csv "$OUT/comm.csv" | tee "$OUT/comm.txt"

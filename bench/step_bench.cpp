@@ -180,8 +180,16 @@ int main(int argc, char** argv) {
       o.algorithms.push_back(item);
       continue;
     }
-    for (const auto& info : algorithm_catalog())
-      if (info.exchanges_gradients) o.algorithms.push_back(info.name);
+    for (const auto& info : algorithm_catalog()) {
+      // Not `script`, which needs the file of a compressor written in Python.
+      bool builds_from_defaults = true;
+      try {
+        info.make(YAML::Node(), Source{}, nullptr);
+      } catch (const ConfigError&) {
+        builds_from_defaults = false;
+      }
+      if (info.exchanges_gradients && builds_from_defaults) o.algorithms.push_back(info.name);
+    }
   }
 
   struct Row {

@@ -14,10 +14,19 @@ YAML::Node resolved_params(const std::string& name, const std::string& yaml) {
   return YAML::Load(resolved);
 }
 
+bool builds_from_defaults(const AlgorithmInfo& info) {
+  try {
+    info.make(YAML::Node(), Source{}, nullptr);
+    return true;
+  } catch (const ConfigError&) {
+    return false;
+  }
+}
+
 std::vector<std::string> registered_algorithm_names() {
   std::vector<std::string> names;
   for (const auto& a : algorithm_catalog())
-    if (a.exchanges_gradients) names.push_back(a.name);
+    if (a.exchanges_gradients && builds_from_defaults(a)) names.push_back(a.name);
   return names;
 }
 

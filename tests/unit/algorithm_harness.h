@@ -28,8 +28,12 @@ std::unique_ptr<Algorithm> make_algorithm(const std::string& name, const std::st
 // The parameters `yaml` resolves to for algorithm `name`, defaults filled in.
 YAML::Node resolved_params(const std::string& name, const std::string& yaml = "{}");
 
+// Whether the algorithm builds with every key at its default: not `script`, which needs the file
+// of a compressor written in Python (tests/unit/script_test.cpp).
+bool builds_from_defaults(const AlgorithmInfo& info);
 // Every registered algorithm that exchanges gradients through reduce_gradients (all but the
-// parameter server), in registration order (for tests run once per algorithm).
+// parameter server) and builds from its defaults, in registration order (for tests run once per
+// algorithm).
 std::vector<std::string> registered_algorithm_names();
 // "local-sgd" -> "local_sgd": the test-name suffix gtest needs (letters, digits and '_' only).
 std::string algorithm_test_name(const ::testing::TestParamInfo<std::string>& info);
