@@ -35,6 +35,7 @@
 //   error_feedback  Cedar's error feedback around the script                   (default false)
 //   any other key   a number for the script: the keys of its `defaults` attribute (Dict[str,
 //                   float]), passed with the defaults of the keys not given to its configure()
+// The resolved parameters a run records add module_sha256, the SHA-256 of the module file.
 // The script's own tensor and Dict[str, Tensor] attributes are checkpointed with the memory.
 #include <ATen/ATen.h>
 
@@ -49,6 +50,7 @@
 #include "algorithms/exchange/script_exchange.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
+#include "platform/checksum.h"
 
 namespace cedar {
 namespace {
@@ -133,6 +135,8 @@ std::unique_ptr<Algorithm> make_script(const YAML::Node& node, const Source& src
     YamlDumper d(out);
     p.visit(d);
     for (auto& [key, value] : values) d(key.c_str(), value, "");
+    // What ran, not only where it was: the module file's SHA-256 (the run's algorithm_params).
+    out << YAML::Key << "module_sha256" << YAML::Value << digest_file(p.path).sha256;
     out << YAML::EndMap;
     *resolved = out.c_str();
   }

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/fetch/checksum.h"
+#include "platform/checksum.h"
 
 namespace cedar {
 

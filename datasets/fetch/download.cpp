@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "datasets/fetch/checksum.h"
 #include "datasets/fetch/program.h"
 #include "platform/atomic_file.h"
+#include "platform/checksum.h"
 
 namespace cedar {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "datasets/fetch/catalog.h"
-#include "datasets/fetch/checksum.h"
+#include "platform/checksum.h"
 
 namespace cedar {
 namespace {

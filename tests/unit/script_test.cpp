@@ -9,6 +9,7 @@
 #include <torch/types.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -296,6 +297,15 @@ TEST(ScriptParams, ResolvesTheScriptsDefaultsAndOverrides) {
   EXPECT_EQ(topk["path"].as<std::string>(), example_scripts().at("script_topk"));
   EXPECT_DOUBLE_EQ(topk["ratio"].as<double>(), 0.05);
   EXPECT_FALSE(topk["error_feedback"].as<bool>());
+  // The module file's SHA-256, as coreutils' sha256sum computes it.
+  const std::string path = example_scripts().at("script_topk");
+  std::string line(128, '\0');
+  FILE* pipe = popen(("sha256sum '" + path + "'").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  const size_t got = fread(line.data(), 1, line.size(), pipe);
+  pclose(pipe);
+  ASSERT_GE(got, 64u);
+  EXPECT_EQ(topk["module_sha256"].as<std::string>(), line.substr(0, 64));
   const YAML::Node qsgd = testing::resolved_params("script", script_yaml("script_qsgd", "bits: 8"));
   EXPECT_DOUBLE_EQ(qsgd["bits"].as<double>(), 8);
   EXPECT_DOUBLE_EQ(qsgd["bucket_size"].as<double>(), 512);

@@ -1,5 +1,6 @@
 #pragma once
-// Checksums of downloaded data sets, computed with OpenSSL's EVP API. No LibTorch here.
+// File and byte digests computed with OpenSSL's EVP API: the checksums of downloaded data sets
+// and the fingerprint a run records of a scripted compressor's module. No LibTorch here.
 //
 // Three kinds, named as the catalog names them:
 //   md5            MD5 of the whole file (what CIFAR's authors and torchvision publish)

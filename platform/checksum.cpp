@@ -1,4 +1,4 @@
-#include "datasets/fetch/checksum.h"
+#include "platform/checksum.h"
 
 #include <openssl/evp.h>
 
