@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The include-direction check (scripts/check_layers.py): the tree passes it, and a tree with one
-# include pointing up a layer fails it, naming the file, the line and the include.
+# include pointing up a layer (config/ to comm/, algorithms/codecs/ to algorithms/exchange/) fails
+# it, naming the file, the line and the include.
 set -euo pipefail
 SOURCE_DIR="$1"
 CHECK="$SOURCE_DIR/scripts/check_layers.py"
@@ -21,4 +22,15 @@ if python3 "$CHECK" "$tree" > "$tree/out.txt"; then
 fi
 grep -q 'config/params.h:2: includes comm/communicator.h' "$tree/out.txt" || {
   cat "$tree/out.txt"; echo "the report does not name the offending include"; exit 1; }
+
+# Inside algorithms/: a codec including the exchange (or a paper file) points up.
+mkdir -p "$tree/algorithms/codecs" "$tree/algorithms/exchange"
+printf '#include "algorithms/codecs/sparse_codec.h"\n' > "$tree/algorithms/exchange/ok.h"
+printf '#include "algorithms/exchange/ok.h"\n' > "$tree/algorithms/codecs/sparse_codec.h"
+python3 "$CHECK" "$tree" > "$tree/out.txt" || true
+grep -q 'algorithms/codecs/sparse_codec.h:1: includes algorithms/exchange/ok.h' "$tree/out.txt" || {
+  cat "$tree/out.txt"; echo "a codec including the exchange passed the check"; exit 1; }
+if grep -q '^algorithms/exchange/ok.h' "$tree/out.txt"; then
+  cat "$tree/out.txt"; echo "the exchange including a codec was reported"; exit 1
+fi
 echo "layers: ok"

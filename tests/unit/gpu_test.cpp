@@ -16,6 +16,8 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/randomk_codec.h"
+#include "algorithms/codecs/topk_codec.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 #include "comm/metered_communicator.h"
