@@ -248,11 +248,20 @@ class ChocoSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo choco_sgd_algorithm() {
-  return algorithm_info<ChocoSgd, ChocoParams>(
+  AlgorithmInfo info = algorithm_info<ChocoSgd, ChocoParams>(
       "choco-sgd",
       "CHOCO-SGD: local step, then gossip of compressed model differences with the graph "
       "neighbours (public copies x_hat, consensus step gamma); no global collective",
       "Koloskova, Stich, Jaggi, ICML 2019; Koloskova, Lin, Stich, Jaggi, ICLR 2020");
+  info.device_independent = true;
+  info.gossip = true;
+  info.acts_after_step = true;
+  info.codec = "scaled_sign";  // compressor: sign, the default
+  // Exact gossip (the identity codec) with the full consensus step on a graph where every rank
+  // is every other's neighbour (2 ranks on a ring) averages the local steps, which are linear in
+  // the gradient and the momentum: dense SGD up to the order of the sums.
+  info.lossless = {{"{compressor: identity, gamma: 1}", 1e-4}};
+  return info;
 }
 
 }  // namespace cedar

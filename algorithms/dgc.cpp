@@ -266,11 +266,18 @@ class Dgc final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo dgc_algorithm() {
-  return algorithm_info<Dgc, DgcParams>(
+  AlgorithmInfo info = algorithm_info<Dgc, DgcParams>(
       "dgc",
       "Deep Gradient Compression: momentum correction, factor masking, local clipping, sparsity "
       "warm-up, sampled top-k threshold, sparse allgather",
       "Lin, Han, Mao, Wang, Dally. Deep Gradient Compression. ICLR 2018");
+  // Full density with its momentum equal to the optimizer's, the weight-decay term given that
+  // momentum too; masking off (masking at full density zeroes u every step: the paper's design,
+  // not dense SGD). The sums differ in order only (measured on 2 ranks: 5e-8 to 2e-7).
+  info.lossless = {
+      {"{sparsity: 0, warmup_epochs: 0, momentum_masking: false, momentum: 0.9, clip_norm: 0}",
+       1e-4}};
+  return info;
 }
 
 }  // namespace cedar

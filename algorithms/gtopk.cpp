@@ -192,12 +192,16 @@ class GTopK final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo gtopk_algorithm() {
-  return algorithm_info<GTopK, GTopKParams>(
+  AlgorithmInfo info = algorithm_info<GTopK, GTopKParams>(
       "gtopk",
       "global top-k sparsification: local top-k of g+e merged by recursive doubling into the "
       "global top-k, O(k log P) bytes per rank; error feedback",
       "Shi, Chu, Cheung, See. A Distributed Synchronous SGD Algorithm with Global Top-k "
       "Sparsification for Low Bandwidth Networks. ICDCS 2019");
+  // Full density: the global set is every coordinate, its values the sums of the ranks' (on 2
+  // ranks the one sum a dense allreduce makes).
+  info.lossless = {{"{density: 1, warmup_epochs: 0}", 0}};
+  return info;
 }
 
 }  // namespace cedar

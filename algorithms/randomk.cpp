@@ -118,10 +118,14 @@ class RandomK final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo randomk_algorithm() {
-  return algorithm_info<RandomK, RandomKParams>(
+  AlgorithmInfo info = algorithm_info<RandomK, RandomKParams>(
       "randomk",
       "random-k sparsification with error feedback: send k random coordinates of g+e per tensor",
       "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
+  info.device_independent = true;  // the index sets are drawn on the host
+  info.codec = "randomk";
+  info.lossless = {{"{ratio: 1}", 0}, {"{ratio: 1, shared_indices: false}", 0}};
+  return info;
 }
 
 }  // namespace cedar

@@ -73,11 +73,15 @@ class TopK final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo topk_algorithm() {
-  return algorithm_info<TopK, TopKParams>(
+  AlgorithmInfo info = algorithm_info<TopK, TopKParams>(
       "topk",
       "top-k sparsification with error feedback: send the k largest |g+e| per tensor, keep the "
       "rest",
       "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
+  info.device_independent = true;
+  info.codec = "topk";
+  info.lossless = {{"{ratio: 1}", 0}};
+  return info;
 }
 
 }  // namespace cedar

@@ -7,8 +7,9 @@
 //                          codec of the registry (codecs/codec_registry.h) at its defaults
 //   reduce/<algorithm>     Algorithm::reduce_gradients of a one-tensor bucket on one rank
 //                          (LocalCommunicator): encode, the (identity) exchange, decode and
-//                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
-//                          fp16 at every size; those with a codec above at 1M only)
+//                          combine, as the trainer calls it, for every registered algorithm but
+//                          the gossip ones and the parameter server (at every size those without
+//                          a codec of the registry; those with one, timed above, at 1M only)
 //   generic/<name>         the same codec's device-generic form (codecs/generic_codecs.h, LibTorch
 //                          ops, what a GPU gradient runs) on the CPU tensor, encode then decode,
 //                          beside codec/<name> at 1M: the cost of those ops on the CPU
@@ -32,7 +33,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -313,16 +313,13 @@ int main(int argc, char** argv) {
   for (const auto& c : cedar::codec_catalog())
     if (generic_forms().count(c.name))
       add_sized("generic/" + c.name, generic_codec, c.name)->Arg(kSizes[0]);
-  // Algorithms through reduce_gradients: at every size those without a codec above, at the
-  // smallest size the others (the cost of the exchange around their codec). dense, local-sgd and
-  // the gossip algorithms only communicate or act after the step: on one rank their
-  // reduce_gradients is empty (comm_bench times their collective).
-  const std::set<std::string> with_codec = {"qsgd", "signsgd", "ef-signsgd", "topk", "randomk"};
+  // Algorithms through reduce_gradients: at every size those without a codec of the registry
+  // (their codec trait), at the smallest size the others (the cost of the exchange around their
+  // codec, timed above). The gossip algorithms leave the gradient local and act after the step
+  // (comm_bench times their exchange); the parameter server trains through loops of its own.
   for (const auto& info : cedar::algorithm_catalog()) {
-    if (info.name == "dense" || info.name == "local-sgd" || info.name == "dpsgd" ||
-        info.name == "choco-sgd" || !info.exchanges_gradients)
-      continue;
-    if (with_codec.count(info.name)) {
+    if (info.gossip || !info.exchanges_gradients) continue;
+    if (!info.codec.empty()) {
       add_sized("reduce/" + info.name, reduce, info.name)->Arg(kSizes[0]);
     } else {
       add("reduce/" + info.name, reduce, info.name);
