@@ -22,8 +22,8 @@
 // Relation to D-PSGD (algorithms/dpsgd.cpp): with the identity compressor x̂_j = x_j^{t+½} after
 // the exchange, so γ = 1 gives x_i^{t+1} = Σ_j W_ij (x_j^t − η·d_j^t): the local step comes before
 // the mixing here and after it in D-PSGD (x_i^{t+1} = Σ_j W_ij x_j^t − η·d_i^t). The two are
-// equal whenever the workers' update directions agree; tests/unit/choco_sgd_test.cpp checks both
-// statements.
+// equal whenever the workers' update directions agree; tests/algorithms/choco_sgd_test.cpp checks
+// both statements.
 //
 // Wire format: one message per neighbour per step (in after_step, since it needs the local
 // step), the concatenation of the codec's payloads of every parameter tensor in model order:
