@@ -127,10 +127,10 @@ struct AlgorithmInfo {
   bool acts_after_step = false;
   // The codec of the registry (algorithms/codecs/codec_registry.h) that encodes its gradients with
   // its default parameters; "" where it encodes by rules of its own or sends dense values.
-  std::string codec;
+  std::string codec{};
   // The settings under which it trains like dense SGD; where there is none, why not.
-  std::vector<LosslessSetting> lossless;
-  std::string not_lossless_because;
+  std::vector<LosslessSetting> lossless{};
+  std::string not_lossless_because{};
 };
 
 // Builds an AlgorithmInfo for algorithm class A constructed from parameter struct P.
