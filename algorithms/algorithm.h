@@ -89,6 +89,16 @@ class Algorithm {
   virtual void load_state(const AlgorithmState& in) {}
 };
 
+// A setting under which an algorithm trains exactly like dense SGD (the equivalence rung of the
+// testing ladder): tests/mpi/mpi_fidelity_test.cpp trains every one of them beside dense SGD from
+// the same state on 2 MPI ranks, 16 steps through the whole trainer, and compares the parameters.
+struct LosslessSetting {
+  std::string params;  // the algorithm's keys as YAML, e.g. "{ratio: 1}"
+  // 0: bit for bit (the arithmetic is dense SGD's). Otherwise only the order of the summations
+  // differs, and this is the relative distance ‖θ − θ_dense‖ / ‖θ_dense‖ allowed after 16 steps.
+  double tolerance = 0;
+};
+
 struct AlgorithmInfo {
   std::string name;
   std::string description;
@@ -101,6 +111,30 @@ struct AlgorithmInfo {
   // False for the parameter server, which trains through loops of its own (runner/ps/run.h)
   // rather than through reduce_gradients and after_step.
   bool exchanges_gradients = true;
+
+  // Traits, set by the paper file's factory: what the suites, tests and benchmarks derive from
+  // the catalog instead of keeping lists of algorithms (docs/adding_an_algorithm.md).
+  //
+  // The same gradients give the same update on every device (no draws from a device's own
+  // generator, no device-dependent selection), so a GPU run is checked against a CPU run
+  // (tests/unit/gpu_test.cpp).
+  bool device_independent = false;
+  // Decentralized: no global average; each rank mixes its model with its graph neighbours' after
+  // the optimizer step (D-PSGD, CHOCO-SGD). Implies acts_after_step.
+  bool gossip = false;
+  // after_step does work of its own (model averaging, gossip mixing, LAG's history), so the
+  // algorithm cannot act on a subset of the ranks (hierarchical's node leaders).
+  bool acts_after_step = false;
+  // The codec of the registry (algorithms/codecs/codec_registry.h) that encodes its gradients with
+  // its default parameters; "" where it encodes by rules of its own or sends dense values.
+  std::string codec{};
+  // False where a run needs a setting that has no default (script: the path of the researcher's
+  // module), so that `every: registered` and the tests and benchmarks that build every algorithm
+  // from its defaults leave it out.
+  bool runs_from_defaults = true;
+  // The settings under which it trains like dense SGD; where there is none, why not.
+  std::vector<LosslessSetting> lossless{};
+  std::string not_lossless_because{};
 };
 
 // Builds an AlgorithmInfo for algorithm class A constructed from parameter struct P.
@@ -124,8 +158,12 @@ AlgorithmInfo algorithm_info(std::string name, std::string description, std::str
   return info;
 }
 
-// Every registered algorithm, in registration order (algorithms/registry.cpp).
+// Every registered algorithm, in the order of algorithms/algorithm_list.h.
 const std::vector<AlgorithmInfo>& algorithm_catalog();
+// The registered algorithms that train through the trainer's gradient exchange (every one but the
+// parameter server) and run from their defaults (not script), in catalog order: what a suite's
+// `every: registered` entry expands to.
+std::vector<std::string> gradient_algorithm_names();
 // Throws ConfigError naming the unknown algorithm and the known ones.
 const AlgorithmInfo& find_algorithm(const std::string& name);
 

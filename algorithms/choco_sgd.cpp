@@ -22,18 +22,19 @@
 // Relation to D-PSGD (algorithms/dpsgd.cpp): with the identity compressor x̂_j = x_j^{t+½} after
 // the exchange, so γ = 1 gives x_i^{t+1} = Σ_j W_ij (x_j^t − η·d_j^t): the local step comes before
 // the mixing here and after it in D-PSGD (x_i^{t+1} = Σ_j W_ij x_j^t − η·d_i^t). The two are
-// equal whenever the workers' update directions agree; tests/unit/choco_sgd_test.cpp checks both
-// statements.
+// equal whenever the workers' update directions agree; tests/algorithms/choco_sgd_test.cpp checks
+// both statements.
 //
 // Wire format: one message per neighbour per step (in after_step, since it needs the local
 // step), the concatenation of the codec's payloads of every parameter tensor in model order:
-// exactly degree × Σ_tensors codec_bytes(numel) bytes, one sendrecv per neighbour. Codecs
-// (algorithms/codecs/, algorithms/exchange/sparse_exchange.h), per tensor of d values:
-//   identity  the fp32 values: 4·d bytes (lossless).
-//   sign      the paper's "sign" (sign + norm in the authors' code): (‖v‖₁/d)·sign(v), a fp32
-//             scale and d bits: 4 + ⌈d/8⌉ bytes.
-//   topk      the k = ⌈ratio·d⌉ largest |v_i| as (int32 index, fp32 value): 8·k bytes.
-//   randomk   k = ⌈ratio·d⌉ coordinates drawn from the worker's own generator, as top-k: 8·k.
+// exactly degree × Σ_tensors codec_bytes(numel) bytes, one sendrecv per neighbour. The codec is
+// any of the codec registry (algorithms/codecs/codec_registry.h: identity, fp16, qsgd, topk,
+// randomk, ... with the bytes it states), per tensor of d values, read as follows:
+//   sign      the paper's "sign" (sign + norm in the authors' code): the registry's scaled_sign,
+//             (‖v‖₁/d)·sign(v), a fp32 scale and d bits: 4 + ⌈d/8⌉ bytes. (An unscaled sign is
+//             no contraction, so the name means the scaled one here.)
+//   topk, randomk   k = ⌈ratio·d⌉ coordinates as (int32 index, fp32 value) pairs: 8·k bytes;
+//             random-k's drawn from the worker's own generator.
 //   qsgd      QSGD with 2^bits − 1 levels per bucket of 512 values, decoded and divided by
 //             τ = 1 + min(B/s², √B/s) (B = 512, s the levels), the rescaling that makes the
 //             unbiased quantizer a contraction (ICML 2019, Sec. 3, "qsgd_s"): as qsgd's bytes.
@@ -43,7 +44,7 @@
 //
 // Hyper-parameters:
 //   topology (ring), torus_rows (0)   the graph, as D-PSGD's.
-//   compressor (sign)   identity | sign | topk | randomk | qsgd.
+//   compressor (sign)   a codec of the registry (sign: the scaled sign, above).
 //   gamma (0.4)         the consensus step γ. Default: the authors' released ResNet-20 /
 //                       CIFAR-10 example on a ring of 8 with sign compression
 //                       (epfml/ChocoSGD, dl_code/exps/finetune-resnet20-cifar10/example.sh,
@@ -62,7 +63,7 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/catalog.h"
-#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/codec_registry.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "algorithms/gossip/choco_update.h"
 #include "algorithms/gossip/neighbour_exchange.h"
@@ -84,8 +85,9 @@ struct ChocoParams : GraphParams {
   void visit(V& v) {
     GraphParams::visit(v);
     v("compressor", compressor,
-      "codec of the model differences: identity, sign (scaled), topk, randomk, qsgd",
-      one_of({"identity", "sign", "topk", "randomk", "qsgd"}));
+      "codec of the model differences, from the codec registry (sign: the scaled sign, the "
+      "paper's)",
+      one_of(codec_names()));
     v("gamma", gamma, "consensus step size (authors' ResNet-20 example: 0.4 with sign)",
       in_range(0, 1));
     v("ratio", ratio, "topk/randomk: fraction of each tensor's coordinates sent",
@@ -95,12 +97,12 @@ struct ChocoParams : GraphParams {
 };
 
 std::unique_ptr<Compressor> make_codec(const ChocoParams& p) {
-  if (p.compressor == "identity") return make_identity_compressor();
-  if (p.compressor == "sign") return make_scaled_sign_compressor();
-  if (p.compressor == "topk") return std::make_unique<TopKCompressor>(p.ratio);
-  if (p.compressor == "randomk")
-    return std::make_unique<RandomKCompressor>(p.ratio, /*values_only=*/false);
-  return make_qsgd_compressor(static_cast<int>(p.bits), kQsgdBucket, /*max_norm=*/false);
+  CodecSettings s;
+  s.ratio = p.ratio;
+  s.bits = static_cast<int>(p.bits);
+  s.bucket_size = kQsgdBucket;
+  s.values_only = false;  // each worker draws its own coordinates
+  return find_codec(p.compressor == "sign" ? "scaled_sign" : p.compressor).make(s);
 }
 
 // What decoded values are multiplied by: 1/τ for QSGD, 1 otherwise.
@@ -246,11 +248,20 @@ class ChocoSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo choco_sgd_algorithm() {
-  return algorithm_info<ChocoSgd, ChocoParams>(
+  AlgorithmInfo info = algorithm_info<ChocoSgd, ChocoParams>(
       "choco-sgd",
       "CHOCO-SGD: local step, then gossip of compressed model differences with the graph "
       "neighbours (public copies x_hat, consensus step gamma); no global collective",
       "Koloskova, Stich, Jaggi, ICML 2019; Koloskova, Lin, Stich, Jaggi, ICLR 2020");
+  info.device_independent = true;
+  info.gossip = true;
+  info.acts_after_step = true;
+  info.codec = "scaled_sign";  // compressor: sign, the default
+  // Exact gossip (the identity codec) with the full consensus step on a graph where every rank
+  // is every other's neighbour (2 ranks on a ring) averages the local steps, which are linear in
+  // the gradient and the momentum: dense SGD up to the order of the sums.
+  info.lossless = {{"{compressor: identity, gamma: 1}", 1e-4}};
+  return info;
 }
 
 }  // namespace cedar

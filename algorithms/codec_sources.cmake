@@ -1,5 +1,8 @@
 # The codec and exchange sources, relative to algorithms/: one list for cedar_algorithms and for
-# the fuzz targets (fuzz/CMakeLists.txt), so that a new kernel file reaches both builds.
+# the fuzz targets (fuzz/CMakeLists.txt), so that a new kernel file reaches both builds. Codecs
+# encode and decode (the sparse encoding and its selections included); exchange moves encodings
+# between ranks and keeps error-feedback memories. Neither includes a paper file (the layer check,
+# scripts/check_layers.py, says so for codecs/).
 set(CEDAR_CODEC_SOURCES
   codecs/compressor.cpp
   codecs/simd.cpp
@@ -21,16 +24,20 @@ set(CEDAR_CODEC_SOURCES
   codecs/identity_codec.cpp
   codecs/generic_bits.cpp
   codecs/generic_quantizers.cpp
-  codecs/generic_signs.cpp)
+  codecs/generic_signs.cpp
+  codecs/sparse_codec.cpp
+  codecs/sparse_scatter.cpp
+  codecs/magnitude_scan.cpp
+  codecs/magnitude_topk.cpp
+  codecs/magnitude_topk_generic.cpp
+  codecs/topk_codec.cpp
+  codecs/randomk_codec.cpp
+  codecs/dgc_select.cpp
+  codecs/codec_registry.cpp)
 set(CEDAR_EXCHANGE_SOURCES
   exchange/error_feedback.cpp
   exchange/compressed_exchange.cpp
   exchange/sparse_exchange.cpp
-  exchange/sparse_scatter.cpp
-  exchange/magnitude_scan.cpp
-  exchange/magnitude_topk.cpp
-  exchange/magnitude_topk_generic.cpp
-  exchange/dgc_select.cpp
   exchange/global_topk.cpp)
 
 # The AVX2 kernels (codecs/avx2_kernels.h) are compiled for AVX2 with AES and VAES and run only on

@@ -27,9 +27,12 @@ class DenseSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo dense_sgd_algorithm() {
-  return algorithm_info<DenseSgd, DenseParams>(
+  AlgorithmInfo info = algorithm_info<DenseSgd, DenseParams>(
       "dense", "dense synchronous SGD: allreduce-average of every gradient (the baseline)",
       "bulk-synchronous data-parallel SGD");
+  info.device_independent = true;
+  info.lossless = {{"{}", 0}};  // the baseline itself
+  return info;
 }
 
 }  // namespace cedar

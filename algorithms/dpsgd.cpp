@@ -114,12 +114,18 @@ class Dpsgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo dpsgd_algorithm() {
-  return algorithm_info<Dpsgd, DpsgdParams>(
+  AlgorithmInfo info = algorithm_info<Dpsgd, DpsgdParams>(
       "dpsgd",
       "D-PSGD: each worker averages its model with its graph neighbours' (ring, torus, "
       "exponential) and takes its own local step; no global collective",
       "Lian, Zhang, Zhang, Hsieh, Zhang, Liu. Can Decentralized Algorithms Outperform "
       "Centralized Algorithms? NeurIPS 2017");
+  info.device_independent = true;
+  info.gossip = true;
+  info.acts_after_step = true;
+  info.not_lossless_because =
+      "each worker steps with its own gradient: models are mixed, gradients never averaged";
+  return info;
 }
 
 }  // namespace cedar

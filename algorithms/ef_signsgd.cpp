@@ -104,12 +104,16 @@ class EfSignSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo ef_signsgd_algorithm() {
-  return algorithm_info<EfSignSgd, EfSignSgdParams>(
+  AlgorithmInfo info = algorithm_info<EfSignSgd, EfSignSgdParams>(
       "ef-signsgd",
       "EF-signSGD: error feedback around the scaled sign (||p||_1/d) sign(p) of p = lr*g + e, 1 "
       "bit per element + one fp32 scale per layer, allgather, average",
       "Karimireddy, Rebjock, Stich, Jaggi. Error Feedback Fixes SignSGD and other Gradient "
       "Compression Schemes. ICML 2019");
+  info.device_independent = true;
+  info.codec = "scaled_sign";
+  info.not_lossless_because = "the update is a scaled sign, whatever the magnitudes";
+  return info;
 }
 
 }  // namespace cedar

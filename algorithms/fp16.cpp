@@ -49,12 +49,16 @@ class Fp16 final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo fp16_algorithm() {
-  return algorithm_info<Fp16, Fp16Params>(
+  AlgorithmInfo info = algorithm_info<Fp16, Fp16Params>(
       "fp16",
       "fp16 compression: gradients cast to half precision (2 bytes per element), "
       "allgather, decode and average in fp32",
       "PyTorch DDP fp16_compress_hook; half precision as in Micikevicius et al. Mixed Precision "
       "Training. ICLR 2018");
+  info.device_independent = true;
+  info.codec = "fp16";
+  info.not_lossless_because = "rounding to half precision loses bits by design";
+  return info;
 }
 
 }  // namespace cedar

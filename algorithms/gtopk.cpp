@@ -6,7 +6,7 @@
 // Rule, per gradient tensor of d coordinates on every worker p (residual e_p, starts at 0; the
 // paper's gTop-k S-SGD algorithm):
 //   G     = g_p + e_p                     (gradient units, as the paper: no learning-rate scaling)
-//   L     = top_k(G), k = ⌈density·d⌉     (local selection, exchange/magnitude_topk.h: exact,
+//   L     = top_k(G), k = ⌈density·d⌉     (local selection, codecs/magnitude_topk.h: exact,
 //                                          equal magnitudes lower index first)
 //   S     = gTopKAllReduce(L)             (the global top-k of the P local sets, merged by
 //                                          recursive doubling: exchange/global_topk.h)
@@ -55,8 +55,8 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/algorithm_state.h"
 #include "algorithms/catalog.h"
+#include "algorithms/codecs/magnitude_topk.h"
 #include "algorithms/exchange/global_topk.h"
-#include "algorithms/exchange/magnitude_topk.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 
@@ -192,12 +192,16 @@ class GTopK final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo gtopk_algorithm() {
-  return algorithm_info<GTopK, GTopKParams>(
+  AlgorithmInfo info = algorithm_info<GTopK, GTopKParams>(
       "gtopk",
       "global top-k sparsification: local top-k of g+e merged by recursive doubling into the "
       "global top-k, O(k log P) bytes per rank; error feedback",
       "Shi, Chu, Cheung, See. A Distributed Synchronous SGD Algorithm with Global Top-k "
       "Sparsification for Low Bandwidth Networks. ICDCS 2019");
+  // Full density: the global set is every coordinate, its values the sums of the ranks' (on 2
+  // ranks the one sum a dense allreduce makes).
+  info.lossless = {{"{density: 1, warmup_epochs: 0}", 0}};
+  return info;
 }
 
 }  // namespace cedar

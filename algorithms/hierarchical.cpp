@@ -9,8 +9,9 @@
 //      the leaders and leaves its update direction (for a lossless inner scheme, the average of
 //      the node averages, i.e. the average of every rank's gradient, nodes being of equal size)
 //   3. every rank of the node receives the leader's result              broadcast inside the node
-// The inner algorithm is any registered one that acts in reduce_gradients alone (not local-sgd,
-// lag, the gossip algorithms dpsgd and choco-sgd, or hierarchical itself); its own state (error
+// The inner algorithm is any registered one that acts in reduce_gradients alone: not one whose
+// acts_after_step trait is set (local SGD's averaging, LAG's history, gossip mixing would run on
+// the leaders only), not the parameter server, not hierarchical itself; its own state (error
 // feedback, momentum) lives on the leaders and is checkpointed under "inter.". Its momentum rule is
 // the run's (DGC's momentum correction).
 //
@@ -39,15 +40,20 @@
 namespace cedar {
 namespace {
 
+constexpr const char* kName = "hierarchical";
 constexpr const char* kDefaultInner = "qsgd";
-// Algorithms that act after the optimizer step (local SGD's averaging, LAG's bookkeeping, the
-// gossip algorithms' mixing) or nest levels: between leaders they would act on the leaders only.
-const std::vector<std::string> kNotBetweenLeaders = {"local-sgd", "lag", "dpsgd", "choco-sgd",
-                                                     "hierarchical"};
 
-std::string joined(const std::vector<std::string>& names) {
+// Whether `a` can exchange between the node leaders: it trains through reduce_gradients alone
+// (after_step would run on the leaders only) and nests no levels of its own.
+bool between_leaders(const AlgorithmInfo& a) {
+  return a.exchanges_gradients && !a.acts_after_step && a.name != kName;
+}
+
+// The registered algorithms that cannot, "a, b, c".
+std::string not_between_leaders() {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const auto& a : algorithm_catalog())
+    if (!between_leaders(a)) out += (out.empty() ? "" : ", ") + a.name;
   return out;
 }
 
@@ -135,15 +141,20 @@ std::unique_ptr<Algorithm> make_inner(const YAML::Node& node, const Source& src,
                       "and keys (got " +
                       node_kind(inter) + ")");
   }
-  if (std::find(kNotBetweenLeaders.begin(), kNotBetweenLeaders.end(), name) !=
-      kNotBetweenLeaders.end())
+  const AlgorithmInfo* info = nullptr;
+  try {
+    info = &find_algorithm(name);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("algorithm.inter (") + name + "): " + e.what());
+  }
+  if (!between_leaders(*info))
     throw ConfigError(where(src, "algorithm.inter", inter) + ": algorithm.inter: '" + name +
                       "' cannot be the exchange between node leaders (it acts outside the "
                       "gradient exchange, or nests levels)");
   std::string inner_yaml;
   std::unique_ptr<Algorithm> inner;
   try {
-    inner = find_algorithm(name).make(params, src, resolved ? &inner_yaml : nullptr);
+    inner = info->make(params, src, resolved ? &inner_yaml : nullptr);
   } catch (const ConfigError& e) {
     throw ConfigError(std::string("algorithm.inter (") + name + "): " + e.what());
   }
@@ -162,7 +173,7 @@ std::unique_ptr<Algorithm> make_inner(const YAML::Node& node, const Source& src,
 
 AlgorithmInfo hierarchical_algorithm() {
   AlgorithmInfo info{
-      "hierarchical",
+      kName,
       "two levels: dense allreduce-average inside each node, an inner algorithm (inter) between "
       "node leaders, broadcast back inside the node",
       "Jiang et al. A Unified Architecture for Accelerating Distributed DNN Training in "
@@ -174,7 +185,7 @@ AlgorithmInfo hierarchical_algorithm() {
     docs.push_back({"inter", std::string("{name: ") + kDefaultInner + "}",
                     "the exchange between node leaders: a registered algorithm's name and its own "
                     "keys, e.g. {name: topk, ratio: 0.01} (not " +
-                        joined(kNotBetweenLeaders) + ")",
+                        not_between_leaders() + ")",
                     ""});
     return docs;
   };
@@ -194,6 +205,9 @@ AlgorithmInfo hierarchical_algorithm() {
     }
     return std::unique_ptr<Algorithm>(new Hierarchical(p, std::move(inner)));
   };
+  // Dense between the leaders: a dense average inside each node, then of the node averages (on 2
+  // ranks one of the two levels has one rank, and the other makes dense SGD's one sum).
+  info.lossless = {{"{inter: dense}", 0}};
   return info;
 }
 

@@ -95,11 +95,16 @@ class LocalSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo local_sgd_algorithm() {
-  return algorithm_info<LocalSgd, LocalSgdParams>(
+  AlgorithmInfo info = algorithm_info<LocalSgd, LocalSgdParams>(
       "local-sgd",
       "local SGD / post-local SGD: H local steps, then one fused allreduce averaging the model "
       "(dense gradient allreduce before the switch epoch)",
       "Stich, ICLR 2019; Lin, Stich, Patel, Jaggi, ICLR 2020");
+  info.device_independent = true;
+  info.acts_after_step = true;
+  // Averaging parameters and momentum after every step: the sums differ in order only.
+  info.lossless = {{"{period: 1, post_local_switch_epoch: 0, average_momentum: true}", 1e-4}};
+  return info;
 }
 
 }  // namespace cedar

@@ -59,6 +59,9 @@ AlgorithmInfo parameter_server_algorithm() {
       "Ho et al. More Effective Distributed ML via a Stale Synchronous Parallel Parameter "
       "Server, NIPS 2013");
   info.exchanges_gradients = false;
+  info.not_lossless_because =
+      "trains through the parameter server's own loops, not the trainer: parameter_server_test "
+      "and e2e_ps check that bsp is dense SGD's iterates";
   return info;
 }
 

@@ -74,12 +74,17 @@ class Qsgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo qsgd_algorithm() {
-  return algorithm_info<Qsgd, QsgdParams>(
+  AlgorithmInfo info = algorithm_info<Qsgd, QsgdParams>(
       "qsgd",
       "QSGD: stochastic quantization to s = 2^bits - 1 levels of each bucket's norm, "
       "sign + level packed (bits + 1 bits per element), allgather, decode and average",
       "Alistarh, Grubic, Li, Tomioka, Vojnovic. QSGD: Communication-Efficient SGD via Gradient "
       "Quantization and Encoding. NeurIPS 2017");
+  info.device_independent = true;  // the counter-based uniforms are the same everywhere
+  info.codec = "qsgd";
+  info.not_lossless_because =
+      "stochastic rounding is unbiased, not exact, at any finite number of levels";
+  return info;
 }
 
 }  // namespace cedar

@@ -36,52 +36,13 @@
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/generic_codecs.h"
+#include "algorithms/codecs/randomk_codec.h"
 #include "algorithms/exchange/compressed_exchange.h"
 #include "algorithms/exchange/error_feedback.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/communicator.h"
 
 namespace cedar {
-
-at::Tensor RandomKCompressor::select(const at::Tensor& x, at::Generator& gen) {
-  const int64_t n = x.numel();
-  const int64_t k = keep_count(n, ratio_);
-  if (k >= n) return at::arange(n, at::kLong);
-  at::Tensor idx = at::empty({k}, at::kLong);
-  sampler_.draw(draw_key(gen), n, k, idx.data_ptr<int64_t>());
-  return idx;
-}
-
-at::Tensor RandomKCompressor::compress(const at::Tensor& x, at::Generator& gen) {
-  last_indices_ = select(x, gen);
-  const int64_t n = x.numel(), k = last_indices_.numel();
-  if (!values_only_ && n > std::numeric_limits<int32_t>::max())
-    throw std::invalid_argument("random-k: " + std::to_string(n) +
-                                " elements do not fit the int32 indices of the sparse encoding");
-  if (!x.is_cpu()) {
-    // The index set depends on (key, n, k) alone: drawn on the host (Floyd's sampler is
-    // sequential), its k indices go to the device and the values are gathered and encoded there.
-    last_indices_ = last_indices_.to(x.device());
-    const at::Tensor values =
-        x.detach().reshape({-1}).index_select(0, last_indices_).to(at::kFloat).contiguous();
-    return values_only_ ? values.view(at::kByte) : encode_sparse(last_indices_, values);
-  }
-  const at::Tensor v = x.detach().to(at::kFloat).contiguous().reshape({-1});
-  at::Tensor out = at::empty({payload_bytes(n)}, at::kByte);
-  uint8_t* p = out.data_ptr<uint8_t>();  // 64-byte aligned: both parts are 4-byte aligned
-  int32_t* index = values_only_ ? nullptr : reinterpret_cast<int32_t*>(p);
-  float* value = reinterpret_cast<float*>(values_only_ ? p : p + 4 * k);
-  const int64_t* ix = last_indices_.data_ptr<int64_t>();
-  const float* xv = v.data_ptr<float>();
-  // The values lie about 1/ratio elements apart: their loads are started a few entries ahead.
-  constexpr int64_t kAhead = 16;
-  for (int64_t j = 0; j < k; ++j) {
-    if (j + kAhead < k) __builtin_prefetch(xv + ix[j + kAhead]);
-    value[j] = xv[ix[j]];
-    if (index) index[j] = static_cast<int32_t>(ix[j]);
-  }
-  return out;
-}
 
 namespace {
 
@@ -157,10 +118,14 @@ class RandomK final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo randomk_algorithm() {
-  return algorithm_info<RandomK, RandomKParams>(
+  AlgorithmInfo info = algorithm_info<RandomK, RandomKParams>(
       "randomk",
       "random-k sparsification with error feedback: send k random coordinates of g+e per tensor",
       "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
+  info.device_independent = true;  // the index sets are drawn on the host
+  info.codec = "randomk";
+  info.lossless = {{"{ratio: 1}", 0}, {"{ratio: 1, shared_indices: false}", 0}};
+  return info;
 }
 
 }  // namespace cedar

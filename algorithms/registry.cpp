@@ -1,34 +1,23 @@
-// The explicit, ordered list of registered algorithms. Adding one: its paper file with the
-// `xxx_algorithm()` factory, a declaration in catalog.h and a line here.
+// The catalog: every algorithm of algorithm_list.h, in its order (one line there registers an
+// algorithm; docs/adding_an_algorithm.md).
 #include "algorithms/catalog.h"
 
 namespace cedar {
 
 const std::vector<AlgorithmInfo>& algorithm_catalog() {
-  // One algorithm per line, in the order `cedar list` and the comparison tables show them.
-  // clang-format off
   static const std::vector<AlgorithmInfo> catalog = {
-      dense_sgd_algorithm(),
-      dgc_algorithm(),
-      topk_algorithm(),
-      randomk_algorithm(),
-      powersgd_algorithm(),
-      lag_algorithm(),
-      local_sgd_algorithm(),
-      qsgd_algorithm(),
-      terngrad_algorithm(),
-      signsgd_algorithm(),
-      ef_signsgd_algorithm(),
-      fp16_algorithm(),
-      gtopk_algorithm(),
-      hierarchical_algorithm(),
-      dpsgd_algorithm(),
-      choco_sgd_algorithm(),
-      parameter_server_algorithm(),
-      script_algorithm(),
+#define CEDAR_ALGORITHM(id) id##_algorithm(),
+#include "algorithms/algorithm_list.h"
+#undef CEDAR_ALGORITHM
   };
-  // clang-format on
   return catalog;
+}
+
+std::vector<std::string> gradient_algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& a : algorithm_catalog())
+    if (a.exchanges_gradients && a.runs_from_defaults) names.push_back(a.name);
+  return names;
 }
 
 const AlgorithmInfo& find_algorithm(const std::string& name) {

@@ -161,6 +161,8 @@ AlgorithmInfo script_algorithm() {
     return docs;
   };
   info.make = make_script;
+  info.runs_from_defaults = false;  // no module without its path
+  info.not_lossless_because = "the script's compression is the researcher's own";
   return info;
 }
 

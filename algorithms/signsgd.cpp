@@ -89,13 +89,17 @@ class SignSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo signsgd_algorithm() {
-  return algorithm_info<SignSgd, SignSgdParams>(
+  AlgorithmInfo info = algorithm_info<SignSgd, SignSgdParams>(
       "signsgd",
       "signSGD / Signum with majority vote: local momentum, 1-bit signs (allgather), the update is "
       "the sign of the sum of the workers' signs",
       "Bernstein, Wang, Azizzadenesheli, Anandkumar. signSGD: Compressed Optimisation for "
       "Non-Convex Problems. ICML 2018; Bernstein, Zhao, Azizzadenesheli, Anandkumar. signSGD with "
       "Majority Vote is Communication Efficient and Fault Tolerant. ICLR 2019");
+  info.device_independent = true;
+  info.codec = "sign";
+  info.not_lossless_because = "the update is a sign (a majority vote), whatever the magnitudes";
+  return info;
 }
 
 }  // namespace cedar

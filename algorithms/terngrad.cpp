@@ -197,12 +197,15 @@ class TernGrad final : public Algorithm {
 }  // namespace
 
 AlgorithmInfo terngrad_algorithm() {
-  return algorithm_info<TernGrad, TernGradParams>(
+  AlgorithmInfo info = algorithm_info<TernGrad, TernGradParams>(
       "terngrad",
       "TernGrad: per-layer clipping at c*sigma, stochastic ternarization to {-s, 0, s} (2 bits "
       "per element, scaler shared across workers), allgather, decode and average",
       "Wen, Xu, Yan, Wu, Wang, Chen, Li. TernGrad: Ternary Gradients to Reduce Communication in "
       "Distributed Deep Learning. NeurIPS 2017");
+  info.device_independent = true;
+  info.not_lossless_because = "stochastic rounding to three levels is unbiased, not exact";
+  return info;
 }
 
 }  // namespace cedar

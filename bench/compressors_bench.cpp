@@ -3,11 +3,13 @@
 //   memory_pass            memcpy of the gradient into a reused buffer (read + write, 4n each)
 //   codec/<name>           Compressor::compress then decompress_into of one gradient (the kernels
 //                          alone), decoding into a reused buffer as the memory pass copies into
-//                          one (training decodes into existing gradient storage)
+//                          one (training decodes into existing gradient storage), for every
+//                          codec of the registry (codecs/codec_registry.h) at its defaults
 //   reduce/<algorithm>     Algorithm::reduce_gradients of a one-tensor bucket on one rank
 //                          (LocalCommunicator): encode, the (identity) exchange, decode and
-//                          combine, as the trainer calls it (TernGrad, DGC, PowerSGD, LAG and
-//                          fp16 at every size; those with a codec above at 1M only)
+//                          combine, as the trainer calls it, for every registered algorithm but
+//                          the gossip ones and the parameter server (at every size those without
+//                          a codec of the registry; those with one, timed above, at 1M only)
 //   generic/<name>         the same codec's device-generic form (codecs/generic_codecs.h, LibTorch
 //                          ops, what a GPU gradient runs) on the CPU tensor, encode then decode,
 //                          beside codec/<name> at 1M: the cost of those ops on the CPU
@@ -28,21 +30,22 @@
 #include <torch/torch.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
-#include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/codec_registry.h"
 #include "algorithms/codecs/compressor.h"
 #include "algorithms/codecs/counter_rng.h"
+#include "algorithms/codecs/dgc_select.h"
 #include "algorithms/codecs/generic_codecs.h"
+#include "algorithms/codecs/magnitude_topk.h"
 #include "algorithms/codecs/qsgd_codec.h"
-#include "algorithms/exchange/dgc_select.h"
-#include "algorithms/exchange/magnitude_topk.h"
-#include "algorithms/exchange/sparse_exchange.h"
+#include "algorithms/codecs/sparse_codec.h"
 #include "comm/communicator.h"
 
 namespace {
@@ -84,12 +87,12 @@ void memory_pass(benchmark::State& state) {
   state.counters["gradient_sum"] = src.to(at::kDouble).sum().item<double>();
 }
 
-using CompressorFactory = std::unique_ptr<Compressor> (*)();
-
-void codec(benchmark::State& state, CompressorFactory factory) {
+// Codec `name` of the registry with its default settings (QSGD 4 bits in buckets of 512, top-k and
+// random-k 1%).
+void codec(benchmark::State& state, const std::string& name) {
   const int64_t n = state.range(0);
   const at::Tensor x = gradient(n).reshape({-1});
-  std::unique_ptr<Compressor> c = factory();
+  std::unique_ptr<Compressor> c = cedar::find_codec(name).make(cedar::CodecSettings{});
   at::Tensor decoded = at::empty({n});  // reused, faulted in by the warm-up
   int64_t step = 0, payload_bytes = 0;
   auto round_trip = [&] {
@@ -106,41 +109,59 @@ void codec(benchmark::State& state, CompressorFactory factory) {
   state.counters["payload_bytes"] = static_cast<double>(payload_bytes);
 }
 
-std::unique_ptr<Compressor> qsgd_4bit() { return cedar::make_qsgd_compressor(4, 512, false); }
-std::unique_ptr<Compressor> topk_1pct() { return std::make_unique<cedar::TopKCompressor>(0.01); }
-std::unique_ptr<Compressor> randomk_1pct() {
-  return std::make_unique<cedar::RandomKCompressor>(0.01, /*values_only=*/true);  // the default
+// One encode then decode by a codec's device-generic form (a fresh output, as on a device):
+// {payload, decoded}.
+using GenericRoundTrip =
+    std::function<std::pair<at::Tensor, at::Tensor>(const at::Tensor& x, at::Generator& gen)>;
+
+// The registered codecs whose device-generic form is code of its own (codecs/generic_codecs.h),
+// by registry name, with codec/<name>'s parameters.
+const std::map<std::string, GenericRoundTrip>& generic_forms() {
+  namespace generic = cedar::generic;
+  static const cedar::QsgdFormat f{4, 512, false};
+  static const std::map<std::string, GenericRoundTrip> forms = {
+      {"qsgd",
+       [](const at::Tensor& x, at::Generator& gen) {
+         const cedar::CounterUniforms rng(cedar::draw_key(gen));
+         at::Tensor payload = generic::qsgd_encode(f, x, generic::qsgd_norms(f, x), rng);
+         return std::make_pair(payload, generic::qsgd_decode(f, payload, x.numel()));
+       }},
+      {"sign",
+       [](const at::Tensor& x, at::Generator&) {
+         at::Tensor payload = generic::pack_signs(x);
+         return std::make_pair(payload, generic::unpack_signs(payload, x.numel(), 1.0f, -1.0f));
+       }},
+      {"scaled_sign",
+       [](const at::Tensor& x, at::Generator&) {
+         at::Tensor payload = generic::scaled_sign_encode(x, generic::l1_scale(x));
+         return std::make_pair(payload, generic::scaled_sign_decode(payload, x.numel()));
+       }},
+      {"fp16",
+       [](const at::Tensor& x, at::Generator&) {
+         at::Tensor payload = generic::halves_encode(x);
+         return std::make_pair(payload, generic::halves_decode(payload, x.numel()));
+       }},
+      {"topk",
+       [](const at::Tensor& x, at::Generator&) {  // 1%
+         const int64_t n = x.numel();
+         const at::Tensor idx = cedar::magnitude_topk_indices(x, cedar::keep_count(n, 0.01));
+         at::Tensor payload = cedar::encode_sparse(idx, x.index_select(0, idx));
+         return std::make_pair(payload, at::zeros({n}).index_put_({idx}, x.index_select(0, idx)));
+       }},
+  };
+  return forms;
 }
 
-// The device-generic form of codec `name` on the CPU gradient: encode then decode (a fresh output,
-// as on a device), the encodings of codec/<name> with the same parameters.
+// The device-generic form of codec `name` on the CPU gradient: encode then decode, the encodings
+// of codec/<name> with the same parameters.
 void generic_codec(benchmark::State& state, const std::string& name) {
-  namespace generic = cedar::generic;
   const int64_t n = state.range(0);
   const at::Tensor x = gradient(n).reshape({-1});
-  const cedar::QsgdFormat f{4, 512, false};
+  const GenericRoundTrip& form = generic_forms().at(name);
   int64_t step = 0, payload_bytes = 0;
   auto round_trip = [&] {
     at::Generator gen = cedar::make_generator(1, 0, step++);
-    at::Tensor payload, decoded;
-    if (name == "qsgd") {
-      const cedar::CounterUniforms rng(cedar::draw_key(gen));
-      payload = generic::qsgd_encode(f, x, generic::qsgd_norms(f, x), rng);
-      decoded = generic::qsgd_decode(f, payload, n);
-    } else if (name == "sign") {
-      payload = generic::pack_signs(x);
-      decoded = generic::unpack_signs(payload, n, 1.0f, -1.0f);
-    } else if (name == "scaled_sign") {
-      payload = generic::scaled_sign_encode(x, generic::l1_scale(x));
-      decoded = generic::scaled_sign_decode(payload, n);
-    } else if (name == "fp16") {
-      payload = generic::halves_encode(x);
-      decoded = generic::halves_decode(payload, n);
-    } else {  // topk at 1%
-      const at::Tensor idx = cedar::magnitude_topk_indices(x, cedar::keep_count(n, 0.01));
-      payload = cedar::encode_sparse(idx, x.index_select(0, idx));
-      decoded = at::zeros({n}).index_put_({idx}, x.index_select(0, idx));
-    }
+    const auto [payload, decoded] = form(x, gen);
     payload_bytes = payload.numel();
     benchmark::DoNotOptimize(decoded.data_ptr());
     benchmark::ClobberMemory();
@@ -286,33 +307,19 @@ void add(const std::string& name, Fn fn, Args... args) {
 int main(int argc, char** argv) {
   torch::set_num_threads(1);
   add("memory_pass", memory_pass);
-  add("codec/fp16", codec, cedar::make_fp16_compressor);
-  add("codec/qsgd", codec, qsgd_4bit);
-  add("codec/sign", codec, cedar::make_sign_compressor);
-  add("codec/scaled_sign", codec, cedar::make_scaled_sign_compressor);
-  add("codec/topk", codec, topk_1pct);
-  add("codec/randomk", codec, randomk_1pct);
-  for (const char* name : {"fp16", "qsgd", "sign", "scaled_sign", "topk"})
-    add_sized(std::string("generic/") + name, generic_codec, std::string(name))->Arg(kSizes[0]);
-  // Algorithms through reduce_gradients: at every size those without a codec above, at the
-  // smallest size the others (the cost of the exchange around their codec). dense, local-sgd and
-  // the gossip algorithms only communicate or act after the step: on one rank their
-  // reduce_gradients is empty (comm_bench times their collective).
-  const std::set<std::string> with_codec = {"qsgd", "signsgd", "ef-signsgd", "topk", "randomk"};
-  // `script` runs a compressor written in Python from a file (bench/script_bench.cpp).
-  const auto builds_from_defaults = [](const cedar::AlgorithmInfo& info) {
-    try {
-      info.make(YAML::Node(), cedar::Source{}, nullptr);
-      return true;
-    } catch (const cedar::ConfigError&) {
-      return false;
-    }
-  };
+  for (const auto& c : cedar::codec_catalog()) add("codec/" + c.name, codec, c.name);
+  for (const auto& [name, form] : generic_forms())
+    cedar::find_codec(name);  // each a form of a registered codec (throws naming the known ones)
+  for (const auto& c : cedar::codec_catalog())
+    if (generic_forms().count(c.name))
+      add_sized("generic/" + c.name, generic_codec, c.name)->Arg(kSizes[0]);
+  // Algorithms through reduce_gradients: at every size those without a codec of the registry
+  // (their codec trait), at the smallest size the others (the cost of the exchange around their
+  // codec, timed above). The gossip algorithms leave the gradient local and act after the step
+  // (comm_bench times their exchange); the parameter server trains through loops of its own.
   for (const auto& info : cedar::algorithm_catalog()) {
-    if (info.name == "dense" || info.name == "local-sgd" || info.name == "dpsgd" ||
-        info.name == "choco-sgd" || !info.exchanges_gradients || !builds_from_defaults(info))
-      continue;
-    if (with_codec.count(info.name)) {
+    if (info.gossip || !info.exchanges_gradients || !info.runs_from_defaults) continue;
+    if (!info.codec.empty()) {
       add_sized("reduce/" + info.name, reduce, info.name)->Arg(kSizes[0]);
     } else {
       add("reduce/" + info.name, reduce, info.name);

@@ -180,16 +180,7 @@ int main(int argc, char** argv) {
       o.algorithms.push_back(item);
       continue;
     }
-    for (const auto& info : algorithm_catalog()) {
-      // Not `script`, which needs the file of a compressor written in Python.
-      bool builds_from_defaults = true;
-      try {
-        info.make(YAML::Node(), Source{}, nullptr);
-      } catch (const ConfigError&) {
-        builds_from_defaults = false;
-      }
-      if (info.exchanges_gradients && builds_from_defaults) o.algorithms.push_back(info.name);
-    }
+    for (const std::string& name : gradient_algorithm_names()) o.algorithms.push_back(name);
   }
 
   struct Row {

@@ -130,8 +130,9 @@ MIN_TRAFFIC = {
                         "written and read, 4 written"),
     # x read once, 8 bytes per kept element written and read back, the output zero-filled
     "codec/topk": ((4 + 2 * 8 * 0.01 + 4) / 8, "4 read, 8k/n written and read, 4 written"),
-    # k gathered cache lines (64 bytes each), 4 bytes per kept element, the output zero-filled
-    "codec/randomk": ((64 * 0.01 + 2 * 4 * 0.01 + 4) / 8, "k cache lines gathered, 4k/n written "
+    # k gathered cache lines (64 bytes each), 8 bytes per kept (index, value) pair written and read
+    # back, the output zero-filled (the registry's randomk sends its indices)
+    "codec/randomk": ((64 * 0.01 + 2 * 8 * 0.01 + 4) / 8, "k cache lines gathered, 8k/n written "
                       "and read, 4 written"),
     # g read; u and v read and written (u = m u + g, v += u); v read for the selection; out written
     "reduce/dgc": ((4 + 8 + 8 + 4 + 4) / 8, "g read, u and v read + written, v read, out "

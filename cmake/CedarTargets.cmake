@@ -110,27 +110,53 @@ function(cedar_define_torch_pch)
   cedar_warnings(cedar_tensor_pch)
 endfunction()
 
-# cedar_add_test_groups(exe SOURCES files... LIBS libs... GROUPS name prefix [name prefix ...]):
-# one GoogleTest executable registered as one ctest test per group: test <name> runs the tests
-# whose suite starts with <prefix> (parameterized ones too: <instantiation>/<prefix>...), so a
-# failure names its group. <exe>_unassigned fails when a test belongs to no group (it would never
-# run).
-function(cedar_add_test_groups exe)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;GROUPS" ${ARGN})
+# cedar_add_file_tests(exe SOURCES files... LIBS libs...): one GoogleTest executable registered as
+# one ctest test per source file, named after the file (algorithms/topk_test.cpp: topk_test),
+# which runs the test suites the file defines: the suite names of its TEST, TEST_F and TEST_P
+# macros, read from the file (Suite.* and, for parameterized suites, */Suite.*). A suite defined in
+# two files is an error, so that a failure names its file. <exe>_unassigned fails when a test
+# belongs to no file (a test defined through a macro of its own would never run). Every source
+# is a configure dependency: a suite added to a file is found at the next build. Each file is its
+# own translation unit (no unity batches): test files define helpers of the same names in their
+# anonymous namespaces, and a file added to the folder would regroup every batch after it (one
+# file of ~5 s compiles at each edit instead of a batch of eight).
+function(cedar_add_file_tests exe)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${exe} ${T_SOURCES})
   target_link_libraries(${exe} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   cedar_tensor_pch(${exe})
-  cedar_unity(${exe})
   cedar_warnings(${exe})
   cedar_test_env(env)
   set(every "")
-  list(LENGTH T_GROUPS count)
-  math(EXPR last "${count} - 1")
-  foreach(i RANGE 0 ${last} 2)
-    math(EXPR j "${i} + 1")
-    list(GET T_GROUPS ${i} name)
-    list(GET T_GROUPS ${j} prefix)
-    set(filter "${prefix}*:*/${prefix}*")
+  set(seen_suites "")
+  set(id "[A-Za-z_][A-Za-z0-9_]*")
+  foreach(source ${T_SOURCES})
+    get_filename_component(name ${source} NAME_WE)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})
+    file(READ ${source} text)
+    string(REGEX MATCHALL "(^|[^A-Za-z0-9_])TEST(_F|_P)?\\([ \t\r\n]*${id}[ \t\r\n]*," macros
+      "${text}")
+    set(suites "")
+    foreach(m ${macros})
+      string(REGEX REPLACE ".*TEST(_F|_P)?\\([ \t\r\n]*(${id}).*" "\\2" suite "${m}")
+      list(APPEND suites ${suite})
+    endforeach()
+    list(REMOVE_DUPLICATES suites)
+    if(NOT suites)
+      message(FATAL_ERROR "${source} defines no TEST, TEST_F or TEST_P suite")
+    endif()
+    set(filter "")
+    foreach(suite ${suites})
+      if(suite IN_LIST seen_suites)
+        message(FATAL_ERROR "test suite ${suite} of ${source} is defined by another file of ${exe} "
+          "too: each file's ctest test runs its own suites, so give it a name of its own")
+      endif()
+      list(APPEND seen_suites ${suite})
+      if(filter)
+        string(APPEND filter ":")
+      endif()
+      string(APPEND filter "${suite}.*:*/${suite}.*")
+    endforeach()
     add_test(NAME ${name} COMMAND ${exe} --gtest_filter=${filter})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" LABELS "unit;${exe}")
     if(every)

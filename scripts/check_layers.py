@@ -5,6 +5,11 @@
                                                                    <-  runner/suite/ runner/train/
                                                                    <-  runner/ps/  <-  runner/run/
                                                                    <-  runner/cli/
+    inside algorithms/:  codecs/  <-  exchange/  <-  gossip/  <-  the paper files (algorithms/)
+
+Codecs include no paper file, no exchange and no communicator, so that they build alone (the fuzz
+targets compile them without the paper files). Exchange and gossip may include the plugin
+interface in algorithms/ (algorithm.h, algorithm_state.h).
 
 A file may include its own folder and the folders listed for it below; tests/, bench/ and fuzz/
 may include anything in the product, and nothing in the product may include them. Prints each
@@ -26,6 +31,10 @@ PRODUCT_LAYERS = {
     "platform": [],
     "config": [],
     "comm": ["platform", "config"],
+    "algorithms/codecs": ["platform", "config"],
+    "algorithms/exchange": ["platform", "config", "comm", "algorithms/codecs", "algorithms"],
+    "algorithms/gossip": ["platform", "config", "comm", "algorithms/codecs", "algorithms/exchange",
+                          "algorithms"],
     "algorithms": ["platform", "config", "comm"],
     "models": ["platform", "config", "comm"],
     "datasets": ["platform", "config", "comm"],
@@ -41,6 +50,11 @@ PRODUCT_LAYERS = {
     "runner/cli": ["platform", "config", "comm", "algorithms", "models", "datasets", "results", "reports",
                    "runner", "runner/suite", "runner/train", "runner/ps", "runner/run"],
 }
+# Every layer above algorithms/ sees its subfolders too.
+ALGORITHM_PARTS = ["algorithms/codecs", "algorithms/exchange", "algorithms/gossip"]
+for _layer, _allowed in PRODUCT_LAYERS.items():
+    if not _layer.startswith("algorithms/") and ("algorithms" in _allowed or _layer == "algorithms"):
+        _allowed.extend(p for p in ALGORITHM_PARTS if p != _layer and p not in _allowed)
 PRODUCT = sorted(PRODUCT_LAYERS)
 # Outside the product: they may include any product folder, and their own.
 CLIENTS = {"tests": PRODUCT, "bench": PRODUCT, "fuzz": PRODUCT}
@@ -61,6 +75,8 @@ def layer_of(relative_path):
     if parts[0] == "runner":
         # runner/source_revision.h belongs to the runner as a whole.
         return "runner/" + parts[1] if len(parts) > 2 else "runner"
+    if parts[0] == "algorithms" and len(parts) > 2 and "algorithms/" + parts[1] in PRODUCT_LAYERS:
+        return "algorithms/" + parts[1]
     return parts[0] if parts[0] in PRODUCT_LAYERS or parts[0] in CLIENTS else None
 
 

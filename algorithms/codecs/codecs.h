@@ -2,7 +2,8 @@
 // The compressors that algorithms build on, declared once: the paper files build their algorithms
 // on them, and the benchmarks, tests and fuzz targets drive an encoding directly. Each is defined
 // in its codec file (qsgd_codec.cpp, sign_codec.cpp, fp16_codec.cpp, identity_codec.cpp), which
-// includes this header.
+// includes this header; the sparse ones are topk_codec.h and randomk_codec.h. codec_registry.h
+// names them all.
 #include <cstdint>
 #include <memory>
 

@@ -15,7 +15,7 @@
 // Two paths give the same bits: AES-NI where the CPU has it (chosen at run time, as the build
 // assumes only SSE2) and a portable software round (an S-box computed once) elsewhere. Four
 // rounds after the whitening diffuse every bit of the counter and key into every output bit
-// (two AES rounds already give full diffusion); tests/unit/counter_rng_test.cpp checks the
+// (two AES rounds already give full diffusion); tests/algorithms/counter_rng_test.cpp checks the
 // uniformity and independence that stochastic rounding relies on.
 #include <cstdint>
 

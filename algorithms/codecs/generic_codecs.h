@@ -4,7 +4,7 @@
 // they run on whatever device holds the input (a CUDA gradient is encoded and decoded on its GPU,
 // no copy to the host and back). Their bytes are the CPU kernels' bytes, bit for bit, given the
 // same norms and scalers; the codecs take these forms for a tensor that is not on the CPU, and the
-// tests run them on CPU tensors beside the kernels (tests/unit/generic_codecs_test.cpp).
+// tests run them on CPU tensors beside the kernels (tests/algorithms/generic_codecs_test.cpp).
 //
 // Reductions. QSGD's bucket norms follow the kernels' canonical order on every device: max-norms
 // are order-free, and l2 norms are summed in the eight-partial-sum order of simd.h, one row of

@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algorithms/exchange/magnitude_topk.h"
+#include "algorithms/codecs/magnitude_topk.h"
 
 namespace cedar {
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "algorithms/algorithm.h"
 #include "config/experiment_config.h"
 #include "platform/process.h"
 #include "reports/comparison.h"
@@ -76,7 +77,7 @@ int run_reading_lines(const std::vector<std::string>& argv,
 }  // namespace
 
 int command_sbatch(const SbatchArgs& args) {
-  Suite suite = load_job_suite(args.experiment, args.overrides);
+  Suite suite = load_job_suite(args.experiment, {gradient_algorithm_names()}, args.overrides);
   check_sbatch_options(args.job, suite);
   // Every run's configuration, data, model and output folders are checked here, not minutes later
   // on a compute node (runner/suite/preflight.h; the job's `cedar suite` checks its run again

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "algorithms/algorithm.h"
 #include "config/experiment_config.h"
 #include "reports/claims.h"
 #include "reports/comparison.h"
@@ -92,7 +93,8 @@ int launch_on_cluster(const std::vector<std::string>& argv, const std::string& d
 }  // namespace
 
 int command_suite(const SuiteArgs& args) {
-  const Suite suite = expand_suite(args.experiment, args.overrides, /*keep_invalid_runs=*/true);
+  const Suite suite = expand_suite(args.experiment, {gradient_algorithm_names()}, args.overrides,
+                                   /*keep_invalid_runs=*/true);
   // --only picks one run by its index in the (deterministic) grid order, e.g. a Slurm array task's.
   std::vector<size_t> selected;
   for (size_t i = 0; i < suite.runs.size(); ++i)

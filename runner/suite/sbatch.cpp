@@ -105,9 +105,10 @@ void check_sbatch_options(const SbatchOptions& opts, const Suite& suite) {
   }
 }
 
-Suite load_job_suite(const std::string& experiment, const std::vector<std::string>& overrides) {
+Suite load_job_suite(const std::string& experiment, const RegisteredAlgorithms& registered,
+                     const std::vector<std::string>& overrides) {
   // Also reports a missing or invalid file.
-  Suite suite = expand_suite(experiment, overrides, /*keep_invalid_runs=*/true);
+  Suite suite = expand_suite(experiment, registered, overrides, /*keep_invalid_runs=*/true);
   YAML::Node grid = YAML::LoadFile(experiment)["grid"];
   if (!grid.IsDefined() || grid.IsNull() || grid.size() == 0)
     throw ConfigError(experiment +

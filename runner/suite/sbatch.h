@@ -50,7 +50,8 @@ void check_sbatch_options(const SbatchOptions& opts, const Suite& suite);
 // Expands the suite of `experiment` for a job; throws ConfigError when the file has no grid:
 // section (a single experiment runs with `cedar run` under srun instead). Runs whose own
 // configuration does not load are kept with their error, for the preflight to report them all.
-Suite load_job_suite(const std::string& experiment, const std::vector<std::string>& overrides);
+Suite load_job_suite(const std::string& experiment, const RegisteredAlgorithms& registered,
+                     const std::vector<std::string>& overrides);
 
 // The log file of run `index` inside the job folder, e.g. "run-03-dgc-99.9_np4.log".
 std::string run_log_name(size_t index, size_t run_count, const std::string& run_name);

@@ -15,6 +15,7 @@
 #include "config/experiment_config.h"
 #include "config/known_names.h"
 #include "config/params.h"
+#include "runner/suite/every_registered.h"
 
 namespace cedar {
 namespace {
@@ -125,29 +126,38 @@ struct AlgorithmChoice {
   std::vector<Assignment> sets;  // algorithm={...} (absent for the base algorithm), then `set:`
 };
 
-AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
-  const std::string at = where(src, "grid.algorithm", item);
-  if (item.IsScalar())
-    return {item.Scalar(),
-            {{"algorithm", "algorithm=" + item.Scalar(), at, "grid.algorithm", {"algorithm"}}}};
-  if (!item.IsMap() || !item["name"])
-    throw ConfigError(where(src, "grid.algorithm", item) +
-                      ": grid.algorithm: each entry is a name or a mapping with 'name'");
+// One entry of grid.algorithm: a list item as written, or (`implied`) one that an `every`
+// mapping stands for (every_registered.h), its settings mapping in `item` (null or empty: none,
+// and the entry is the bare name).
+AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src,
+                                 const ImpliedAlgorithmEntry* implied = nullptr) {
+  const std::string path = implied ? implied->path : "grid.algorithm";
+  const std::string at = where(src, path, implied ? implied->place : item);
+  if (implied && (!item.IsDefined() || item.IsNull() || (item.IsMap() && item.size() == 0)))
+    return {implied->name, {{"algorithm", "algorithm=" + implied->name, at, path, {"algorithm"}}}};
+  if (!implied && item.IsScalar())
+    return {item.Scalar(), {{"algorithm", "algorithm=" + item.Scalar(), at, path, {"algorithm"}}}};
+  if (!item.IsMap() || (!implied && !item["name"]))
+    throw ConfigError(at + ": grid.algorithm: each entry is a name or a mapping with 'name'");
   YAML::Node copy(YAML::NodeType::Map);
   std::string label;
   std::vector<Assignment> extra;
-  for (const MapEntry& kv : checked_entries(item, src, "grid.algorithm")) {
+  if (implied) {
+    copy["name"] = implied->name;
+    label = implied->name;
+  }
+  for (const MapEntry& kv : checked_entries(item, src, path)) {
     if (kv.key == "name") {
-      const std::string name = scalar_at(kv.value, src, "grid.algorithm.name", "an algorithm name");
+      const std::string name = scalar_at(kv.value, src, path + ".name", "an algorithm name");
       if (label.empty()) label = name;
       copy[kv.key_node] = kv.value;
     } else if (kv.key == "label") {
-      label = scalar_at(kv.value, src, "grid.algorithm.label", "a string");
+      label = scalar_at(kv.value, src, path + ".label", "a string");
     } else if (kv.key == "set") {
       if (!kv.value.IsMap())
-        throw ConfigError(where(src, "grid.algorithm.set", kv.value) +
-                          ": grid.algorithm.set: expected a mapping of dotted keys to values");
-      extra = assignments_of(kv.value, src, "grid.algorithm.set");
+        throw ConfigError(where(src, path + ".set", kv.value) + ": " + path +
+                          ".set: expected a mapping of dotted keys to values");
+      extra = assignments_of(kv.value, src, path + ".set");
     } else {
       copy[kv.key_node] = kv.value;
     }
@@ -157,8 +167,8 @@ AlgorithmChoice algorithm_choice(const YAML::Node& item, const Source& src) {
     if (overlaps(a.key, "algorithm"))
       throw ConfigError(a.origin() + ": '" + a.key +
                         "' belongs in the entry itself, beside 'name'");
-  AlgorithmChoice choice{
-      label, {{"algorithm", "algorithm=" + flow(copy), at, "grid.algorithm", {"algorithm"}}}};
+  AlgorithmChoice choice{label,
+                         {{"algorithm", "algorithm=" + flow(copy), at, path, {"algorithm"}}}};
   for (auto& a : extra) choice.sets.push_back(std::move(a));
   return choice;
 }
@@ -197,8 +207,8 @@ std::string blame(const std::string& message, const std::vector<Assignment>& set
 
 }  // namespace
 
-Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides,
-                   bool keep_invalid_runs) {
+Suite expand_suite(const std::string& path, const RegisteredAlgorithms& registered,
+                   const std::vector<std::string>& extra_overrides, bool keep_invalid_runs) {
   // Validates the base experiment first (unknown keys etc.).
   ExperimentConfig base = load_experiment(path, extra_overrides);
   YAML::Node root = YAML::LoadFile(path);
@@ -215,8 +225,13 @@ Suite expand_suite(const std::string& path, const std::vector<std::string>& extr
                           "' (known: algorithm, dataset, model, overrides, seed, world_size)");
 
   std::vector<AlgorithmChoice> algorithms;
-  for (const auto& a : list_of(grid, "algorithm", src))
-    algorithms.push_back(algorithm_choice(a, src));
+  if (grid.IsMap() && grid["algorithm"].IsMap()) {  // {every: registered, settings: ...}
+    for (const auto& e : every_registered_entries(grid["algorithm"], src, registered.names))
+      algorithms.push_back(algorithm_choice(e.settings, src, &e));
+  } else {
+    for (const auto& a : list_of(grid, "algorithm", src))
+      algorithms.push_back(algorithm_choice(a, src));
+  }
   const bool vary_algorithm = !algorithms.empty();
   if (algorithms.empty()) algorithms.push_back({base.algorithm, {}});
   // Duplicate labels get an index so every run name is unique.

@@ -3,7 +3,8 @@
 //   grid:
 //     algorithm: [dense, {name: dgc, label: dgc-99.9, sparsity: 0.999},   # names or mappings;
 //                 {name: signsgd, set: {optimizer.lr: 0.001}}]         # set: overrides for it
-//                 alone
+//                 alone; or every registered algorithm (every_registered.h):
+//     algorithm: {every: registered, settings: {dgc: {warmup_epochs: 1}}}
 //     model: [resnet20, vgg16]       # optional, replaces model.name
 //     dataset: [fashion-mnist]       # optional, replaces data.name
 //     world_size: [2, 4]             # MPI ranks per run (default [1])
@@ -32,11 +33,19 @@ struct Suite {
   std::vector<SuiteRun> runs;
 };
 
+// The algorithm catalog as this layer sees it (the catalog is in algorithms/, built with LibTorch,
+// which this layer does not link): the names `algorithm: {every: registered}` expands to, in
+// catalog order. The cedar binary passes gradient_algorithm_names() (algorithms/algorithm.h).
+struct RegisteredAlgorithms {
+  std::vector<std::string> names;
+};
+
 // Expands the grid of `path` (after `extra_overrides`). Throws ConfigError naming file:line:col.
 // A run whose own configuration does not load (a value a grid entry sets out of range, an
 // unknown name) throws too, unless `keep_invalid_runs`: then it is listed with its `error`, so
 // that a preflight reports every such run at once (runner/suite/preflight.h).
-Suite expand_suite(const std::string& path, const std::vector<std::string>& extra_overrides = {},
+Suite expand_suite(const std::string& path, const RegisteredAlgorithms& registered,
+                   const std::vector<std::string>& extra_overrides = {},
                    bool keep_invalid_runs = false);
 
 }  // namespace cedar

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The include-direction check (scripts/check_layers.py): the tree passes it, and a tree with one
-# include pointing up a layer fails it, naming the file, the line and the include; so does a
-# report that reads SQLite itself (an include of sqlite3.h, a SELECT) instead of results/' typed
-# queries.
+# include pointing up a layer (config/ to comm/, algorithms/codecs/ to algorithms/exchange/) fails
+# it, naming the file, the line and the include; so does a report that reads SQLite itself (an
+# include of sqlite3.h, a SELECT) instead of results/' typed queries.
 set -euo pipefail
 SOURCE_DIR="$1"
 CHECK="$SOURCE_DIR/scripts/check_layers.py"
@@ -39,4 +39,15 @@ for expected in 'reports/direct.cpp:2: includes sqlite3.h' 'reports/query.cpp:2:
   grep -qF "$expected" "$tree/out.txt" || {
     cat "$tree/out.txt"; echo "the report does not name: $expected"; exit 1; }
 done
+
+# Inside algorithms/: a codec including the exchange (or a paper file) points up.
+mkdir -p "$tree/algorithms/codecs" "$tree/algorithms/exchange"
+printf '#include "algorithms/codecs/sparse_codec.h"\n' > "$tree/algorithms/exchange/ok.h"
+printf '#include "algorithms/exchange/ok.h"\n' > "$tree/algorithms/codecs/sparse_codec.h"
+python3 "$CHECK" "$tree" > "$tree/out.txt" || true
+grep -q 'algorithms/codecs/sparse_codec.h:1: includes algorithms/exchange/ok.h' "$tree/out.txt" || {
+  cat "$tree/out.txt"; echo "a codec including the exchange passed the check"; exit 1; }
+if grep -q '^algorithms/exchange/ok.h' "$tree/out.txt"; then
+  cat "$tree/out.txt"; echo "the exchange including a codec was reported"; exit 1
+fi
 echo "layers: ok"

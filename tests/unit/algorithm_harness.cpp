@@ -14,22 +14,6 @@ YAML::Node resolved_params(const std::string& name, const std::string& yaml) {
   return YAML::Load(resolved);
 }
 
-bool builds_from_defaults(const AlgorithmInfo& info) {
-  try {
-    info.make(YAML::Node(), Source{}, nullptr);
-    return true;
-  } catch (const ConfigError&) {
-    return false;
-  }
-}
-
-std::vector<std::string> registered_algorithm_names() {
-  std::vector<std::string> names;
-  for (const auto& a : algorithm_catalog())
-    if (a.exchanges_gradients && builds_from_defaults(a)) names.push_back(a.name);
-  return names;
-}
-
 std::string algorithm_test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string n = info.param;
   for (char& c : n)
@@ -296,13 +280,6 @@ DeviceExchange exchange_on_device(const std::string& name, MeteredCommunicator& 
   }
   out.totals = comm.totals();
   return out;
-}
-
-bool device_independent(const std::string& n) {
-  // The codecs encode on the GPU with the CPU's bytes, their draws included (qsgd, randomk).
-  return n == "dense" || n == "fp16" || n == "topk" || n == "powersgd" || n == "local-sgd" ||
-         n == "signsgd" || n == "lag" || n == "dpsgd" || n == "choco-sgd" || n == "qsgd" ||
-         n == "randomk" || n == "terngrad" || n == "ef-signsgd";
 }
 
 }  // namespace cedar::testing

@@ -28,13 +28,6 @@ std::unique_ptr<Algorithm> make_algorithm(const std::string& name, const std::st
 // The parameters `yaml` resolves to for algorithm `name`, defaults filled in.
 YAML::Node resolved_params(const std::string& name, const std::string& yaml = "{}");
 
-// Whether the algorithm builds with every key at its default: not `script`, which needs the file
-// of a compressor written in Python (tests/unit/script_test.cpp).
-bool builds_from_defaults(const AlgorithmInfo& info);
-// Every registered algorithm that exchanges gradients through reduce_gradients (all but the
-// parameter server) and builds from its defaults, in registration order (for tests run once per
-// algorithm).
-std::vector<std::string> registered_algorithm_names();
 // "local-sgd" -> "local_sgd": the test-name suffix gtest needs (letters, digits and '_' only).
 std::string algorithm_test_name(const ::testing::TestParamInfo<std::string>& info);
 
@@ -163,9 +156,6 @@ struct DeviceExchange {
   bool stayed_on_device = true;                // every reduced bucket was left on the device
 };
 DeviceExchange exchange_on_device(const std::string& name, MeteredCommunicator& comm);
-// Whether `name` reduces the same gradients to the same update on every device (no random draws
-// that depend on the device's generator), so that a GPU run can be compared with a CPU run.
-bool device_independent(const std::string& name);
 
 // Runs fn(comm) on n in-process ranks and returns each rank's result, in rank order.
 template <class Fn>

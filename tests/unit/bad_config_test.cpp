@@ -40,7 +40,7 @@ std::string write_yaml(const std::string& name, const std::string& text) {
 
 // What `cedar suite` checks before launching: the grid, each run's config, its algorithm.
 void validate(const std::string& path, const std::vector<std::string>& overrides) {
-  Suite suite = expand_suite(path, overrides);
+  Suite suite = expand_suite(path, {gradient_algorithm_names()}, overrides);
   for (const auto& run : suite.runs) {
     ExperimentConfig c = load_experiment(path, run.overrides);
     find_algorithm(c.algorithm).make(c.algorithm_params, c.source, nullptr);
@@ -221,6 +221,27 @@ const std::vector<BadConfig>& bad_configs() {
        {"$F:2:35: grid.algorithm.set: --set train.epochs: train.epochs: expected an integer, got a list"}},
       {"grid set key that is unknown", "grid:\n  algorithm: [{name: dense, set: {train.epoch: 2}}]\n", {},
        {"$F:2:35: grid.algorithm.set: --set train.epoch: unknown key 'train.epoch'"}},
+
+      // grid.algorithm as {every: registered, settings: ...} (runner/suite/every_registered.h).
+      {"grid every: unknown algorithm in settings",
+       "grid:\n  algorithm:\n    every: registered\n    settings: {dgc: {}, sgd-magic: {ratio: 1}}\n", {},
+       {"$F:4:25: grid.algorithm.settings: 'sgd-magic' is not a registered algorithm", "dense, dgc"}},
+      {"grid every: settings for an algorithm outside the trainer", "grid: {algorithm: {every: registered, settings: {ps: {}}}}\n", {},
+       {"grid.algorithm.settings: 'ps' is not a registered algorithm that every: registered runs"}},
+      {"grid every: other than registered", "grid: {algorithm: {every: mine}}\n", {},
+       {"$F:1:27: grid.algorithm.every: expected 'registered', got 'mine'"}},
+      {"grid every: missing", "grid: {algorithm: {settings: {dgc: {}}}}\n", {},
+       {"grid.algorithm: a mapping needs 'every: registered'"}},
+      {"grid every: unknown key", "grid: {algorithm: {every: registered, except: [dgc]}}\n", {},
+       {"unknown key 'grid.algorithm.except'"}},
+      {"grid every: settings not a mapping", "grid: {algorithm: {every: registered, settings: [dgc]}}\n", {},
+       {"grid.algorithm.settings: expected a mapping of algorithm names to their keys, got a list"}},
+      {"grid every: a settings entry naming itself", "grid: {algorithm: {every: registered, settings: {dgc: {name: topk}}}}\n", {},
+       {"grid.algorithm.settings.dgc: the key above names the algorithm; no 'name' here"}},
+      {"grid every: a bad parameter", "grid: {algorithm: {every: registered, settings: {qsgd: {bits: 0}}}}\n", {},
+       {"--set algorithm: algorithm.bits: value 0 is out of range [1, 8]"}},
+      {"grid every: a set key that is unknown", "grid:\n  algorithm: {every: registered, settings: {dense: {set: {train.epoch: 2}}}}\n", {},
+       {"grid.algorithm.settings.dense.set: --set train.epoch: unknown key 'train.epoch'"}},
 
       // The same grid key twice, and values listed twice (the runs would repeat).
       {"duplicate grid key", "grid:\n  seed: [1]\n  seed: [2]\n", {}, {"$F:3:3: duplicate key 'grid.seed'"}},

@@ -4,8 +4,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "algorithms/algorithm.h"
 #include "config/experiment_config.h"
@@ -17,21 +20,16 @@
 namespace cedar {
 namespace {
 
+// What `cedar suite` expands `algorithm: {every: registered}` to.
+const RegisteredAlgorithms& registered() {
+  static const RegisteredAlgorithms r{gradient_algorithm_names()};
+  return r;
+}
+
 bool in_models(const std::string& name) {
   for (const auto& m : model_catalog())
     if (m.name == name) return true;
   return false;
-}
-
-// Whether the algorithm builds with every key at its default. `script` does not: it runs a
-// compressor written in Python from the user's file, so no suite of experiments/ can list it.
-bool builds_from_defaults(const AlgorithmInfo& info) {
-  try {
-    info.make(YAML::Node(), Source{}, nullptr);
-    return true;
-  } catch (const ConfigError&) {
-    return false;
-  }
 }
 
 bool in_datasets(const std::string& name) {
@@ -49,7 +47,7 @@ TEST(Experiments, EveryNameResolves) {
     ++files;
     const std::string path = entry.path().string();
     Suite suite;
-    ASSERT_NO_THROW(suite = expand_suite(path)) << path;
+    ASSERT_NO_THROW(suite = expand_suite(path, registered())) << path;
     for (const auto& r : suite.runs) {
       ++runs;
       ExperimentConfig c = load_experiment(path, r.overrides);
@@ -79,26 +77,48 @@ TEST(Experiments, EveryNameResolves) {
   EXPECT_GE(runs, 1);
 }
 
+// The quick demo runs every registered algorithm that exchanges gradients (the parameter server:
+// experiments/parameter_server.yaml), once each, in catalog order.
 TEST(Experiments, QuickSuiteRunsEveryRegisteredAlgorithm) {
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
-  Suite quick = expand_suite(std::string(src) + "/experiments/quick.yaml");
-  for (const auto& a : algorithm_catalog()) {
-    if (!a.exchanges_gradients)
-      continue;  // the parameter server: experiments/parameter_server.yaml
-    if (!builds_from_defaults(a)) continue;  // a user's file: tests/e2e/script_test.sh
-    bool found = false;
-    for (const auto& r : quick.runs)
-      found = found || load_experiment(quick.file, r.overrides).algorithm == a.name;
-    EXPECT_TRUE(found) << "experiments/quick.yaml does not run '" << a.name << "'";
-  }
+  Suite quick = expand_suite(std::string(src) + "/experiments/quick.yaml", registered());
+  std::vector<std::string> algorithms;
+  for (const auto& r : quick.runs)
+    algorithms.push_back(load_experiment(quick.file, r.overrides).algorithm);
+  EXPECT_EQ(algorithms, gradient_algorithm_names());
+}
+
+// `algorithm: {every: registered, settings: ...}` stands for one list entry per registered name,
+// in the order given: the settings' keys beside the name, `set:` applied to that run alone, a bare
+// name where an algorithm has no settings or empty ones.
+TEST(Experiments, EveryRegisteredExpandsToOneEntryPerNameWithItsSettings) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / "every.yaml";
+  std::ofstream(path) << "name: every\nmodel: {name: lenet5}\ndata: {name: synthetic}\n"
+                         "algorithm: {name: dense}\n"
+                         "grid:\n  algorithm:\n    every: registered\n    settings:\n"
+                         "      topk: {ratio: 0.05, set: {optimizer.lr: 0.01}}\n"
+                         "      qsgd: {}\n";
+  const Suite suite = expand_suite(path.string(), {{"qsgd", "topk", "dense"}});
+  ASSERT_EQ(suite.runs.size(), 3u);
+  EXPECT_EQ(suite.runs[0].name, "qsgd");
+  EXPECT_EQ(suite.runs[0].overrides.front(), "algorithm=qsgd");
+  EXPECT_EQ(suite.runs[1].name, "topk");
+  EXPECT_EQ(suite.runs[1].overrides[0], "algorithm={name: topk, ratio: 0.05}");
+  EXPECT_EQ(suite.runs[1].overrides[1], "optimizer.lr=0.01");
+  EXPECT_EQ(suite.runs[2].overrides.front(), "algorithm=dense");
+  const ExperimentConfig topk = load_experiment(suite.file, suite.runs[1].overrides);
+  EXPECT_EQ(topk.algorithm, "topk");
+  EXPECT_DOUBLE_EQ(topk.optimizer.lr, 0.01);
+  EXPECT_DOUBLE_EQ(topk.algorithm_params["ratio"].as<double>(), 0.05);
+  EXPECT_NE(load_experiment(suite.file, suite.runs[2].overrides).optimizer.lr, 0.01);
 }
 
 // Runs of `file` (in experiments/) with their resolved configurations, in grid order.
 std::vector<std::pair<std::string, ExperimentConfig>> suite_configs(const std::string& file) {
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   if (!src) throw std::runtime_error("run through ctest (CEDAR_SOURCE_DIR)");
-  Suite suite = expand_suite(std::string(src) + "/experiments/" + file);
+  Suite suite = expand_suite(std::string(src) + "/experiments/" + file, registered());
   std::vector<std::pair<std::string, ExperimentConfig>> out;
   for (const auto& r : suite.runs)
     out.emplace_back(r.name, load_experiment(suite.file, r.overrides));
@@ -110,15 +130,17 @@ std::vector<std::pair<std::string, ExperimentConfig>> suite_configs(const std::s
 TEST(Experiments, ReproductionSuitesExpandToTheirRunsAndClaims) {
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
-  const std::map<std::string, size_t> expected_runs = {{"cifar10_resnet20.yaml", 16},
-                                                       {"vgg16_dgc.yaml", 2},
-                                                       {"lars_batch.yaml", 4},
-                                                       {"local_sgd_period.yaml", 5},
-                                                       {"powersgd.yaml", 4}};
+  // cifar10_resnet20 runs every registered algorithm that exchanges gradients.
+  const std::map<std::string, size_t> expected_runs = {
+      {"cifar10_resnet20.yaml", registered().names.size()},
+      {"vgg16_dgc.yaml", 2},
+      {"lars_batch.yaml", 4},
+      {"local_sgd_period.yaml", 5},
+      {"powersgd.yaml", 4}};
   for (const auto& [file, count] : expected_runs) {
     const std::string path = std::string(src) + "/experiments/" + file;
     Suite suite;
-    ASSERT_NO_THROW(suite = expand_suite(path)) << path;
+    ASSERT_NO_THROW(suite = expand_suite(path, registered())) << path;
     EXPECT_EQ(suite.runs.size(), count) << path;
     EXPECT_EQ(suite.name + ".yaml", file);
     std::set<std::string> names;
@@ -210,7 +232,7 @@ TEST(Experiments, ImagenetteTrainsTheImageNetModels) {
 TEST(Experiments, SuitesRunEveryAlgorithmOfOneSeedBeforeTheNext) {
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
-  Suite suite = expand_suite(std::string(src) + "/experiments/reproduction.yaml");
+  Suite suite = expand_suite(std::string(src) + "/experiments/reproduction.yaml", registered());
   ASSERT_EQ(suite.runs.size(), 50u);  // 10 runs, 5 seeds
   for (size_t i = 0; i < suite.runs.size(); ++i) {
     EXPECT_EQ(suite.runs[i].seed, i / 10 + 1) << i << ": " << suite.runs[i].name;
@@ -242,9 +264,9 @@ TEST(Experiments, SweepsVaryWhatTheirPapersVary) {
     EXPECT_EQ(c.model.name, "resnet20") << name;
     algorithms.insert(c.algorithm);
   }
-  // The parameter server has its own suite (parameter_server.yaml).
+  // The parameter server has its own suite (parameter_server.yaml); script runs a user's file.
   for (const auto& a : algorithm_catalog())
-    EXPECT_TRUE(algorithms.count(a.name) || !a.exchanges_gradients || !builds_from_defaults(a))
+    EXPECT_TRUE(algorithms.count(a.name) || !a.exchanges_gradients || !a.runs_from_defaults)
         << "cifar10_resnet20.yaml does not run '" << a.name << "'";
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "results/store.h"
 #include "runner/suite/suite.h"
 #include "tests/unit/testdata_writers.h"
@@ -103,7 +104,8 @@ TEST(Preflight, ReportsEveryProblemWithItsRuns) {
                                            "}\n"  // o6
                                            "    - {data.name: cifar10, data.root: " +
                                            missing + ", train.batch_size: 2}\n");  // o7
-  const Suite suite = expand_suite(path, {}, /*keep_invalid_runs=*/true);
+  const Suite suite =
+      expand_suite(path, {gradient_algorithm_names()}, {}, /*keep_invalid_runs=*/true);
   ASSERT_EQ(suite.runs.size(), 8u);
   const std::string db = "/proc/cedar-preflight-test/results.db";
   const PreflightReport report = preflight(suite, {db, {}, true});
@@ -182,7 +184,7 @@ TEST(Preflight, AValidSuitePassesAndWritesNothing) {
       write_suite(tmp.path() / "ok.yaml", (tmp.path() / "data").string(),
                   "    - {train.batch_size: 8}\n    - {train.checkpoint_dir: " +
                       (tmp.path() / "out" / "ckpt").string() + "}\n");
-  const Suite suite = expand_suite(path, {}, true);
+  const Suite suite = expand_suite(path, {gradient_algorithm_names()}, {}, true);
   const std::string db = (tmp.path() / "out" / "results.db").string();
   const PreflightReport report = preflight(suite, {db, {}, true});
   std::string problems;
@@ -206,7 +208,7 @@ TEST(Preflight, ChecksOnlyTheRunsAboutToLaunch) {
                                        "    - {train.batch_size: 4}\n"
                                        "    - {train.batch_size: 16}\n"
                                        "    - {train.batch_size: 32}\n");
-  const Suite suite = expand_suite(path, {}, true);
+  const Suite suite = expand_suite(path, {gradient_algorithm_names()}, {}, true);
   const std::string db = (tmp.path() / "results.db").string();
   const PreflightReport before = preflight(suite, {db, {}, true});
   ASSERT_EQ(before.problems.size(), 2u);  // o1 and o2: 32 and 64 images per step, 16 images

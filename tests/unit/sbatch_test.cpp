@@ -19,6 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The suites here list their algorithms (no `every: registered`), so no catalog is needed.
+const RegisteredAlgorithms kNoCatalog;
+
 // A fresh folder under the test temp folder, removed again when the test ends.
 struct TempDir {
   explicit TempDir(const std::string& name)
@@ -49,7 +52,8 @@ const char* kSuiteYaml =
     "0.01}]\n";
 
 Suite tiny_suite(const fs::path& dir) {
-  return load_job_suite(write_file(dir / "tiny.yaml", kSuiteYaml), {"data.train_limit=2000"});
+  return load_job_suite(write_file(dir / "tiny.yaml", kSuiteYaml), kNoCatalog,
+                        {"data.train_limit=2000"});
 }
 
 JobCommand command_in(const fs::path& dir, const Suite& suite) {
@@ -124,13 +128,15 @@ TEST(Sbatch, OptionErrorsNameTheOption) {
   EXPECT_EQ(error_of(o, suite), "") << "CPU runs need no GPU each";
   TempDir gpus("gpus");
   const std::string gpu_file = write_file(gpus.path / "tiny.yaml", kSuiteYaml);
-  const Suite on_gpus = load_job_suite(gpu_file, {"train.device=cuda"});
+  const Suite on_gpus = load_job_suite(gpu_file, kNoCatalog, {"train.device=cuda"});
   EXPECT_EQ(error_of(o, on_gpus),
             "run 'dense' of " + gpu_file +
                 " trains on GPUs over NCCL (train.device cuda, train.backend auto), which needs a "
                 "GPU per rank, but the job has --ntasks-per-node 2 and --gpus-per-node 1 (set "
                 "train.backend: mpi to let ranks share GPUs, or give one GPU per task)");
-  EXPECT_EQ(error_of(o, load_job_suite(gpu_file, {"train.device=cuda", "train.backend=mpi"})), "");
+  EXPECT_EQ(
+      error_of(o, load_job_suite(gpu_file, kNoCatalog, {"train.device=cuda", "train.backend=mpi"})),
+      "");
   o.gpus_per_node = 2;
   EXPECT_EQ(error_of(o, on_gpus), "");
   o = ok;
@@ -153,13 +159,13 @@ TEST(Sbatch, SuiteFilesWithoutGridOrMissing) {
   const std::string single =
       write_file(dir / "one.yaml", "name: one\nmodel: {name: lenet5}\nalgorithm: dense\n");
   try {
-    load_job_suite(single, {});
+    load_job_suite(single, kNoCatalog, {});
     ADD_FAILURE() << "a file without grid: was accepted";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(single + ": no grid: section", 0), 0u) << e.what();
   }
   try {
-    load_job_suite((dir / "missing.yaml").string(), {});
+    load_job_suite((dir / "missing.yaml").string(), kNoCatalog, {});
     ADD_FAILURE() << "a missing file was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("missing.yaml: cannot open experiment file"),

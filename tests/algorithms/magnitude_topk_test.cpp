@@ -1,10 +1,10 @@
-// The exact top-k by magnitude (algorithms/exchange/magnitude_topk.h) against an oracle that sorts
+// The exact top-k by magnitude (algorithms/codecs/magnitude_topk.h) against an oracle that sorts
 // every (|x_i|, i) pair: random data at sizes on both sides of the sampling and threading
 // thresholds, data full of ties (equal magnitudes go to the lower index), k = 1 and k = n, tiny
 // tensors, a sample that misses (the pass runs again without a floor), magnitudes in ascending
 // order (the floor rises while collecting), NaN and inf; and top-k's payload, byte for byte,
 // against the torch::topk path it replaced on tie-free tensors.
-#include "algorithms/exchange/magnitude_topk.h"
+#include "algorithms/codecs/magnitude_topk.h"
 
 #include <gtest/gtest.h>
 #include <torch/types.h>
@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/codecs/topk_codec.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "tests/unit/algorithm_harness.h"
 

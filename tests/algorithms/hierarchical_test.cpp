@@ -186,15 +186,23 @@ TEST(Hierarchical, BadParametersAreClearErrors) {
   EXPECT_NE(error_of("{inter: {name: qsgd, bits: 12}}").find("algorithm.inter (qsgd)"),
             std::string::npos);
   // Algorithms that act after the optimizer step (model averaging, gossip mixing, LAG's
-  // bookkeeping) would act on the leaders only: refused, whichever way they are named.
-  for (const char* name : {"local-sgd", "lag", "dpsgd", "choco-sgd", "hierarchical"}) {
-    EXPECT_NE(error_of(std::string("{inter: ") + name + "}").find("cannot be the exchange"),
-              std::string::npos)
-        << name;
-    EXPECT_NE(error_of(std::string("{inter: {name: ") + name + "}}").find("cannot be the exchange"),
-              std::string::npos)
-        << name;
+  // history: the acts_after_step trait) would act on the leaders only, the parameter server trains
+  // outside reduce_gradients and hierarchical would nest: refused, whichever way they are named.
+  // Every other registered algorithm is accepted (script with its module's path: its defaults
+  // alone are refused, as outside hierarchical).
+  for (const auto& a : algorithm_catalog()) {
+    if (!a.runs_from_defaults) continue;
+    const bool refused = a.acts_after_step || !a.exchanges_gradients || a.name == "hierarchical";
+    for (const std::string& yaml : {"{inter: " + a.name + "}", "{inter: {name: " + a.name + "}}"}) {
+      const std::string error = error_of(yaml);
+      if (refused) {
+        EXPECT_NE(error.find("cannot be the exchange"), std::string::npos) << yaml << ": " << error;
+      } else {
+        EXPECT_EQ(error, "") << yaml;
+      }
+    }
   }
+  EXPECT_NE(error_of("{inter: local-sgd}").find("cannot be the exchange"), std::string::npos);
   EXPECT_NE(error_of("{inter: {name: nope}}").find("unknown algorithm 'nope'"), std::string::npos);
   EXPECT_NE(error_of("{ranks_per_node: -1}").find("ranks_per_node"), std::string::npos);
   // 3 ranks per node do not divide 4 ranks.

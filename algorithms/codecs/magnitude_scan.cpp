@@ -1,4 +1,4 @@
-#include "algorithms/exchange/magnitude_scan.h"
+#include "algorithms/codecs/magnitude_scan.h"
 
 #include <cmath>
 

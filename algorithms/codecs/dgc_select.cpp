@@ -1,4 +1,4 @@
-#include "algorithms/exchange/dgc_select.h"
+#include "algorithms/codecs/dgc_select.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "algorithms/exchange/magnitude_scan.h"
-#include "algorithms/exchange/sparse_exchange.h"
+#include "algorithms/codecs/magnitude_scan.h"
+#include "algorithms/codecs/sparse_codec.h"
 
 namespace cedar {
 namespace {

@@ -15,10 +15,10 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/compressor.h"
+#include "algorithms/codecs/magnitude_topk.h"
 #include "algorithms/codecs/qsgd_codec.h"
 #include "algorithms/codecs/simd.h"
 #include "algorithms/codecs/terngrad_codec.h"
-#include "algorithms/exchange/magnitude_topk.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/codecs/codec_registry.h"
 #include "algorithms/gossip/topology.h"
 #include "tests/unit/algorithm_harness.h"
 
@@ -186,13 +187,24 @@ TEST(ChocoSgd, GossipContractsTheModelsWithEveryCodec) {
     }
     return d;
   };
-  for (const std::string yaml :
-       {"{compressor: sign, gamma: 0.4}", "{compressor: topk, ratio: 0.25, gamma: 0.2}",
-        "{compressor: qsgd, bits: 4, gamma: 0.4}",
-        "{compressor: randomk, ratio: 0.5, gamma: 0.3}"}) {
+  // Every codec of the registry (sign: the scaled sign), half the coordinates for the sparse ones.
+  for (const std::string& codec : codec_names()) {
+    const std::string yaml = "{compressor: " + codec + ", ratio: 0.5, bits: 4, gamma: 0.3}";
     const auto m = train(4, "choco-sgd", yaml, 30, zero);
     const double first = distance(m, 0), last = distance(m, 29);
     EXPECT_LT(last, 0.1 * first) << yaml;
+  }
+}
+
+// `compressor` takes a codec of the registry; another name is refused, naming them.
+TEST(ChocoSgd, CompressorIsACodecOfTheRegistry) {
+  try {
+    testing::make_algorithm("choco-sgd", "{compressor: zip}");
+    ADD_FAILURE() << "an unknown codec was accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("zip"), std::string::npos) << what;
+    for (const auto& name : codec_names()) EXPECT_NE(what.find(name), std::string::npos) << what;
   }
 }
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "algorithms/exchange/magnitude_topk.h"
+#include "algorithms/codecs/magnitude_topk.h"
 
 namespace cedar {
 

@@ -1,6 +1,6 @@
 #pragma once
-// What the magnitude selections share (DGC's sampled threshold, exchange/dgc_select.cpp, and the
-// exact top-k, exchange/magnitude_topk.cpp): an integer key per element that orders the
+// What the magnitude selections share (DGC's sampled threshold, codecs/dgc_select.cpp, and the
+// exact top-k, codecs/magnitude_topk.cpp): an integer key per element that orders the
 // magnitudes, a strided sample of magnitudes, and one read pass over a tensor that reports the
 // elements whose key exceeds a floor.
 //

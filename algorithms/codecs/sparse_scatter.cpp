@@ -1,4 +1,4 @@
-#include "algorithms/exchange/sparse_scatter.h"
+#include "algorithms/codecs/sparse_scatter.h"
 
 #include <cstring>
 #include <stdexcept>

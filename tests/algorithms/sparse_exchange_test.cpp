@@ -13,7 +13,9 @@
 #include <limits>
 #include <vector>
 
+#include "algorithms/codecs/randomk_codec.h"
 #include "algorithms/codecs/simd.h"
+#include "algorithms/codecs/topk_codec.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"

@@ -10,6 +10,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/catalog.h"
+#include "algorithms/codecs/randomk_codec.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "comm/bus_bytes.h"
 #include "comm/inprocess_communicator.h"

@@ -1,4 +1,4 @@
-#include "algorithms/exchange/magnitude_topk.h"
+#include "algorithms/codecs/magnitude_topk.h"
 
 #include <ATen/Parallel.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/exchange/magnitude_scan.h"
+#include "algorithms/codecs/magnitude_scan.h"
 
 namespace cedar {
 namespace {

@@ -1,7 +1,8 @@
 // The codec interface (algorithms/codecs/compressor.h): draw_key advances its generator and follows
-// the generator's seed, and decompress_into writes the values decompress returns into caller
-// storage (also through non-temporal stores, aligned or not) for the codecs with their own fast
-// path.
+// the generator's seed; every codec of the registry (codecs/codec_registry.h) keeps the
+// interface's bit-for-bit promises (subtract_decoded, add_decoded, compress_difference,
+// decompress_into into caller storage, also through non-temporal stores, aligned or not); and the
+// codecs' own one-pass forms (QSGD's average, the sign majority, sign decodings).
 #include "algorithms/codecs/compressor.h"
 
 #include <gtest/gtest.h>
@@ -9,18 +10,75 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "algorithms/codecs/bit_packing.h"
+#include "algorithms/codecs/codec_registry.h"
 #include "algorithms/codecs/codecs.h"
+#include "algorithms/codecs/randomk_codec.h"
 #include "algorithms/codecs/simd.h"
-#include "algorithms/exchange/sparse_exchange.h"
+#include "algorithms/codecs/topk_codec.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
 namespace {
 
 using testing::same_bits;
+
+struct NamedCodec {
+  std::string name;
+  std::unique_ptr<Compressor> codec;
+};
+
+// Every registered codec with `settings`.
+std::vector<NamedCodec> every_codec(const CodecSettings& settings = {}) {
+  std::vector<NamedCodec> out;
+  for (const auto& c : codec_catalog()) out.push_back({c.name, c.make(settings)});
+  return out;
+}
+
+TEST(Compressor, RegistryNamesEachCodecOnceAndRefusesOthersNamingThem) {
+  std::set<std::string> seen;
+  for (const auto& c : codec_catalog()) {
+    EXPECT_TRUE(seen.insert(c.name).second) << c.name << " registered twice";
+    EXPECT_EQ(&find_codec(c.name), &c);
+    EXPECT_FALSE(c.description.empty()) << c.name;
+  }
+  EXPECT_EQ(codec_names().size(), codec_catalog().size());
+  try {
+    find_codec("zip");
+    ADD_FAILURE() << "an unknown codec was found";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown codec 'zip'"), std::string::npos) << what;
+    for (const auto& name : codec_names()) EXPECT_NE(what.find(name), std::string::npos) << what;
+  }
+}
+
+// The settings reach the codecs that take them: the encoding of 1000 values follows the ratio
+// (topk, randomk, and randomk's values-only form) and the bits and bucket size (qsgd), by the
+// formats: 8 bytes per kept pair, 4 per value alone, a fp32 norm per bucket and bits + 1 bits per
+// value.
+TEST(Compressor, RegistrySettingsReachTheCodecs) {
+  const at::Tensor x = at::randn({1000}, make_generator(1, 0, 0));
+  auto bytes = [&](const std::string& name, const CodecSettings& s) {
+    at::Generator gen = make_generator(2, 0, 0);
+    return find_codec(name).make(s)->compress(x, gen).numel();
+  };
+  CodecSettings s;
+  s.ratio = 0.1;
+  s.bits = 2;
+  s.bucket_size = 100;
+  EXPECT_EQ(bytes("topk", s), 8 * 100);
+  EXPECT_EQ(bytes("randomk", s), 8 * 100);
+  EXPECT_EQ(bytes("qsgd", s), 4 * 10 + 3 * 1000 / 8);
+  s.values_only = true;
+  EXPECT_EQ(bytes("randomk", s), 4 * 100);
+  EXPECT_EQ(bytes("topk", CodecSettings{}), 8 * 10);  // the default ratio, 1%
+}
 
 TEST(Compressor, DrawKeyAdvancesTheGeneratorAndFollowsItsSeed) {
   at::Generator a = make_generator(3, 0, 0), b = make_generator(3, 0, 0);
@@ -36,20 +94,11 @@ TEST(Compressor, DrawKeyAdvancesTheGeneratorAndFollowsItsSeed) {
 // of the dense codecs (through the caller's scratch, reused and grown) and the sparse codecs'
 // own, which touch only their indices; x holds signed zeros too.
 TEST(Compressor, SubtractDecodedLeavesXMinusTheDecoding) {
-  auto qsgd = make_qsgd_compressor(4, 512, false);
-  auto sign = make_sign_compressor();
-  auto scaled_sign = make_scaled_sign_compressor();
-  auto fp16 = make_fp16_compressor();
+  CodecSettings settings;
+  settings.ratio = 0.02;
+  std::vector<NamedCodec> codecs = every_codec(settings);
+  codecs.push_back({"random-k values", std::make_unique<RandomKCompressor>(0.02, true)});
   TopKCompressor topk(0.01);
-  RandomKCompressor randomk(0.02, false), randomk_values(0.02, true);
-  const std::vector<std::pair<const char*, Compressor*>> codecs = {
-      {"qsgd", qsgd.get()},
-      {"sign", sign.get()},
-      {"scaled sign", scaled_sign.get()},
-      {"fp16", fp16.get()},
-      {"top-k", &topk},
-      {"random-k", &randomk},
-      {"random-k values", &randomk_values}};
   at::Tensor scratch;
   for (const auto& [name, codec] : codecs)
     for (int64_t n : {int64_t{5}, int64_t{40000}}) {
@@ -72,17 +121,8 @@ TEST(Compressor, SubtractDecodedLeavesXMinusTheDecoding) {
 // divisor, or sum + decompress(payload) for divisor 1: the default path (through the caller's
 // scratch) and the fused ones of fp16 and the scaled sign; sum holds signed zeros too.
 TEST(Compressor, AddDecodedLeavesTheSumPlusTheDecodingDivided) {
-  auto qsgd = make_qsgd_compressor(4, 512, false);
-  auto sign = make_sign_compressor();
-  auto scaled_sign = make_scaled_sign_compressor();
-  auto fp16 = make_fp16_compressor();
-  const std::vector<std::pair<const char*, Compressor*>> codecs = {
-      {"qsgd", qsgd.get()},
-      {"sign", sign.get()},
-      {"scaled sign", scaled_sign.get()},
-      {"fp16", fp16.get()}};
   at::Tensor scratch;
-  for (const auto& [name, codec] : codecs)
+  for (const auto& [name, codec] : every_codec())
     for (int64_t n : {int64_t{5}, int64_t{40003}})
       for (float divisor : {1.0f, 3.0f}) {
         at::Tensor x = at::randn({n}, make_generator(n, 5, 0));
@@ -166,15 +206,7 @@ TEST(Compressor, SignMajorityIntoIsTheSignOfTheSumOfTheDecodings) {
 // scratch, or off it for operands that are not contiguous fp32); x and y hold signed zeros,
 // infinities and NaNs.
 TEST(Compressor, CompressDifferenceIsTheEncodingOfTheDifference) {
-  auto scaled_sign = make_scaled_sign_compressor();
-  auto sign = make_sign_compressor();
-  auto qsgd = make_qsgd_compressor(4, 512, false);
-  TopKCompressor topk(0.01);
-  const std::vector<std::pair<const char*, Compressor*>> codecs = {
-      {"scaled sign", scaled_sign.get()},
-      {"sign", sign.get()},
-      {"qsgd", qsgd.get()},
-      {"top-k", &topk}};
+  const std::vector<NamedCodec> codecs = every_codec();
   const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN()};
   for (const auto& [name, codec] : codecs)
@@ -221,15 +253,13 @@ TEST(Compressor, SignDecodingDecodesToTheDecompressedValues) {
 }
 
 // decompress_into(payload, out) writes decompress(payload, n)'s values, bit for bit, into `out`:
-// small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view.
+// small outputs, outputs above kStreamingBytes (non-temporal stores) and a misaligned view. An
+// output of the wrong type or layout is refused, and so is one of another size where the payload's
+// size says how many values it holds (a sparse payload's does not).
 TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {
   const int64_t big = kStreamingBytes / 4 + 1003;
-  auto qsgd = make_qsgd_compressor(4, 512, false);
-  auto sign = make_sign_compressor();
-  auto scaled_sign = make_scaled_sign_compressor();
-  auto fp16 = make_fp16_compressor();
-  const std::vector<Compressor*> codecs = {qsgd.get(), sign.get(), scaled_sign.get(), fp16.get()};
-  for (Compressor* codec : codecs)
+  const std::vector<NamedCodec> codecs = every_codec();
+  for (const auto& [name, codec] : codecs)
     for (int64_t n : {int64_t{1}, int64_t{4099}, big}) {
       at::Tensor x = at::randn({n}, make_generator(n, 2, 0));
       at::Generator gen = make_generator(1, 0, 0);
@@ -239,19 +269,22 @@ TEST(Compressor, DecompressIntoWritesTheValuesOfDecompressIntoCallerStorage) {
       for (int64_t offset : {0, 1}) {  // offset 1: 4 bytes off the 16-byte alignment
         at::Tensor out = buffer.narrow(0, offset, n);
         codec->decompress_into(payload, out);
-        ASSERT_TRUE(same_bits(out.contiguous(), expected)) << n << " elements, offset " << offset;
+        ASSERT_TRUE(same_bits(out.contiguous(), expected))
+            << name << ", " << n << " elements, offset " << offset;
       }
     }
   at::Tensor x = at::randn({100});
   at::Generator gen = make_generator(1, 0, 0);
-  for (Compressor* codec : codecs) {
+  for (const auto& [name, codec] : codecs) {
     at::Tensor payload = codec->compress(x, gen);
     at::Tensor wrong_type = at::empty({100}, at::kDouble);
     at::Tensor strided = at::empty({200}).slice(0, 0, 200, 2);
     at::Tensor wrong_size = at::empty({92});  // 12 sign bytes, not 13; 184 fp16 bytes, not 200
-    EXPECT_THROW(codec->decompress_into(payload, wrong_type), std::invalid_argument);
-    EXPECT_THROW(codec->decompress_into(payload, strided), std::invalid_argument);
-    EXPECT_THROW(codec->decompress_into(payload, wrong_size), std::invalid_argument);
+    EXPECT_THROW(codec->decompress_into(payload, wrong_type), std::invalid_argument) << name;
+    EXPECT_THROW(codec->decompress_into(payload, strided), std::invalid_argument) << name;
+    if (codec->payload_bytes(92) != codec->payload_bytes(100)) {
+      EXPECT_THROW(codec->decompress_into(payload, wrong_size), std::invalid_argument) << name;
+    }
   }
 }
 

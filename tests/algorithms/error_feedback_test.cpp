@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
+#include "algorithms/codecs/randomk_codec.h"
+#include "algorithms/codecs/topk_codec.h"
 #include "algorithms/exchange/sparse_exchange.h"
 #include "tests/unit/algorithm_harness.h"
 
