@@ -16,8 +16,9 @@ out=$("$CEDAR" suite "$SRC/experiments/quick.yaml" --db "$DB" --quiet "${SMALL[@
 rc=$?
 echo "$out" | tail -20
 check "suite exits 0" equals "$rc" 0
-# Every registered algorithm but the parameter server (ps), whose suite is parameter_server.yaml.
-n_alg=$("$CEDAR" list | sed -n '/^algorithms/,/^experiment/p' | grep -E '^  [a-z]' | grep -cv '^  ps ')
+# Every registered algorithm but the parameter server (ps), whose suite is parameter_server.yaml,
+# and script, which runs a researcher's module (e2e_script).
+n_alg=$("$CEDAR" list | sed -n '/^algorithms/,/^experiment/p' | grep -E '^  [a-z]' | grep -Ecv '^  (ps|script) ')
 check "one completed run per registered algorithm" equals "$(q "SELECT COUNT(*) FROM runs WHERE status='completed'")" "$n_alg"
 check "every run on 2 ranks" equals "$(q "SELECT DISTINCT world_size FROM runs")" 2
 check "every algorithm learns (final accuracy > 25%, chance is 10%)" equals "$(q "SELECT COUNT(*) FROM runs WHERE final_test_accuracy <= 0.25")" 0
