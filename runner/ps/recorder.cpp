@@ -10,15 +10,6 @@
 #include "runner/train/log.h"
 
 namespace cedar {
-namespace {
-
-int64_t fp32_parameter_bytes(Model& model) {
-  int64_t bytes = 0;
-  for (const auto& p : model.parameters()) bytes += p.numel() * 4;
-  return bytes;
-}
-
-}  // namespace
 
 PsRecorder::PsRecorder(const PsRunInputs& in, const PsLayout& layout, int64_t updates_per_epoch)
     : in_(in),

@@ -6,11 +6,18 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/model.h"
 #include "runner/train/checkpoint_state.h"
 #include "runner/train/evaluator.h"
 #include "runner/train/trainer.h"
 
 namespace cedar {
+
+int64_t fp32_parameter_bytes(const Model& model) {
+  int64_t numel = 0;
+  for (const auto& p : model.parameters()) numel += p.numel();
+  return numel * 4;
+}
 
 StepRecorder::StepRecorder(ResultStore* store, int64_t run_id, int64_t dense_bytes,
                            int64_t ranks_counted)

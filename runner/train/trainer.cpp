@@ -19,16 +19,6 @@
 #include "runner/train/step_trace.h"
 
 namespace cedar {
-namespace {
-
-// The bytes of the model's parameters in fp32: what a dense all-reduce rank sends per step.
-int64_t fp32_parameter_bytes(const Model& model) {
-  int64_t numel = 0;
-  for (const auto& p : model.parameters()) numel += p.numel();
-  return numel * 4;
-}
-
-}  // namespace
 
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -50,7 +40,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
       quiet_(quiet),
       network_(find_network_profile(cfg.network.profile)),
       amp_dtype_(amp_dtype(cfg.train.amp)),
-      // Rows count rank 0's own traffic; one rank alone sends nothing, dense or not.
+      // The totals count this rank's own traffic; a dense all-reduce on one rank sends nothing.
       recorder_(store, run_id, comm.size() > 1 ? fp32_parameter_bytes(*model_) : 0,
                 /*ranks_counted=*/1) {
   if (amp_dtype_ == at::kHalf) scaler_ = std::make_unique<LossScaler>(device_);

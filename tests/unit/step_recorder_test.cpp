@@ -1,6 +1,7 @@
 // The step recorder: the rows it writes from given measures (read back from the database and
 // compared with values worked out by hand), its running totals counted over one rank or several,
-// the epoch's training sums, and the round trip of its totals through a checkpoint.
+// the epoch's training sums, the round trip of its totals through a checkpoint, and the dense
+// equivalent from a model's shapes.
 #include "runner/train/step_recorder.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/model.h"
 #include "runner/train/evaluator.h"
 #include "tests/unit/sqlite_query.h"
 
@@ -207,6 +209,17 @@ TEST(StepRecorder, ACheckpointRoundTripContinuesTheTotals) {
   EXPECT_EQ(resumed.cum_bus_bytes(), first.cum_bus_bytes());
   EXPECT_EQ(resumed.epoch_sums().loss_sum, first.epoch_sums().loss_sum);
   EXPECT_EQ(resumed.epoch_sums().count, first.epoch_sums().count);
+}
+
+// LeNet-5 on 1x28x28 (padding 2): conv 1->6 5x5 (150 + 6), conv 6->16 5x5 (2,400 + 16),
+// fc 400->120 (48,000 + 120), fc 120->84 (10,080 + 84), fc 84->10 (840 + 10): 61,706 parameters.
+TEST(StepRecorder, TheDenseEquivalentIsFourBytesPerParameter) {
+  ModelSpec spec;
+  spec.name = "lenet5";
+  spec.in_channels = 1;
+  spec.num_classes = 10;
+  spec.image_size = 28;
+  EXPECT_EQ(fp32_parameter_bytes(*make_model(spec)), 4 * 61706);
 }
 
 TEST(StepRecorder, ACheckpointWithoutItsTotalsIsAClearError) {
