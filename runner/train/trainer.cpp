@@ -19,6 +19,7 @@
 #include "runner/train/step_trace.h"
 
 namespace cedar {
+
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -38,13 +39,13 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
       device_(device),
       quiet_(quiet),
       network_(find_network_profile(cfg.network.profile)),
-      amp_dtype_(amp_dtype(cfg.train.amp)) {
+      amp_dtype_(amp_dtype(cfg.train.amp)),
+      // The totals count this rank's own traffic; a dense all-reduce on one rank sends nothing.
+      recorder_(store, run_id, comm.size() > 1 ? fp32_parameter_bytes(*model_) : 0,
+                /*ranks_counted=*/1) {
   if (amp_dtype_ == at::kHalf) scaler_ = std::make_unique<LossScaler>(device_);
   for (auto& p : model_->named_parameters()) params_.push_back({p.key(), p.value()});
   for (auto& b : model_->named_buffers()) buffers_.push_back({b.key(), b.value()});
-  int64_t numel = 0;
-  for (auto& p : params_) numel += p.tensor.numel();
-  dense_bytes_ = comm_.size() > 1 ? numel * 4 : 0;
   buckets_ = make_buckets(params_, static_cast<int64_t>(cfg.train.bucket_mb * 1024 * 1024));
   trace_ = StepTrace::from_environment(comm_.rank());
 }
@@ -73,34 +74,35 @@ RunSummary Trainer::run() {
   build_optimizer();
   build_loader();
   // A fresh run starts at epoch 0; a resumed one where its checkpoint left off.
-  StepStats resumed_stats;
-  const LoaderPosition resume_at = start_or_resume(resumed_stats);
+  const LoaderPosition resume_at = start_or_resume();
   model_->train();
   std::unique_ptr<BackwardOverlap> overlap;
   if (cfg_.train.overlap) overlap = std::make_unique<BackwardOverlap>(buckets_, params_);
 
   for (int64_t epoch = resume_at.epoch; epoch < cfg_.train.epochs && !reached_target_; ++epoch) {
     const bool resumed = resume_step_ >= 0 && epoch == resume_at.epoch;
-    StepStats es;
     int64_t first_batch = 0;
     if (resumed) {
-      es = resumed_stats;
-      first_batch = resume_at.cursor / cfg_.train.batch_size;
+      first_batch = resume_at.cursor / cfg_.train.batch_size;  // the epoch's sums are restored
     } else {
+      recorder_.start_epoch();
       loader_->start_epoch(epoch);
     }
-    run_epoch(epoch, first_batch, es, overlap.get());
+    run_epoch(epoch, first_batch, overlap.get());
     if (step_limit_reached()) break;
-    // The next epoch starts fresh: its permutation and augmentation draws come from (seed, epoch).
-    if (checkpoints_ && epoch + 1 < cfg_.train.epochs && !reached_target_)
-      save_checkpoint(LoaderPosition{epoch + 1, 0, ""}, StepStats{});
+    // The next epoch starts fresh: its permutation and augmentation draws come from (seed, epoch),
+    // its training sums from zero.
+    if (checkpoints_ && epoch + 1 < cfg_.train.epochs && !reached_target_) {
+      recorder_.start_epoch();
+      save_checkpoint(LoaderPosition{epoch + 1, 0, ""});
+    }
   }
   if (trace_) {
     AlgorithmState state;
     algorithm_->save_state(state);
     trace_->finish(params_, buffers_, state);
   }
-  return summary();
+  return recorder_.summary();
 }
 
 void Trainer::build_optimizer() {
@@ -131,11 +133,11 @@ void Trainer::build_loader() {
     first_decay_epoch_ = *std::min_element(milestones.begin(), milestones.end());
 }
 
-LoaderPosition Trainer::start_or_resume(StepStats& resumed) {
+LoaderPosition Trainer::start_or_resume() {
   // The algorithm's setup sees the restored parameters, then its own state is restored over it.
   LoaderPosition resume_at;
-  start_ = monotonic_seconds();
-  if (resume_step_ >= 0) resume_at = restore_checkpoint(resumed);
+  recorder_.start_clock();
+  if (resume_step_ >= 0) resume_at = restore_checkpoint();
   algorithm_->setup(params_, comm_);
   // CEDAR_TRACE_INJECT (runner/train/step_trace.h): a state the differential tests start from.
   if (const AlgorithmState injected = StepTrace::injected_state(); !injected.empty())
@@ -150,8 +152,7 @@ LoaderPosition Trainer::start_or_resume(StepStats& resumed) {
   return resume_at;
 }
 
-void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
-                        BackwardOverlap* overlap) {
+void Trainer::run_epoch(int64_t epoch, int64_t first_batch, BackwardOverlap* overlap) {
   Batch batch;
   double epoch_reached = epoch + 1.0;
   const double images_start = monotonic_seconds();
@@ -164,38 +165,37 @@ void Trainer::run_epoch(int64_t epoch, int64_t first_batch, StepStats& es,
       trace_->step(batch.images, batch.labels, local.report.loss_sum / local.report.count);
     const StepAgreement agreed = agree_on_step(control_, local.report);
     check_finite(agreed, local);
-    add_step(local, agreed, es);
     if (cfg_.train.full_batch) record_gap(ctx, agreed);
     record_step(epoch, ctx, local, agreed);
     ++step_;
-    if (end_of_step(epoch, i, agreed.stop_signal, es)) {
+    if (end_of_step(epoch, i, agreed.stop_signal)) {
       epoch_reached = epoch + double(i + 1) / steps_per_epoch_;
       break;
     }
   }
   if (!evaluate_after_epoch(epoch)) return;
-  evaluate_and_log(epoch_reached, es);
-  log_epoch(epoch, es, monotonic_seconds() - images_start - (eval_seconds_ - evaluated_before));
+  evaluate_and_log(epoch_reached);
+  log_epoch(epoch, monotonic_seconds() - images_start - (eval_seconds_ - evaluated_before));
 }
 
-bool Trainer::end_of_step(int64_t epoch, int64_t batch, int stop, const StepStats& es) {
+bool Trainer::end_of_step(int64_t epoch, int64_t batch, int stop) {
   const bool last_in_epoch = batch + 1 == steps_per_epoch_;
   const bool limit = step_limit_reached();
   const int64_t every = cfg_.train.eval_every_steps;
   const bool eval_due = (every > 0 && step_ % every == 0) ||
                         evaluation_due(batch + 1, steps_per_epoch_, cfg_.train.evals_per_epoch);
   if (!last_in_epoch && !limit && eval_due)
-    evaluate_and_log(epoch + double(batch + 1) / steps_per_epoch_, es);
+    evaluate_and_log(epoch + double(batch + 1) / steps_per_epoch_);
   const bool checkpoints = checkpoints_ != nullptr;
   if (stop) {
-    if (checkpoints) save_checkpoint(loader_->position(), es);
+    if (checkpoints) save_checkpoint(loader_->position());
     throw Interrupted(std::string("interrupted by SIG") + sigabbrev_np(stop) + " at step " +
                       std::to_string(step_) + (checkpoints ? " (checkpoint written)" : ""));
   }
   if (limit) return true;
   const int64_t save_every = cfg_.train.checkpoint_every_steps;
   if (checkpoints && save_every > 0 && !last_in_epoch && step_ % save_every == 0)
-    save_checkpoint(loader_->position(), es);
+    save_checkpoint(loader_->position());
   // Tests: a step provably reached and not finished.
   if (hold_requested_after(step_, comm_.rank())) {
     if (store_) store_->flush();
@@ -208,20 +208,23 @@ bool Trainer::step_limit_reached() const {
   return cfg_.train.max_steps > 0 && step_ >= cfg_.train.max_steps;
 }
 
-void Trainer::log_epoch(int64_t epoch, const StepStats& es, double train_seconds) const {
+void Trainer::log_epoch(int64_t epoch, double train_seconds) const {
   if (quiet_ || comm_.rank() != 0) return;
+  const EpochSums& es = recorder_.epoch_sums();
   log_info(strprintf("epoch %lld/%lld step %lld | loss %.4f acc %.2f%% | test acc %.2f%% (averaged "
                      "model) | %.0f img/s/rank | payload %.2f MB (dense %.2f MB), rank 0",
                      static_cast<long long>(epoch + 1), static_cast<long long>(cfg_.train.epochs),
                      static_cast<long long>(step_), es.loss_sum / std::max(1.0, es.count),
-                     100.0 * es.correct / std::max(1.0, es.count), 100.0 * last_accuracy_,
-                     es.count / comm_.size() / std::max(1e-9, train_seconds), cum_payload_ / 1e6,
-                     double(dense_bytes_) * step_ / 1e6) +
+                     100.0 * es.correct / std::max(1.0, es.count),
+                     100.0 * recorder_.last_accuracy(),
+                     es.count / comm_.size() / std::max(1e-9, train_seconds),
+                     recorder_.counted_payload_bytes() / 1e6,
+                     double(recorder_.dense_bytes()) * step_ / 1e6) +
            // Ranks whose models differ (gossip, local SGD): how far apart they are.
            (last_consensus_ > 0 ? strprintf(" | consensus distance %.3g", last_consensus_) : ""));
 }
 
-void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
+void Trainer::evaluate_and_log(double epoch) {
   const double began = monotonic_seconds();
   // The model as trained: its forward pass in the precision of training.
   EvalResult r = cfg_.train.full_batch
@@ -233,24 +236,10 @@ void Trainer::evaluate_and_log(double epoch, const StepStats& es) {
   if (!std::isfinite(r.loss))
     throw Diverged("step " + std::to_string(step_) + ": the test loss of the averaged model is " +
                    std::to_string(r.loss));
-  last_accuracy_ = r.accuracy;
   last_consensus_ = r.consensus_distance;
-  best_accuracy_ = std::max(best_accuracy_, r.accuracy);
   if (cfg_.train.target_accuracy > 0 && r.accuracy >= cfg_.train.target_accuracy)
     reached_target_ = true;
-  if (store_)
-    store_->add_eval(run_id_, eval_row(r, step_, epoch, monotonic_seconds() - start_, cum_payload_,
-                                       cum_bus_, es.loss_sum, es.correct, es.count));
-}
-
-RunSummary Trainer::summary() const {
-  RunSummary summary;
-  summary.final_test_accuracy = last_accuracy_;
-  summary.best_test_accuracy = best_accuracy_;
-  summary.wall_seconds = monotonic_seconds() - start_;
-  summary.total_payload_bytes = cum_payload_;
-  summary.total_bus_bytes = cum_bus_;
-  return summary;
+  recorder_.record_eval(r, step_, epoch);
 }
 
 }  // namespace cedar

@@ -15,6 +15,7 @@
 #include "results/store.h"
 #include "runner/train/checkpoint.h"
 #include "runner/train/step_agreement.h"
+#include "runner/train/step_recorder.h"
 
 namespace cedar {
 
@@ -60,11 +61,6 @@ class Trainer {
   RunSummary run();
 
  private:
-  struct StepStats {
-    double loss_sum = 0, correct = 0, count = 0;
-    double compute = 0, comm = 0;
-    int64_t steps = 0;
-  };
   // One rank's step before the ranks agree on it.
   struct LocalStep {
     StepReport report;
@@ -85,20 +81,19 @@ class Trainer {
   void build_optimizer();
   // The loader, the steps per epoch and the learning-rate schedule's constants.
   void build_loader();
-  // Restores checkpoint resume_step_ when there is one and sets the algorithm up; returns where
-  // the loader continues and (in `resumed`) the statistics of the interrupted epoch.
-  LoaderPosition start_or_resume(StepStats& resumed);
+  // Restores checkpoint resume_step_ when there is one (the recorder's totals with it) and sets
+  // the algorithm up; returns where the loader continues.
+  LoaderPosition start_or_resume();
 
   // The training loop (runner/train/trainer.cpp).
-  void run_epoch(int64_t epoch, int64_t first_batch, StepStats& es, BackwardOverlap* overlap);
+  void run_epoch(int64_t epoch, int64_t first_batch, BackwardOverlap* overlap);
   // After step_ is complete: evaluation within the epoch, a requested stop, a periodic
   // checkpoint, the tests' hold. True when max_steps is reached (the epoch ends there).
-  bool end_of_step(int64_t epoch, int64_t batch, int stop, const StepStats& es);
+  bool end_of_step(int64_t epoch, int64_t batch, int stop);
   bool step_limit_reached() const;
   // Rank 0's epoch line; `train_seconds`: the epoch's wall-clock less its evaluations.
-  void log_epoch(int64_t epoch, const StepStats& es, double train_seconds) const;
-  void evaluate_and_log(double epoch, const StepStats& epoch_stats);
-  RunSummary summary() const;
+  void log_epoch(int64_t epoch, double train_seconds) const;
+  void evaluate_and_log(double epoch);
 
   // One step (runner/train/trainer_step.cpp).
   StepContext step_context(int64_t epoch, int64_t batch) const;
@@ -111,15 +106,14 @@ class Trainer {
   // Throws Diverged when any rank's update or the summed loss is not finite; with fp16 loss
   // scaling, when a step is skipped at a loss scale of kDivergedLossScale or less.
   void check_finite(const StepAgreement& agreed, const LocalStep& local) const;
-  void add_step(const LocalStep& local, const StepAgreement& agreed, StepStats& es);
-  // The step's row in the results store (rank 0).
+  // The step in the recorder's totals and, on rank 0, its row in the results store.
   void record_step(int64_t epoch, const StepContext& ctx, const LocalStep& local,
                    const StepAgreement& agreed);
 
   // Checkpoints (runner/train/trainer_checkpoint.cpp): every rank writes, then rank 0 commits.
-  void save_checkpoint(const LoaderPosition& pos, const StepStats& es);
-  // Restores the state of checkpoint resume_step_; returns the loader position and epoch stats.
-  LoaderPosition restore_checkpoint(StepStats& es);
+  void save_checkpoint(const LoaderPosition& pos);
+  // Restores the state of checkpoint resume_step_; returns the loader position.
+  LoaderPosition restore_checkpoint();
 
   const ExperimentConfig& cfg_;
   std::shared_ptr<Model> model_;
@@ -147,10 +141,9 @@ class Trainer {
   int64_t resume_step_ = -1;
   TensorMap checkpoint_state_;  // restored state not yet handed over (the algorithm's part)
   int64_t step_ = 0;
-  int64_t cum_payload_ = 0, cum_bus_ = 0, dense_bytes_ = 0;
-  double start_ = 0;
-  double eval_seconds_ = 0;  // spent in evaluations so far (excluded from the logged img/s)
-  double best_accuracy_ = 0, last_accuracy_ = 0;
+  // The step and evaluation rows and their totals (bytes, the epoch's sums, accuracies, seconds).
+  StepRecorder recorder_;
+  double eval_seconds_ = 0;    // spent in evaluations so far (excluded from the logged img/s)
   double last_consensus_ = 0;  // the last evaluation's consensus distance (evaluator.h)
   bool reached_target_ = false;
   // train.full_batch (runner/train/trainer_full_batch.cpp): f* of the objective, and the gap.

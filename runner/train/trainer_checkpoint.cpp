@@ -10,8 +10,23 @@
 #include "runner/train/trainer.h"
 
 namespace cedar {
+namespace {
 
-void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
+constexpr const char* kRecorderKey = "trainer.recorder";
+
+// A checkpoint written before the recorder had its own entry holds 15 numbers in trainer.numbers:
+// step, the loader's epoch and cursor, the cumulative payload and bus bytes, the best and last
+// test accuracy, whether the target was reached, the seconds of training, the epoch's loss sum,
+// correct and count, then three numbers nothing reads (its compute and communication seconds and
+// steps). The recorder's entry, in StepRecorder::save's order, from those.
+TensorMap recorder_state_of_15_numbers(const double* n) {
+  return {{kRecorderKey,
+           torch::tensor({n[3], n[4], n[9], n[10], n[11], n[6], n[5], n[8]}, torch::kDouble)}};
+}
+
+}  // namespace
+
+void Trainer::save_checkpoint(const LoaderPosition& pos) {
   torch::NoGradGuard no_grad;
   TensorMap state;
   for (const auto& p : params_) state["model.param." + p.name] = p.tensor.detach().cpu().clone();
@@ -25,10 +40,9 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
   algorithm_->save_state(alg);
   for (const auto& [key, t] : alg) state["algorithm." + key] = t.cpu();
   state["trainer.numbers"] = torch::tensor(
-      {double(step_), double(pos.epoch), double(pos.cursor), double(cum_payload_), double(cum_bus_),
-       best_accuracy_, last_accuracy_, reached_target_ ? 1.0 : 0.0, monotonic_seconds() - start_,
-       es.loss_sum, es.correct, es.count, es.compute, es.comm, double(es.steps)},
+      {double(step_), double(pos.epoch), double(pos.cursor), reached_target_ ? 1.0 : 0.0},
       torch::kDouble);
+  recorder_.save(state, kRecorderKey);
   state["loader.rng"] = bytes_tensor(pos.rng_state);
   if (scaler_) scaler_->save(state);  // fp16: the loss scale and its growth count
   save_cpu_rng(state);
@@ -40,7 +54,7 @@ void Trainer::save_checkpoint(const LoaderPosition& pos, const StepStats& es) {
   control_.barrier();
 }
 
-LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
+LoaderPosition Trainer::restore_checkpoint() {
   torch::NoGradGuard no_grad;
   TensorMap state = checkpoints_->read(resume_step_);
   for (auto& p : params_) copy_into(p.tensor, need(state, "model.param." + p.name), p.name);
@@ -52,8 +66,10 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   if (auto it = state.find("optimizer.steps"); it != state.end())
     optimizer_->set_steps(it->second.item<int64_t>());
   const at::Tensor numbers = need(state, "trainer.numbers").contiguous();
-  if (numbers.numel() != 15)
-    throw std::runtime_error("checkpoint: trainer.numbers has the wrong length");
+  const bool before_recorder = numbers.numel() == 15 && !state.count(kRecorderKey);
+  if (numbers.scalar_type() != torch::kDouble || (numbers.numel() != 4 && !before_recorder))
+    throw std::runtime_error("checkpoint: 'trainer.numbers' holds " +
+                             std::to_string(numbers.numel()) + " numbers, not 4 doubles");
   const double* n = numbers.data_ptr<double>();
   if (static_cast<int64_t>(n[0]) != resume_step_)
     throw std::runtime_error("checkpoint: the file of step " + std::to_string(resume_step_) +
@@ -61,18 +77,8 @@ LoaderPosition Trainer::restore_checkpoint(StepStats& es) {
   step_ = static_cast<int64_t>(n[0]);
   LoaderPosition pos{static_cast<int64_t>(n[1]), static_cast<int64_t>(n[2]),
                      tensor_bytes(need(state, "loader.rng"))};
-  cum_payload_ = static_cast<int64_t>(n[3]);
-  cum_bus_ = static_cast<int64_t>(n[4]);
-  best_accuracy_ = n[5];
-  last_accuracy_ = n[6];
-  reached_target_ = n[7] != 0;
-  start_ = monotonic_seconds() - n[8];
-  es.loss_sum = n[9];
-  es.correct = n[10];
-  es.count = n[11];
-  es.compute = n[12];
-  es.comm = n[13];
-  es.steps = static_cast<int64_t>(n[14]);
+  reached_target_ = n[before_recorder ? 7 : 3] != 0;
+  recorder_.restore(before_recorder ? recorder_state_of_15_numbers(n) : state, kRecorderKey);
   loader_->restore(pos);
   if (scaler_) scaler_->load(state);
   restore_cpu_rng(state);

@@ -152,52 +152,37 @@ void Trainer::check_finite(const StepAgreement& agreed, const LocalStep& local) 
                    std::to_string(agreed.loss_sum));
 }
 
-void Trainer::add_step(const LocalStep& local, const StepAgreement& agreed, StepStats& es) {
-  // Only a step skipped by fp16 loss scaling gets here with a loss that is not finite (an fp16
-  // overflow in the forward pass): it stays out of the epoch's statistics.
-  if (std::isfinite(agreed.loss_sum)) {
-    es.loss_sum += agreed.loss_sum;
-    es.correct += agreed.correct;
-    es.count += agreed.count;
-  }
-  es.comm += local.comm.seconds;
-  es.compute += local.compute_seconds;
-  ++es.steps;
-  cum_payload_ += local.comm.payload_bytes;
-  cum_bus_ += local.comm.bus_bytes;
-}
-
 void Trainer::record_step(int64_t epoch, const StepContext& ctx, const LocalStep& local,
                           const StepAgreement& agreed) {
-  if (!store_) return;
-  StepRow row;
-  row.step = step_;
-  row.epoch = epoch;
-  row.wall_seconds = monotonic_seconds() - start_;
-  row.compute_seconds = local.compute_seconds;
-  row.comm_seconds = local.comm.seconds;
-  row.payload_bytes = local.comm.payload_bytes;
-  row.bus_bytes = local.comm.bus_bytes;
-  row.payload_bytes_all = agreed.payload_bytes;
-  row.cum_payload_bytes = cum_payload_;
-  row.cum_bus_bytes = cum_bus_;
-  row.dense_bytes = dense_bytes_;
-  row.train_loss = agreed.loss_sum / agreed.count;
-  if (std::isnan(row.train_loss)) row.train_loss = INFINITY;  // a skipped fp16 step (NOT NULL)
-  row.train_accuracy = agreed.correct / agreed.count;
-  row.learning_rate = ctx.lr;
-  row.stats.assign(ctx.stats.begin(), ctx.stats.end());
-  row.latency_steps = local.comm.latency_steps;
-  row.modeled_comm_seconds = local.modeled_comm_seconds;
-  for (const auto& [level, c] : local.levels) {
-    const NetworkProfile& profile = level_profile(cfg_, level);
-    const auto ranks = comm_.level_ranks().find(level);
-    row.levels.push_back({level, profile.name,
+  StepMeasures m;
+  m.step = step_;
+  m.epoch = epoch;
+  m.compute_seconds = local.compute_seconds;
+  m.comm_seconds = local.comm.seconds;
+  m.payload_bytes = local.comm.payload_bytes;
+  m.bus_bytes = local.comm.bus_bytes;
+  m.payload_bytes_all = agreed.payload_bytes;
+  m.latency_steps = local.comm.latency_steps;
+  m.modeled_comm_seconds = local.modeled_comm_seconds;
+  // The totals are this rank's own traffic (the recorder counts one rank).
+  m.counted_payload_bytes = local.comm.payload_bytes;
+  m.counted_bus_bytes = local.comm.bus_bytes;
+  m.loss_sum = agreed.loss_sum;
+  m.correct = agreed.correct;
+  m.count = agreed.count;
+  m.learning_rate = ctx.lr;
+  if (recorder_.writes_rows()) {
+    m.stats.assign(ctx.stats.begin(), ctx.stats.end());
+    for (const auto& [level, c] : local.levels) {
+      const NetworkProfile& profile = level_profile(cfg_, level);
+      const auto ranks = comm_.level_ranks().find(level);
+      m.levels.push_back({level, profile.name,
                           ranks == comm_.level_ranks().end() ? 0 : int64_t{ranks->second}, c.calls,
                           c.payload_bytes, c.bus_bytes, c.latency_steps,
                           profile.seconds(c.latency_steps, c.bus_bytes)});
+    }
   }
-  store_->add_step(run_id_, row);
+  recorder_.record_step(m);
 }
 
 }  // namespace cedar

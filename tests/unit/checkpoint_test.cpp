@@ -142,6 +142,63 @@ TEST(LossScalerState, ResumedFp16RunContinuesAtTheSavedScale) {
   ckpt.remove();
 }
 
+// A checkpoint written before the trainer's step recorder had its own entry keeps the totals in
+// trainer.numbers (15 numbers); it still resumes, each total read from its place. The totals put
+// there are ones no run of 2 steps reaches, so the resumed rows and summary show where they came
+// from.
+TEST(TrainerCheckpoint, ACheckpointOfFifteenNumbersResumesWithItsTotals) {
+  const std::string tmp = temp_dir();
+  InProcessWorld world(1);
+  InProcessCommunicator comm(world, 0);
+  CheckpointDir ckpt(tmp + "/run", 0, 1);
+  ckpt.prepare();
+  auto through = testing::amp_run("off", 4);
+  through.cfg.train.checkpoint_every_steps = 2;
+  testing::train_amp(through, comm, nullptr, -1, &ckpt, -1);
+  ASSERT_EQ(ckpt.latest(), 2);
+  TensorMap state = ckpt.read(2);
+  const at::Tensor n = state.at("trainer.numbers");
+  ASSERT_EQ(n.numel(), 4);
+  ASSERT_EQ(state.count("trainer.recorder"), 1u);
+  // step, the loader's epoch and cursor, cumulative payload and bus bytes, best and last test
+  // accuracy, target reached, seconds of training, the epoch's loss sum, correct and count, then
+  // compute and communication seconds and steps.
+  state["trainer.numbers"] =
+      torch::tensor({2.0, n[1].item<double>(), n[2].item<double>(), 1000.0, 3000.0, 2.0, 1.5, 0.0,
+                     50.0, 5e6, 0.0, 1e6, 0.0, 0.0, 2.0},
+                    torch::kDouble);
+  state.erase("trainer.recorder");
+  ckpt.write(2, state);
+
+  const std::string db = tmp + "/legacy.db";
+  auto resumed = testing::amp_run("off", 4);
+  RunSummary summary;
+  {
+    ResultStore store(db);
+    RunRecord rec;
+    rec.name = "legacy";
+    const int64_t id = store.begin_run(rec);
+    summary = testing::train_amp(resumed, comm, &store, id, &ckpt, 2);
+    store.flush();
+  }
+  EXPECT_EQ(testing_sql::query(db,
+                               "SELECT cum_payload_bytes - payload_bytes FROM steps "
+                               "WHERE step = 2"),
+            1000);
+  EXPECT_EQ(testing_sql::query(db, "SELECT cum_bus_bytes - bus_bytes FROM steps WHERE step = 2"),
+            3000);
+  EXPECT_GE(testing_sql::query(db, "SELECT wall_seconds FROM steps WHERE step = 2"), 50.0);
+  // The last evaluation's training loss: (5e6 + 2 steps' loss sums) / (1e6 + 32 samples).
+  EXPECT_NEAR(testing_sql::query(db, "SELECT train_loss FROM evals WHERE step = 4"), 5.0, 1e-3);
+  EXPECT_LT(testing_sql::query(db, "SELECT train_accuracy FROM evals WHERE step = 4"), 1e-4);
+  EXPECT_EQ(summary.best_test_accuracy, 2.0);
+  EXPECT_EQ(summary.total_payload_bytes,
+            1000 + static_cast<int64_t>(testing_sql::query(db,
+                                                           "SELECT SUM(payload_bytes) FROM "
+                                                           "steps")));
+  ckpt.remove();
+}
+
 TEST(LoaderPosition, RestoredLoaderServesTheSameBatches) {
   DatasetSpec spec;
   spec.name = "synthetic";
