@@ -180,8 +180,7 @@ class ScaledSignCompressor final : public Compressor {
 
  private:
   // The encoding of d values, chunk(c0, len) giving those of [c0, c0 + len): ‖p‖₁ in element
-  // order (fp64) and the sign bits, chunk by chunk while the chunk is cached (every chunk's bits
-  // start on a byte).
+  // order (fp64) and the sign bits in one read of each chunk (every chunk's bits start on a byte).
   template <class Chunk>
   at::Tensor encode(int64_t d, Chunk chunk) const {
     at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
@@ -189,9 +188,7 @@ class ScaledSignCompressor final : public Compressor {
     double l1 = 0;
     for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
       const int64_t len = std::min(kChunk, d - c0);
-      const float* values = chunk(c0, len);
-      l1 = add_abs_in_order(l1, values, len);
-      pack_signs(values, len, op + 4 + c0 / 8);
+      l1 = add_abs_in_order_with_signs(l1, chunk(c0, len), len, op + 4 + c0 / 8);
     }
     const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
     std::memcpy(op, &scale, 4);
