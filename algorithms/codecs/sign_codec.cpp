@@ -116,6 +116,18 @@ class ScaledSignCompressor final : public Compressor {
     });
   }
 
+  // e + g·scale formed chunk by chunk into e, each chunk encoded while it is cached.
+  at::Tensor compress_accumulated(at::Tensor& e, const at::Tensor& g, float scale,
+                                  at::Generator&) override {
+    if (!cpu_fp32(e, g)) return {};
+    float* ep = e.data_ptr<float>();
+    const float* gp = g.data_ptr<float>();
+    return encode(e.numel(), [ep, gp, scale](int64_t c0, int64_t len) {
+      accumulate_scaled(ep + c0, gp + c0, len, scale);
+      return static_cast<const float*>(ep + c0);
+    });
+  }
+
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
     if (!payload.is_cpu()) return generic::scaled_sign_decode(payload, numel);
     at::Tensor out = at::empty({std::max<int64_t>(numel, 0)}, at::kFloat);

@@ -97,6 +97,10 @@ double squared_distance_then_take_sse2(float* x, const float* y, float* diff, in
 double squared_distance_then_take_avx2(float* x, const float* y, float* diff, int64_t n);
 }  // namespace simd_impl
 
+// e_i <- e_i + g_i·scale for i in [0, n): the fp32 product rounded, then the sum (no fused
+// multiply-add; scale 1 adds g_i itself, as e + g). Error feedback's p = e + γ·g.
+void accumulate_scaled(float* e, const float* g, int64_t n, float scale);
+
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
 // does not depend on the order.
 float max_abs(const float* x, int64_t n, Isa isa = best_isa());
