@@ -26,6 +26,12 @@
 // Infinities and NaNs either fail the test or make the block's result fail its check, so that
 // blocks holding them run the loop. A block of zeros (estimate 0) adds zero; a negative or NaN
 // s0 runs the loop.
+//
+// add_abs_in_order_with_signs: the same sum, the sign bits written by the first runs over a block
+// from the values they load (a block the runs never see, or its last n mod 8 elements, by a
+// loop). The runs prefetch the elements kAheadBytes on, which the hardware prefetcher alone does
+// not bring in time for a loop this dense: without, the sum of a 60 MB gradient took about three
+// times a plain read of it on the 2-core machine, with it about 1.3 times.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +55,32 @@ namespace {
 double add_abs_loop(double s, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) s += std::fabs(x[i]);
   return s;
+}
+
+// The sign bits of x[0, n), n <= 8, as one byte: bit k set for x_k >= 0 (clear for x_k < 0 and
+// NaN), pack_signs's bits (bit_packing.h).
+inline uint8_t sign_byte(const float* x, int64_t n) {
+  uint32_t byte = 0;
+  for (int64_t k = 0; k < n; ++k) byte |= static_cast<uint32_t>(x[k] >= 0) << k;
+  return static_cast<uint8_t>(byte);
+}
+
+// The loop, writing the sign bits of x[0, n) to `signs` where it is given (n a multiple of 8).
+double add_abs_loop(double s, const float* x, int64_t n, uint8_t* signs) {
+  if (signs)
+    for (int64_t j = 0; j < n / 8; ++j) signs[j] = sign_byte(x + 8 * j, 8);
+  return add_abs_loop(s, x, n);
+}
+
+// How far ahead of the group being summed the runs prefetch: a few KB, so that the lines arrive
+// before the loop reaches them and stay in L1 until it does.
+constexpr uintptr_t kAheadBytes = 4096;
+// The line kAheadBytes past x on its way into the cache: an address, never dereferenced (past the
+// end of x the hint is dropped or fetches a line nobody reads).
+inline void prefetch_ahead(const float* x) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(x) + kAheadBytes));
+#endif
 }
 
 // Whether s is a multiple of the spacing b·2^-52 of fp64 values in [b, 2b).
@@ -89,10 +121,34 @@ double block(double s0, const float* x, int64_t n, Sum sum, Runs runs) {
   return s >= 0 ? s : add_abs_loop(s0, x, n);
 }
 
+// block() of x[0, n) writing the sign bits of its elements to `signs` (when given): the first
+// call of runs(s, b, L, m, signs) over the groups writes theirs (later calls get nullptr), a loop
+// those of a block that never reaches the runs and of the last n mod 8 elements.
+template <class Sum, class Runs>
+double block_with_signs(double s0, const float* x, int64_t n, uint8_t* signs, Sum sum, Runs runs) {
+  uint8_t* unwritten = signs;
+  const double s = block(s0, x, n, sum, [&](double s, double b, float l, int64_t m) {
+    uint8_t* out = unwritten;
+    unwritten = nullptr;
+    return runs(s, b, l, m, out);
+  });
+  const int64_t m = n - n % 8;
+  if (unwritten)
+    for (int64_t j = 0; j < m / 8; ++j) signs[j] = sign_byte(x + 8 * j, 8);
+  if (signs && m < n) signs[m / 8] = sign_byte(x + m, n - m);
+  return s;
+}
+
 }  // namespace
 
 double add_abs_in_order_portable(double s, const float* x, int64_t n) {
   return add_abs_loop(s, x, n);
+}
+
+double add_abs_in_order_with_signs_portable(double s, const float* x, int64_t n, uint8_t* signs) {
+  const int64_t m = n - n % 8;
+  if (m < n) signs[m / 8] = sign_byte(x + m, n - m);
+  return add_abs_loop(add_abs_loop(s, x, m, signs), x + m, n - m);
 }
 
 #if defined(__SSE2__)
@@ -104,10 +160,11 @@ inline double lanes(__m128d a, __m128d c) {
   return _mm_cvtsd_f64(_mm_add_sd(a, _mm_unpackhi_pd(a, a)));
 }
 
-// The groups of one block from s in rounded or exact runs, each run in two accumulators.
-template <bool Rounded>
-double runs_sse2(const float* p, double s, double b, float low, int64_t m) {
-  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+// The groups of one block from s in rounded or exact runs, each run in two accumulators; with
+// Signs, each group's sign bits to signs[i / 8].
+template <bool Rounded, bool Signs>
+double runs_sse2(const float* p, double s, double b, float low, int64_t m, uint8_t* signs) {
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), zero = _mm_setzero_ps();
   const __m128 l = _mm_set1_ps(low), half = _mm_set1_ps(static_cast<float>(low * 0x1.0p-24));
   // r = R(v); the lanes that fail: a tie (|R(v) − v| = u/2 below L) in rounded runs, R(v) != v in
   // exact runs.
@@ -122,9 +179,14 @@ double runs_sse2(const float* p, double s, double b, float low, int64_t m) {
   int64_t failed = 0;
   __m128d a = _mm_setzero_pd(), c = _mm_setzero_pd();  // the run
   for (int64_t i = 0; i < m; i += 8) {
+    prefetch_ahead(p + i);
+    const __m128 x0 = _mm_loadu_ps(p + i), x1 = _mm_loadu_ps(p + i + 4);
+    if constexpr (Signs)  // ordered x >= 0: false for NaN, true for -0, as pack_signs
+      signs[i / 8] = static_cast<uint8_t>(_mm_movemask_ps(_mm_cmpge_ps(x0, zero)) |
+                                          _mm_movemask_ps(_mm_cmpge_ps(x1, zero)) << 4);
     __m128 r0, r1;
-    const __m128 bad0 = test(_mm_and_ps(_mm_loadu_ps(p + i), abs_mask), r0);
-    const __m128 bad1 = test(_mm_and_ps(_mm_loadu_ps(p + i + 4), abs_mask), r1);
+    const __m128 bad0 = test(_mm_and_ps(x0, abs_mask), r0);
+    const __m128 bad1 = test(_mm_and_ps(x1, abs_mask), r1);
     if (s_ok && _mm_movemask_ps(_mm_or_ps(bad0, bad1)) == 0) {
       a = _mm_add_pd(a, _mm_add_pd(_mm_cvtps_pd(r0), _mm_cvtps_pd(_mm_movehl_ps(r0, r0))));
       c = _mm_add_pd(c, _mm_add_pd(_mm_cvtps_pd(r1), _mm_cvtps_pd(_mm_movehl_ps(r1, r1))));
@@ -132,7 +194,8 @@ double runs_sse2(const float* p, double s, double b, float low, int64_t m) {
       s = add_abs_loop(s + lanes(a, c), p + i, 8);
       a = c = _mm_setzero_pd();
       s_ok = Rounded || multiple_of_spacing(s, b);
-      if (give_up(++failed, i)) return add_abs_loop(s, p + i + 8, m - i - 8);
+      if (give_up(++failed, i))
+        return add_abs_loop(s, p + i + 8, m - i - 8, Signs ? signs + i / 8 + 1 : nullptr);
     }
   }
   return s + lanes(a, c);
@@ -152,20 +215,26 @@ double sum_sse2(const float* p, int64_t n) {
 
 }  // namespace
 
-double add_abs_in_order_sse2(double s, const float* x, int64_t n) {
+double add_abs_in_order_with_signs_sse2(double s, const float* x, int64_t n, uint8_t* signs) {
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const float* p = x + c0;
     const int64_t len = std::min(kChunk, n - c0);
-    s = block(
-        s, p, len, [p, len] { return sum_sse2(p, len); },
-        [p](double s, double b, float l, int64_t m) {
-          return s >= b ? runs_sse2<true>(p, s, b, l, m) : runs_sse2<false>(p, s, b, l, m);
+    s = block_with_signs(
+        s, p, len, signs ? signs + c0 / 8 : nullptr, [p, len] { return sum_sse2(p, len); },
+        [p](double s, double b, float l, int64_t m, uint8_t* out) {
+          if (out)
+            return s >= b ? runs_sse2<true, true>(p, s, b, l, m, out)
+                          : runs_sse2<false, true>(p, s, b, l, m, out);
+          return s >= b ? runs_sse2<true, false>(p, s, b, l, m, out)
+                        : runs_sse2<false, false>(p, s, b, l, m, out);
         });
   }
   return s;
 }
 #else
-double add_abs_in_order_sse2(double s, const float* x, int64_t n) { return add_abs_loop(s, x, n); }
+double add_abs_in_order_with_signs_sse2(double s, const float* x, int64_t n, uint8_t* signs) {
+  return signs ? add_abs_in_order_with_signs_portable(s, x, n, signs) : add_abs_loop(s, x, n);
+}
 #endif
 
 #if defined(CEDAR_ABS_SUM_AVX2)
@@ -178,16 +247,21 @@ __attribute__((target("avx2"))) inline double lanes_avx2(__m256d a, __m256d c) {
   return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 
-template <bool Rounded>
+template <bool Rounded, bool Signs>
 __attribute__((target("avx2"))) double runs_avx2(const float* p, double s, double b, float low,
-                                                 int64_t m) {
+                                                 int64_t m, uint8_t* signs) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256 l = _mm256_set1_ps(low), half = _mm256_set1_ps(static_cast<float>(low * 0x1.0p-24));
   bool s_ok = Rounded || multiple_of_spacing(s, b);
   int64_t failed = 0;
   __m256d a = _mm256_setzero_pd(), c = _mm256_setzero_pd();  // the run
   for (int64_t i = 0; i < m; i += 8) {
-    const __m256 v = _mm256_and_ps(_mm256_loadu_ps(p + i), abs_mask);
+    prefetch_ahead(p + i);
+    const __m256 x = _mm256_loadu_ps(p + i);
+    if constexpr (Signs)  // ordered x >= 0, as above
+      signs[i / 8] = static_cast<uint8_t>(
+          _mm256_movemask_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ)));
+    const __m256 v = _mm256_and_ps(x, abs_mask);
     const __m256 ge = _mm256_cmp_ps(v, l, _CMP_GE_OQ);
     const __m256 rounded = _mm256_sub_ps(_mm256_add_ps(v, l), l);
     const __m256 r = _mm256_blendv_ps(rounded, v, ge);
@@ -202,7 +276,8 @@ __attribute__((target("avx2"))) double runs_avx2(const float* p, double s, doubl
       s = add_abs_loop(s + lanes_avx2(a, c), p + i, 8);
       a = c = _mm256_setzero_pd();
       s_ok = Rounded || multiple_of_spacing(s, b);
-      if (give_up(++failed, i)) return add_abs_loop(s, p + i + 8, m - i - 8);
+      if (give_up(++failed, i))
+        return add_abs_loop(s, p + i + 8, m - i - 8, Signs ? signs + i / 8 + 1 : nullptr);
     }
   }
   return s + lanes_avx2(a, c);
@@ -222,29 +297,46 @@ __attribute__((target("avx2"))) double sum_avx2(const float* p, int64_t n) {
 
 }  // namespace
 
-double add_abs_in_order_avx2(double s, const float* x, int64_t n) {
+double add_abs_in_order_with_signs_avx2(double s, const float* x, int64_t n, uint8_t* signs) {
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const float* p = x + c0;
     const int64_t len = std::min(kChunk, n - c0);
-    s = block(
-        s, p, len, [p, len] { return sum_avx2(p, len); },
-        [p](double s, double b, float l, int64_t m) {
-          return s >= b ? runs_avx2<true>(p, s, b, l, m) : runs_avx2<false>(p, s, b, l, m);
+    s = block_with_signs(
+        s, p, len, signs ? signs + c0 / 8 : nullptr, [p, len] { return sum_avx2(p, len); },
+        [p](double s, double b, float l, int64_t m, uint8_t* out) {
+          if (out)
+            return s >= b ? runs_avx2<true, true>(p, s, b, l, m, out)
+                          : runs_avx2<false, true>(p, s, b, l, m, out);
+          return s >= b ? runs_avx2<true, false>(p, s, b, l, m, out)
+                        : runs_avx2<false, false>(p, s, b, l, m, out);
         });
   }
   return s;
 }
 #else
-double add_abs_in_order_avx2(double s, const float* x, int64_t n) {
-  return add_abs_in_order_sse2(s, x, n);
+double add_abs_in_order_with_signs_avx2(double s, const float* x, int64_t n, uint8_t* signs) {
+  return add_abs_in_order_with_signs_sse2(s, x, n, signs);
 }
 #endif
+
+double add_abs_in_order_sse2(double s, const float* x, int64_t n) {
+  return add_abs_in_order_with_signs_sse2(s, x, n, nullptr);
+}
+
+double add_abs_in_order_avx2(double s, const float* x, int64_t n) {
+  return add_abs_in_order_with_signs_avx2(s, x, n, nullptr);
+}
 
 }  // namespace simd_impl
 
 double add_abs_in_order(double s, const float* x, int64_t n) {
   return simd_impl::have_avx2() ? simd_impl::add_abs_in_order_avx2(s, x, n)
                                 : simd_impl::add_abs_in_order_sse2(s, x, n);
+}
+
+double add_abs_in_order_with_signs(double s, const float* x, int64_t n, uint8_t* signs) {
+  return simd_impl::have_avx2() ? simd_impl::add_abs_in_order_with_signs_avx2(s, x, n, signs)
+                                : simd_impl::add_abs_in_order_with_signs_sse2(s, x, n, signs);
 }
 
 }  // namespace cedar

@@ -34,6 +34,15 @@ class Compressor {
   // difference chunk by chunk instead.
   virtual at::Tensor compress_difference(const at::Tensor& x, const at::Tensor& y,
                                          at::Generator& gen, at::Tensor& scratch);
+  // Error feedback's p = e + g·scale and its encoding in one pass: e <- e + g·scale in place
+  // (element by element the fp32 product, then the sum; scale 1 adds g itself), and returns the
+  // bytes of compress(e) of the new e. e and g are contiguous fp32 CPU tensors of one shape.
+  // Returns an undefined tensor, leaving e alone, where the codec has no such form (the default);
+  // the caller then adds and compresses.
+  virtual at::Tensor compress_accumulated(at::Tensor& e, const at::Tensor& g, float scale,
+                                          at::Generator& gen) {
+    return {};
+  }
   // Decodes one payload back to a dense fp32 tensor of `numel` elements.
   virtual at::Tensor decompress(const at::Tensor& payload, int64_t numel) = 0;
   // Decodes one payload into caller-provided storage: `out` a contiguous fp32 tensor whose

@@ -147,11 +147,15 @@ CEDAR_SIGN_LANES_TARGET int64_t apply_signs_avx2(const uint8_t* bits, int64_t n,
   return 32 * words;
 }
 
-// Every stream's value added in registers, stream after stream, for each group of eight.
+// Every stream's value added in registers, stream after stream, for each group of eight. An
+// output larger than the caches is written by non-temporal stores where it is 32-byte aligned
+// (simd.h: stream_output), as the sign decoder writes its own.
 CEDAR_SIGN_LANES_TARGET int64_t average_signs_avx2(const uint8_t* const* bits, const float* one,
                                                    const float* zero, int streams, int64_t n,
                                                    float divisor, float then, float* out) {
   const __m256 div = _mm256_set1_ps(divisor), by = _mm256_set1_ps(then);
+  const bool stream =
+      kStreamingStores && stream_output(n) && (reinterpret_cast<uintptr_t>(out) & 31) == 0;
   const int64_t words = n / 32;
   for (int64_t w = 0; w < words; ++w) {
     // Stream s's eight values of group g.
@@ -172,9 +176,14 @@ CEDAR_SIGN_LANES_TARGET int64_t average_signs_avx2(const uint8_t* const* bits, c
     }
     for (int g = 0; g < 4; ++g) {
       if (then != 1.0f) acc[g] = _mm256_div_ps(acc[g], by);
-      _mm256_storeu_ps(out + 32 * w + 8 * g, acc[g]);
+      if (stream) {
+        _mm256_stream_ps(out + 32 * w + 8 * g, acc[g]);
+      } else {
+        _mm256_storeu_ps(out + 32 * w + 8 * g, acc[g]);
+      }
     }
   }
+  if (stream) store_fence();
   return 32 * words;
 }
 

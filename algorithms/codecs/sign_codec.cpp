@@ -116,6 +116,18 @@ class ScaledSignCompressor final : public Compressor {
     });
   }
 
+  // e + g·scale formed chunk by chunk into e, each chunk encoded while it is cached.
+  at::Tensor compress_accumulated(at::Tensor& e, const at::Tensor& g, float scale,
+                                  at::Generator&) override {
+    if (!cpu_fp32(e, g)) return {};
+    float* ep = e.data_ptr<float>();
+    const float* gp = g.data_ptr<float>();
+    return encode(e.numel(), [ep, gp, scale](int64_t c0, int64_t len) {
+      accumulate_scaled(ep + c0, gp + c0, len, scale);
+      return static_cast<const float*>(ep + c0);
+    });
+  }
+
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
     if (!payload.is_cpu()) return generic::scaled_sign_decode(payload, numel);
     at::Tensor out = at::empty({std::max<int64_t>(numel, 0)}, at::kFloat);
@@ -180,8 +192,7 @@ class ScaledSignCompressor final : public Compressor {
 
  private:
   // The encoding of d values, chunk(c0, len) giving those of [c0, c0 + len): ‖p‖₁ in element
-  // order (fp64) and the sign bits, chunk by chunk while the chunk is cached (every chunk's bits
-  // start on a byte).
+  // order (fp64) and the sign bits in one read of each chunk (every chunk's bits start on a byte).
   template <class Chunk>
   at::Tensor encode(int64_t d, Chunk chunk) const {
     at::Tensor out = at::empty({payload_bytes(d)}, at::kByte);
@@ -189,9 +200,7 @@ class ScaledSignCompressor final : public Compressor {
     double l1 = 0;
     for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
       const int64_t len = std::min(kChunk, d - c0);
-      const float* values = chunk(c0, len);
-      l1 = add_abs_in_order(l1, values, len);
-      pack_signs(values, len, op + 4 + c0 / 8);
+      l1 = add_abs_in_order_with_signs(l1, chunk(c0, len), len, op + 4 + c0 / 8);
     }
     const float scale = d ? static_cast<float>(l1 / static_cast<double>(d)) : 0.0f;
     std::memcpy(op, &scale, 4);

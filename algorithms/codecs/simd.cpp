@@ -263,6 +263,15 @@ double squared_distance_then_copy(const float* x, float* y, int64_t n) {
                                 : simd_impl::squared_distance_sse2(x, y, n, true);
 }
 
+void accumulate_scaled(float* e, const float* g, int64_t n, float scale) {
+  // Two statements: the product is rounded before the sum (the baseline target has no FMA to
+  // contract them into either).
+  for (int64_t i = 0; i < n; ++i) {
+    const float product = g[i] * scale;
+    e[i] = e[i] + product;
+  }
+}
+
 float max_abs(const float* x, int64_t n, Isa isa) {
   float mx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = isa != Isa::kBaseline ? max_abs_avx2(x, n, mx) : 0;

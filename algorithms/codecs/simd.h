@@ -56,12 +56,20 @@ void bucket_sums_of_squares(const float* x, int64_t n, int64_t bucket, int64_t f
 // each addition adds (the value, or the value rounded to the spacing of the sums) is known in
 // advance (abs_sum.cpp); elsewhere the loop runs.
 double add_abs_in_order(double s, const float* x, int64_t n);
-// Its forms, for tests that compare them: the loop, SSE2 groups (the loop where the build has no
-// SSE2) and AVX2 groups, which only run where simd_impl::have_avx2().
+// The same sum, writing on the way the sign bits of x[0, n) to signs[0, ⌈n/8⌉): pack_signs's
+// bits (bit_packing.h: bit i of byte i/8 set for x_i >= 0, clear for x_i < 0 and NaN, the last
+// byte's unused bits clear). EF-signSGD's ‖p‖₁ and sign(p) in one read of p.
+double add_abs_in_order_with_signs(double s, const float* x, int64_t n, uint8_t* signs);
+// Their forms, for tests that compare them: the loop, SSE2 groups (the loop where the build has no
+// SSE2) and AVX2 groups, which only run where simd_impl::have_avx2(). `signs` may be null in the
+// last two (no bits written).
 namespace simd_impl {
 double add_abs_in_order_portable(double s, const float* x, int64_t n);
 double add_abs_in_order_sse2(double s, const float* x, int64_t n);
 double add_abs_in_order_avx2(double s, const float* x, int64_t n);
+double add_abs_in_order_with_signs_portable(double s, const float* x, int64_t n, uint8_t* signs);
+double add_abs_in_order_with_signs_sse2(double s, const float* x, int64_t n, uint8_t* signs);
+double add_abs_in_order_with_signs_avx2(double s, const float* x, int64_t n, uint8_t* signs);
 }  // namespace simd_impl
 
 // Σ (x_i − y_i)² over x[0, n), y[0, n) in fp64, each difference rounded to fp32 (as x − y of two
@@ -88,6 +96,10 @@ double squared_distance_with_difference_avx2(const float* x, const float* y, flo
 double squared_distance_then_take_sse2(float* x, const float* y, float* diff, int64_t n);
 double squared_distance_then_take_avx2(float* x, const float* y, float* diff, int64_t n);
 }  // namespace simd_impl
+
+// e_i <- e_i + g_i·scale for i in [0, n): the fp32 product rounded, then the sum (no fused
+// multiply-add; scale 1 adds g_i itself, as e + g). Error feedback's p = e + γ·g.
+void accumulate_scaled(float* e, const float* g, int64_t n, float scale);
 
 // max |x_i| over x[0, n), NaNs skipped (0 when there is none). Eight running maxima; the result
 // does not depend on the order.

@@ -2,20 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include "algorithms/codecs/simd.h"
+
 namespace cedar {
-
-namespace {
-
-// e[i] <- e[i] + g[i] * scale: the fp32 product rounded, then the sum (the build does not contract
-// the two into a fused multiply-add: no FMA instructions in its baseline target).
-void add_scaled(float* e, const float* g, int64_t n, float scale) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float product = g[i] * scale;
-    e[i] = e[i] + product;
-  }
-}
-
-}  // namespace
 
 at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, Compressor& c,
                                    at::Generator& gen, float scale) {
@@ -30,14 +19,19 @@ at::Tensor ErrorFeedback::compress(const std::string& key, const at::Tensor& g, 
     e = p - c.decompress(payload, p.numel()).view(p.sizes());  // decoded where p is
     return payload;
   }
-  // The same operations in the memory itself: p = e + g (the same sum as g + e), its encoding,
-  // then e = p - D(C(p)), which a sparse codec computes at its indices only.
-  if (scale == 1.0f) {
-    e.add_(g);
-  } else {
-    add_scaled(e.data_ptr<float>(), g.data_ptr<float>(), e.numel(), scale);
+  // The same operations in the memory itself: p = e + g (the same sum as g + e), its encoding
+  // (in one pass where the codec forms p as it encodes), then e = p - D(C(p)), which a sparse
+  // codec computes at its indices only.
+  at::Tensor payload;
+  if (cpu_fp32(e, g)) payload = c.compress_accumulated(e, g, scale, gen);
+  if (!payload.defined()) {
+    if (scale == 1.0f) {
+      e.add_(g);
+    } else {
+      accumulate_scaled(e.data_ptr<float>(), g.data_ptr<float>(), e.numel(), scale);
+    }
+    payload = c.compress(e, gen);
   }
-  at::Tensor payload = c.compress(e, gen);
   c.subtract_decoded(payload, e, scratch_);
   return payload;
 }

@@ -1,11 +1,16 @@
 // Error feedback as a decorator around a compressor (algorithms/exchange/error_feedback.h): with
 // top-k and random-k (shared and own index sets) the memory is the exact residual at every step and
-// nothing is lost over the steps.
+// nothing is lost over the steps. With the scaled sign, whose codec forms p = e + g·scale as it
+// encodes (Compressor::compress_accumulated), the payloads and memories are those of the separate
+// tensor operations bit for bit, on odd sizes and gradients at unaligned addresses.
 #include "algorithms/exchange/error_feedback.h"
 
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
+#include <string>
+
+#include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/randomk_codec.h"
 #include "algorithms/codecs/topk_codec.h"
 #include "algorithms/exchange/sparse_exchange.h"
@@ -15,6 +20,7 @@ namespace cedar {
 namespace {
 
 using testing::randn_seeded;
+using testing::same_bits;
 using testing::topk_dense;
 
 // e' = (g + e) − D(C(g + e)) at every step, and Σ sent + final memory = Σ g (nothing lost).
@@ -56,6 +62,33 @@ TEST(ErrorFeedback, RandomKInvariant) {
   EXPECT_EQ(own.payload_bytes(500), 8 * 10);
   check_error_feedback(shared, 10, false);
   check_error_feedback(own, 10, false);
+}
+
+TEST(ErrorFeedback, ScaledSignInOnePassIsTheSeparateOperations) {
+  auto c = make_scaled_sign_compressor();
+  for (int64_t d : {1, 7, 9, 33, 4097, 3 * 4096 + 5, 100003}) {
+    for (float scale : {1.0f, 0.05f}) {
+      ErrorFeedback ef;
+      at::Tensor e = torch::zeros({d});
+      for (int step = 0; step < 3; ++step) {
+        // A gradient one float past its storage's start: not 16- or 32-byte aligned.
+        at::Tensor g = randn_seeded(d + 1, 30 + step).narrow(0, 1, d);
+        if (d > 9) {
+          g[2] = -0.0f;
+          g[d - 1] = 0.0f;
+        }
+        auto gen = make_generator(5, 0, step);
+        const at::Tensor payload = ef.compress("w", g, *c, gen, scale);
+        const at::Tensor p = (scale != 1.0f ? g * scale : g) + e;
+        const at::Tensor want = c->compress(p, gen);
+        const std::string where = "d " + std::to_string(d) + " scale " + std::to_string(scale) +
+                                  " step " + std::to_string(step);
+        EXPECT_TRUE(same_bits(payload, want)) << where;
+        e = p - c->decompress(want, d);
+        EXPECT_TRUE(same_bits(ef.memory("w"), e)) << where;
+      }
+    }
+  }
 }
 
 }  // namespace

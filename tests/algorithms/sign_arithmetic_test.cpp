@@ -2,7 +2,8 @@
 // (bit_packing.h's unpack_signs_into): each form (portable, AVX2 where the CPU has it) gives, bit
 // for bit, what decoding the bits by hand and applying the LibTorch operation gives, for lengths
 // around the forms' 8- and 32-element steps, storage off their alignment, and inputs holding
-// signed zeros, infinities, NaNs and subnormals.
+// signed zeros, infinities, NaNs and subnormals; averages into outputs large enough to be
+// streamed, aligned and not.
 #include "algorithms/codecs/sign_arithmetic.h"
 
 #include <gtest/gtest.h>
@@ -116,6 +117,39 @@ TEST(SignArithmetic, AverageIsTheOrderedSumDividedThenDividedAgain) {
   float out = 0;
   EXPECT_THROW(average_signs(nullptr, nullptr, nullptr, 0, 1, 1.0f, 1.0f, &out),
                std::invalid_argument);
+}
+
+// An output larger than kStreamingBytes is written by non-temporal stores where it is aligned:
+// the same values as the ordered operations, aligned or not, and nothing past its end.
+TEST(SignArithmetic, AverageIntoALargeOutputIsTheSameStreamedOrNot) {
+  const int64_t n = kStreamingBytes / 4 + 4096 + 37;
+  ASSERT_TRUE(stream_output(n));
+  for (bool avx2 : forms())
+    for (int streams : {1, 2})
+      for (int64_t offset : {0, 1}) {
+        std::vector<at::Tensor> bits;
+        std::vector<const uint8_t*> pointers;
+        const std::vector<float> one = {0.5f, 0.25f}, zero = {-0.5f, -0.125f};
+        at::Tensor expected;
+        for (int s = 0; s < streams; ++s) {
+          bits.push_back(random_bits(n, 20 + s));
+          pointers.push_back(bits.back().data_ptr<uint8_t>());
+          const at::Tensor v = decoded(bits.back(), n, one[s], zero[s]);
+          expected = s == 0 ? v : expected + v;
+        }
+        const float divisor = static_cast<float>(streams);
+        if (streams > 1) expected = expected / divisor;
+        expected = expected / 0.1f;
+        // 64-byte aligned storage; offset 1 puts the output 4 bytes off it.
+        at::Tensor buffer = at::full({n + 2}, 7.0f);
+        at::Tensor out = buffer.narrow(0, offset, n);
+        simd_impl::average_signs(avx2, pointers.data(), one.data(), zero.data(), streams, n,
+                                 streams > 1 ? divisor : 1.0f, 0.1f, out.data_ptr<float>());
+        const std::string what = form_name(avx2) + ", " + std::to_string(streams) +
+                                 " streams, offset " + std::to_string(offset);
+        EXPECT_TRUE(same_bits(out, expected)) << what;
+        EXPECT_EQ(buffer[offset + n].item<float>(), 7.0f) << what;
+      }
 }
 
 TEST(SignArithmetic, MajorityIsTheSignOfTheSumOfPlusAndMinusOnes) {

@@ -4,7 +4,8 @@
 // through them, so their order fixes those results' bits. EF-signSGD's ‖p‖₁ (add_abs_in_order) is
 // the plain element-order loop's, bit for bit, in each of its forms: on Gaussian, heavy-tailed and
 // random-bit inputs, runs of exact ties, starts in every regime (zero, negative, huge, tiny,
-// infinite, NaN) and sums that cross a power of two.
+// infinite, NaN) and sums that cross a power of two; add_abs_in_order_with_signs gives that sum
+// and pack_signs's bits in each of its forms, on odd sizes at unaligned addresses.
 #include "algorithms/codecs/simd.h"
 
 #include <gtest/gtest.h>
@@ -16,8 +17,10 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/compressor.h"
 #include "tests/unit/algorithm_harness.h"
 
@@ -242,6 +245,69 @@ TEST(SimdSums, AddAbsInOrderIsTheElementOrderLoop) {
   expect_the_loop(0, big, "largest floats");
   big[4000] = std::numeric_limits<float>::infinity();
   expect_the_loop(0, big, "an infinity");
+}
+
+// Every form of add_abs_in_order_with_signs from s over x: the loop's sum and pack_signs's bits,
+// nothing written past the last byte of bits. x is copied to `offset` floats past a 32-byte
+// boundary and the bits to `offset` bytes past one, so that no form relies on alignment.
+void expect_the_loop_and_signs(double s, const std::vector<float>& x, const std::string& what) {
+  const double want = abs_loop(s, x);
+  const int64_t n = static_cast<int64_t>(x.size()), bytes = packed_bytes(n, 1);
+  std::vector<uint8_t> want_bits(static_cast<size_t>(bytes));
+  simd_impl::pack_signs_sse2(x.data(), n, want_bits.data());
+  using Form = double (*)(double, const float*, int64_t, uint8_t*);
+  std::vector<std::pair<std::string, Form>> forms = {
+      {"dispatched", add_abs_in_order_with_signs},
+      {"portable", simd_impl::add_abs_in_order_with_signs_portable},
+      {"sse2", simd_impl::add_abs_in_order_with_signs_sse2}};
+  if (simd_impl::have_avx2())
+    forms.emplace_back("avx2", simd_impl::add_abs_in_order_with_signs_avx2);
+  for (int offset : {0, 1, 3}) {
+    std::vector<float> xs(static_cast<size_t>(n + 16));
+    float* px = xs.data() + (8 - reinterpret_cast<uintptr_t>(xs.data()) / 4 % 8) % 8 + offset;
+    std::copy(x.begin(), x.end(), px);
+    for (const auto& [name, form] : forms) {
+      std::vector<uint8_t> bits(static_cast<size_t>(bytes + 40), 0xa5);
+      uint8_t* pb =
+          bits.data() + (32 - reinterpret_cast<uintptr_t>(bits.data()) % 32) % 32 + offset;
+      const std::string where = what + ", " + name + ", offset " + std::to_string(offset);
+      EXPECT_TRUE(same_double(form(s, px, n, pb), want)) << where;
+      EXPECT_TRUE(std::equal(want_bits.begin(), want_bits.end(), pb)) << where;
+      EXPECT_EQ(pb[bytes], 0xa5) << where;
+    }
+  }
+}
+
+TEST(SimdSums, AddAbsInOrderWithSignsIsTheLoopAndPackSigns) {
+  for (int64_t n : {0, 1, 7, 8, 9, 31, 33, 4095, 4096, 4097, 3 * 4096 + 5, 100003}) {
+    at::Tensor v = at::randn({n}, make_generator(n, 8, 0));
+    if (n > 9) {
+      v[3] = -0.0f;
+      v[5] = 0.0f;
+      v[n - 2] = std::numeric_limits<float>::quiet_NaN();
+    }
+    expect_the_loop_and_signs(0, values_of(v), "gaussian, n " + std::to_string(n));
+  }
+  // Random bit patterns (NaNs, infinities, subnormals): groups fail and blocks give up on their
+  // runs part-way, leaving their bits to the loop; ties from a start on a power of two; starts
+  // that skip the runs (negative, NaN) or cross a power of two.
+  const int64_t m = 20011;
+  std::vector<float> bits(m), ties(m);
+  for (int64_t i = 0; i < m; ++i) {
+    bits[static_cast<size_t>(i)] = float_of_bits(static_cast<uint32_t>(i) * 2654435761u);
+    // From 2^30 the sums' spacing is 2^-22: odd multiples of 2^-23 are ties, now and then and
+    // densely in [15000, 16000), among multiples of 2^-22 and values that round.
+    const bool tie = i % 97 == 0 || (i >= 15000 && i < 16000);
+    const float k = static_cast<float>(i % 64);
+    ties[static_cast<size_t>(i)] = tie     ? (2 * k + 1) * std::ldexp(1.0f, -23)
+                                   : i % 2 ? k * std::ldexp(1.0f, -22)
+                                           : (k + 0.3f) * std::ldexp(1.0f, -20);
+  }
+  expect_the_loop_and_signs(0, bits, "random bits");
+  expect_the_loop_and_signs(std::ldexp(1.0, 30), ties, "ties from 2^30");
+  const std::vector<float> gaussian = values_of(at::randn({5001}, make_generator(9, 0, 0)));
+  for (double s : {-5.0, std::nan(""), std::ldexp(1.0, 12) - 3, 1e300})
+    expect_the_loop_and_signs(s, gaussian, "gaussian from " + std::to_string(s));
 }
 
 }  // namespace

@@ -191,8 +191,9 @@ TEST(MpiFidelity, EveryLosslessSettingTrainsLikeDenseSgd) {
           EXPECT_EQ(accuracy_gap, 0.0) << what << ", " << steps;
         } else {
           EXPECT_LT(gap, setting.tolerance) << what;
-          if (setting.tolerance <= kRoundingOnly)
+          if (setting.tolerance <= kRoundingOnly) {
             EXPECT_LE(accuracy_gap, 1.0 / kTest + 1e-12) << what;
+          }
         }
       }
     }
