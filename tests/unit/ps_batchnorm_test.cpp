@@ -2,8 +2,9 @@
 // averaged as written here, and a whole bsp run of ResNet-20 on in-process ranks (two workers,
 // one or two servers) against dense all-reduce SGD on two ranks through the trainer: the same
 // final parameters and, in rank 0's final model, the average of the dense ranks' buffers, bitwise.
-// With two ranks MPI's sum and the server's sum in worker order add the same two numbers, so the
-// arithmetic is the same; with more workers only the summation order would differ.
+// At two workers the allreduce (in-process here, MPI's in a run) and the server (in worker order)
+// add the same two numbers, and a + b = b + a in floating point, so the arithmetic is the same;
+// at more workers the two sums may be taken in different orders, which rounds differently.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -52,8 +53,7 @@ TEST(WorkerBuffers, AveragesFloatBuffersOverWorkersAndTakesWorker0sCounts) {
   buffers.receive(1, WorkerBuffers::pack(w1).data_ptr<double>());
   // Worker 2 has sent nothing: it counts with the initial buffers (zeros, count 0).
   buffers.average_into(model);
-  EXPECT_TRUE(torch::equal(model.mean, torch::tensor({4.0f / 3, 2.5f / 3, 0.0f})))
-      << model.mean;
+  EXPECT_TRUE(torch::equal(model.mean, torch::tensor({4.0f / 3, 2.5f / 3, 0.0f}))) << model.mean;
   EXPECT_EQ(model.count.item<int64_t>(), 7);
 
   // A checkpoint carries every worker's latest buffers.
@@ -141,9 +141,8 @@ Final ps_bsp(int servers) {
       InProcessCommunicator inner(world, r), control(control_world, r);
       MeteredCommunicator comm(inner);
       check_parameter_server_run(t.cfg, ps, ranks, *t.model);
-      run_parameter_server(
-          PsRunInputs{t.cfg, ps, t.model, t.data, comm, control, nullptr, -1,
-                      torch::Device(torch::kCPU), true, nullptr, -1});
+      run_parameter_server(PsRunInputs{t.cfg, ps, t.model, t.data, comm, control, nullptr, -1,
+                                       torch::Device(torch::kCPU), true, nullptr, -1});
       if (r == 0) out = final_of(*t.model);
     });
   for (auto& th : threads) th.join();
