@@ -17,7 +17,9 @@
 //        (Ho et al.'s clock bound, s = staleness): its pull reply waits until then.
 //   asp  as ssp with no bound: nobody waits.
 // Every applied gradient's staleness (versions applied between the worker's pull and this
-// apply) is recorded. The wire format is runner/ps/protocol.h.
+// apply) is recorded. The wire format is runner/ps/protocol.h. Batch-norm statistics are not
+// parameters: each worker keeps its own and the evaluated model carries their average
+// (runner/ps/worker_buffers.h cites the systems that do the same).
 //
 // LAG on the server (upload: lag; Chen, Giannakis, Sun, Yin, "LAG: Lazily Aggregated Gradient
 // for Communication-Efficient Distributed Learning", NeurIPS 2018, stated there for a parameter

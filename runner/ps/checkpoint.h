@@ -2,8 +2,9 @@
 // When a parameter-server run writes checkpoints and how its ranks commit one. The servers decide
 // (runner/ps/server.h): a checkpoint is due at every epoch boundary counted in applied
 // updates and every train.checkpoint_every_steps updates, and at a signal. Each rank writes its
-// own file (runner/train/checkpoint.h) while every worker waits for its reply; then, collectively
-// on the control channel, rank 0 records the checkpoint as the latest.
+// own file (runner/train/checkpoint.h) while every worker waits for its reply (a worker's holds
+// its batch-norm statistics, rank 0's the latest of every worker: runner/ps/worker_buffers.h);
+// then, collectively on the control channel, rank 0 records the checkpoint as the latest.
 //
 // bsp resumes bitwise: a checkpoint is taken at the end of a round, where every worker has pushed
 // and waits, so the resumed run takes the same rounds. ssp and asp resume from a consistent

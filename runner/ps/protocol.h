@@ -22,7 +22,10 @@
 // skips) and 16 + 4 n_s bytes received; a server sends 16 + 4 n_s bytes per push it answers,
 // whether or not checkpoints are written.
 // The workers' step statistics (loss, counts, their metered traffic) go to rank 0 over the
-// run's unmetered control channel (kStatsTag): harness bookkeeping, not training traffic.
+// run's unmetered control channel (kStatsTag), followed in the same message by the worker's
+// buffers after the step (batch-norm statistics, runner/ps/worker_buffers.h; none for LeNet-5):
+// harness bookkeeping for rank 0's evaluations, not training traffic, as the all-reduce
+// trainer's averaging of the ranks' buffers before an evaluation goes over its control channel.
 #include <cstdint>
 
 namespace cedar {
@@ -65,7 +68,8 @@ inline int64_t resumed_code(int64_t code) {
                                  : (code == kCheckpointStopWait ? kCheckpointWait : code);
 }
 
-// A worker's step as rank 0 records it (kStatsTag, kStatsWords doubles, in this order).
+// A worker's step as rank 0 records it (kStatsTag, kStatsWords doubles, in this order, then
+// WorkerBuffers::words() doubles of its buffers).
 struct WorkerStepStats {
   double loss_sum = 0, correct = 0, count = 0;
   double compute_seconds = 0, comm_seconds = 0;

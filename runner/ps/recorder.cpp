@@ -16,15 +16,17 @@ PsRecorder::PsRecorder(const PsRunInputs& in, const PsLayout& layout, int64_t up
       layout_(layout),
       updates_per_epoch_(updates_per_epoch),
       stats_(layout.workers),
+      buffers_(*in.model, layout.workers),
       recorder_(in.store, in.run_id, fp32_parameter_bytes(*in.model), layout.workers) {
   recorder_.start_clock();
 }
 
 void PsRecorder::receive_stats(int worker) {
-  at::Tensor t = at::empty({kStatsWords}, at::kDouble);
+  at::Tensor t = at::empty({kStatsWords + buffers_.words()}, at::kDouble);
   in_.control.recv(t, layout_.rank_of_worker(worker), kStatsTag);
   const double* v = t.data_ptr<double>();
   stats_[static_cast<size_t>(worker)] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+  buffers_.receive(worker, v + kStatsWords);
 }
 
 bool PsRecorder::losses_finite(const PsUpdate& u, std::string& why) const {
@@ -73,6 +75,7 @@ void PsRecorder::record(const PsUpdate& u) {
 }
 
 double PsRecorder::evaluate_now(int64_t version) {
+  buffers_.average_into(*in_.model);
   LocalCommunicator alone;
   const EvalResult r =
       evaluate(*in_.model, in_.data.test, in_.data.norm,

@@ -16,6 +16,7 @@
 #include "runner/ps/server.h"
 #include "runner/ps/shard_relay.h"
 #include "runner/ps/worker.h"
+#include "runner/ps/worker_buffers.h"
 #include "runner/train/checkpoint_state.h"
 #include "runner/train/evaluator.h"
 #include "runner/train/hold_for_signal.h"
@@ -188,7 +189,8 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
         {s.loss_sum, s.correct, s.count, compute_seconds, c.seconds, double(c.payload_bytes),
          double(c.bus_bytes), double(c.latency_steps), double(epoch)},
         at::kDouble);
-    in.control.send(t, 0, kStatsTag);
+    // The buffers this step's forward pass left (runner/ps/worker_buffers.h).
+    in.control.send(at::cat({t, WorkerBuffers::pack(*in.model)}), 0, kStatsTag);
   };
   if (plan.enabled())
     hooks.checkpoint = [&](int64_t version, int64_t steps, int64_t code) {
@@ -197,6 +199,8 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
       state["ps.worker.numbers"] =
           at::tensor({steps, epoch, pos.epoch, pos.cursor, version, code}, at::kLong);
       state["loader.rng"] = bytes_tensor(pos.rng_state);
+      for (const auto& b : in.model->named_buffers())
+        state["model.buffer." + b.key()] = b.value().detach().clone();
       if (lag) {
         lag->save(state, "ps.lag.");
         for (size_t i = 0; i < previous.size(); ++i)
@@ -216,6 +220,11 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
     resume = std::make_unique<PsWorkerResume>(PsWorkerResume{v[0], v[4], v[5]});
     epoch = v[1];
     loader.restore(LoaderPosition{v[2], v[3], tensor_bytes(need(state, "loader.rng"))});
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& b : in.model->named_buffers())
+        copy_into(b.value(), need(state, "model.buffer." + b.key()), b.key());
+    }
     if (lag) {
       lag->restore(state, "ps.lag.");
       previous.clear();
@@ -235,8 +244,10 @@ void work(const PsRunInputs& in, const PsLayout& layout, ShardedLoader& loader,
 
 RunSummary run_parameter_server(const PsRunInputs& in) {
   {
+    // Every rank starts from rank 0's model: its parameters and its buffers.
     torch::NoGradGuard no_grad;
     for (auto& p : in.model->parameters()) in.control.broadcast(p, 0);
+    for (auto& b : in.model->buffers()) in.control.broadcast(b, 0);
   }
   const PsLayout layout =
       make_ps_layout(parameter_numels(*in.model), static_cast<int>(in.ps.servers), in.comm.size());

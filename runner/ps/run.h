@@ -4,7 +4,10 @@
 // rank 0 (server 0) records the run: one step row per applied update (bsp: per round), with its
 // staleness, worker and gradient count in step_stats (cumulative bytes per worker: the mean of the
 // workers' pushes), and an evaluation of the server-held model at every epoch
-// boundary counted in applied updates and at the end. CEDAR_HOLD_AFTER_STEP=N
+// boundary counted in applied updates and at the end. A model's buffers (batch-norm statistics)
+// stay with the workers, each updating its own; the evaluated model carries their average
+// (runner/ps/worker_buffers.h), and after the run rank 0's model is the final one: the
+// server-held parameters and those averaged buffers. CEDAR_HOLD_AFTER_STEP=N
 // (runner/train/hold_for_signal.h) holds a server once it has applied N updates, a worker once
 // N of its steps are complete. Checkpoints and resume: runner/ps/checkpoint.h.
 #include <torch/types.h>
@@ -23,7 +26,7 @@ namespace cedar {
 
 // Throws ConfigError naming the file and key when the run cannot be a parameter-server run:
 // servers >= world size, LAG outside bsp, train.overlap, train.amp, a GPU
-// device, a model with buffers (batch-norm statistics would stay on the workers).
+// device, fewer parameter tensors than servers.
 void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServerParams& ps,
                                 int world_size, const Model& model);
 

@@ -25,10 +25,6 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
          "': the servers of algorithm ps step with sgd or lars");
   if (cfg.train.device != "cpu")
     fail("train.device '" + cfg.train.device + "': algorithm ps runs on the CPU (backend mpi)");
-  if (!model.buffers().empty())
-    fail("model.name '" + cfg.model.name +
-         "' has buffers (batch-norm statistics), which algorithm ps does not carry to the "
-         "servers: use a model without batch norm (lenet5)");
   const auto params = model.parameters();
   if (static_cast<int64_t>(params.size()) < ps.servers)
     fail("algorithm.servers " + std::to_string(ps.servers) + " for a model of " +
