@@ -40,18 +40,18 @@ at::Tensor onebit_decode(const at::Tensor& bytes, int64_t count, float scale) {
 }
 
 // x ← C(x)'s residual: x − s·sign(x), with the bits and the scale of C(x) returned.
-struct Compressed {
+struct OnebitCompressed {
   at::Tensor bits;
   float scale = 0;
 };
-Compressed compress_keeping_residual(at::Tensor& x) {
-  Compressed c{onebit_signs(x), onebit_scale(x)};
+OnebitCompressed onebit_compress(at::Tensor& x) {
+  OnebitCompressed c{onebit_signs(x), onebit_scale(x)};
   x.sub_(onebit_decode(c.bits, x.numel(), c.scale));
   return c;
 }
 
 // The K fp32 scales at the start of a message, on the host.
-std::vector<float> message_scales(const at::Tensor& message, size_t k) {
+std::vector<float> onebit_message_scales(const at::Tensor& message, size_t k) {
   const at::Tensor s =
       generic::reinterpret(message.narrow(0, 0, static_cast<int64_t>(4 * k)), at::kFloat).cpu();
   return std::vector<float>(s.data_ptr<float>(), s.data_ptr<float>() + k);
@@ -59,8 +59,8 @@ std::vector<float> message_scales(const at::Tensor& message, size_t k) {
 
 // A message: the scales, then per tensor the c_k/8 bytes of `chunk_bytes(k)`.
 template <class ChunkBytes>
-at::Tensor message(const std::vector<float>& scales, size_t k, at::Device device,
-                   ChunkBytes chunk_bytes) {
+at::Tensor onebit_message(const std::vector<float>& scales, size_t k, at::Device device,
+                          ChunkBytes chunk_bytes) {
   std::vector<at::Tensor> parts{at::tensor(scales, at::kFloat).view(at::kByte).to(device)};
   for (size_t i = 0; i < k; ++i) parts.push_back(chunk_bytes(i));
   return at::cat(parts);
@@ -110,13 +110,13 @@ void onebit_allreduce(const std::vector<at::Tensor>& x, const std::vector<Onebit
     at::Tensor& e = errors[i]->worker;
     if (!e.defined()) e = at::zeros({numels[i]}, x[i].options());
     e.add_(x[i].reshape({-1}));
-    const Compressed c = compress_keeping_residual(e);
+    const OnebitCompressed c = onebit_compress(e);
     worker_scales[i] = c.scale;
     worker_bits[i] = at::zeros({chunk_bytes[i] * n}, bytes);
     worker_bits[i].narrow(0, 0, c.bits.numel()).copy_(c.bits);
   }
   auto for_chunk = [&](int j) {
-    return message(worker_scales, k, device, [&](size_t i) {
+    return onebit_message(worker_scales, k, device, [&](size_t i) {
       return worker_bits[i].narrow(0, chunk_bytes[i] * j, chunk_bytes[i]);
     });
   };
@@ -133,7 +133,7 @@ void onebit_allreduce(const std::vector<at::Tensor>& x, const std::vector<Onebit
 
   // Server stage on this rank's chunk: y = Σ_i s_i·sign_i / n, q = y + ē, ē ← q − σ·sign(q).
   std::vector<std::vector<float>> scales;
-  for (const auto& m : received) scales.push_back(message_scales(m, k));
+  for (const auto& m : received) scales.push_back(onebit_message_scales(m, k));
   std::vector<float> server_scales(k);
   std::vector<at::Tensor> server_bits(k);
   int64_t offset = static_cast<int64_t>(4 * k);
@@ -147,20 +147,20 @@ void onebit_allreduce(const std::vector<at::Tensor>& x, const std::vector<Onebit
     at::Tensor& e = errors[i]->server;
     if (!e.defined()) e = at::zeros({chunk.count}, x[i].options());
     e.add_(y);
-    const Compressed c = compress_keeping_residual(e);
+    const OnebitCompressed c = onebit_compress(e);
     server_scales[i] = c.scale;
     server_bits[i] = at::zeros({chunk_bytes[i]}, bytes);
     server_bits[i].narrow(0, 0, c.bits.numel()).copy_(c.bits);
     offset += chunk_bytes[i];
   }
   const at::Tensor mine =
-      message(server_scales, k, device, [&](size_t i) { return server_bits[i]; });
+      onebit_message(server_scales, k, device, [&](size_t i) { return server_bits[i]; });
 
   // Phase 2: every chunk's σ·sign(q) from its server.
   const at::Tensor all = n > 1 ? comm.allgather(mine) : mine;
   for (int j = 0; j < n; ++j) {
     const at::Tensor m = all.narrow(0, size * j, size);
-    const std::vector<float> sigma = message_scales(m, k);
+    const std::vector<float> sigma = onebit_message_scales(m, k);
     int64_t pos = static_cast<int64_t>(4 * k);
     for (size_t i = 0; i < k; ++i) {
       const OnebitChunk chunk = onebit_chunk(numels[i], n, j);

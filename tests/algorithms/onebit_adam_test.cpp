@@ -26,15 +26,15 @@ using testing::make_algorithm;
 using testing::same_bits;
 
 // √(Σ x² / L) summed in fp64, rounded to fp32: the paper's ‖x‖₂/‖sign(x)‖₂.
-float rms(const at::Tensor& x) {
+float onebit_rms(const at::Tensor& x) {
   if (x.numel() == 0) return 0.0f;
   return static_cast<float>(
       std::sqrt(x.to(torch::kDouble).pow(2).sum().item<double>() / static_cast<double>(x.numel())));
 }
 
-// C(x) = rms(x)·sign(x), sign(0) = +1.
-at::Tensor one_bit(const at::Tensor& x) {
-  const float s = rms(x);
+// C(x) = onebit_rms(x)·sign(x), sign(0) = +1: the paper's 1-bit compressor.
+at::Tensor onebit_c(const at::Tensor& x) {
+  const float s = onebit_rms(x);
   return torch::where(x >= 0, torch::full({}, s), torch::full({}, -s));
 }
 
@@ -48,7 +48,7 @@ at::Tensor paper_compressed_average(const std::vector<at::Tensor>& x, std::vecto
   std::vector<at::Tensor> sent;
   for (int i = 0; i < n; ++i) {
     const at::Tensor p = e[i] + x[i].reshape({-1});
-    sent.push_back(one_bit(p));
+    sent.push_back(onebit_c(p));
     e[i] = p - sent.back();
   }
   at::Tensor out = torch::empty({d});
@@ -58,21 +58,21 @@ at::Tensor paper_compressed_average(const std::vector<at::Tensor>& x, std::vecto
     for (int i = 0; i < n; ++i) y = y + sent[i].narrow(0, begin, count);
     if (n > 1) y = y / n;
     const at::Tensor q = ebar.narrow(0, begin, count) + y;
-    const at::Tensor sent_back = one_bit(q);
+    const at::Tensor sent_back = onebit_c(q);
     ebar.narrow(0, begin, count).copy_(q - sent_back);
     out.narrow(0, begin, count).copy_(sent_back);
   }
   return out;
 }
 
-const std::vector<std::vector<int64_t>> kShapes = {{12, 10}, {30}, {5}};
+const std::vector<std::vector<int64_t>> kOnebitShapes = {{12, 10}, {30}, {5}};
 
-at::Tensor grad_of(int rank, int64_t step, size_t i) {
-  return torch::randn(kShapes[i], make_generator(77, rank, step, i)) * (1.0 + rank);
+at::Tensor onebit_grad(int rank, int64_t step, size_t i) {
+  return torch::randn(kOnebitShapes[i], make_generator(77, rank, step, i)) * (1.0 + rank);
 }
-std::vector<at::Tensor> grads_of(int rank, int64_t step) {
+std::vector<at::Tensor> onebit_grads(int rank, int64_t step) {
   std::vector<at::Tensor> g;
-  for (size_t i = 0; i < kShapes.size(); ++i) g.push_back(grad_of(rank, step, i));
+  for (size_t i = 0; i < kOnebitShapes.size(); ++i) g.push_back(onebit_grad(rank, step, i));
   return g;
 }
 
@@ -137,10 +137,10 @@ TEST_P(OnebitAdamRanks, FollowsAlgorithmOneBitForBit) {
   const int n = GetParam();
   constexpr int kSteps = 7, kFreeze = 3;
   constexpr double b1 = 0.9, b2 = 0.999, eps = 1e-8;
-  auto res = testing::run_steps(n, "onebit-adam", "{freeze_step: 3}", kSteps, grads_of);
+  auto res = testing::run_steps(n, "onebit-adam", "{freeze_step: 3}", kSteps, onebit_grads);
   testing::expect_ranks_agree(res);
-  for (size_t i = 0; i < kShapes.size(); ++i) {
-    at::Tensor m = torch::zeros(kShapes[i]), v = torch::zeros(kShapes[i]);
+  for (size_t i = 0; i < kOnebitShapes.size(); ++i) {
+    at::Tensor m = torch::zeros(kOnebitShapes[i]), v = torch::zeros(kOnebitShapes[i]);
     const int64_t d = m.numel();
     std::vector<at::Tensor> e(n, torch::zeros({d}));
     at::Tensor ebar = torch::zeros({d});
@@ -148,16 +148,17 @@ TEST_P(OnebitAdamRanks, FollowsAlgorithmOneBitForBit) {
     for (int64_t t = 1; t <= kSteps; ++t) {
       const double c1 = 1 - std::pow(b1, t);
       if (t <= kFreeze) {
-        at::Tensor sum = grad_of(0, t - 1, i).clone();
-        for (int r = 1; r < n; ++r) sum.add_(grad_of(r, t - 1, i));
+        at::Tensor sum = onebit_grad(0, t - 1, i).clone();
+        for (int r = 1; r < n; ++r) sum.add_(onebit_grad(r, t - 1, i));
         const at::Tensor g = n > 1 ? sum / n : sum;
         m = m.mul(b1).add(g, 1 - b1);
         v = v.mul(b2).addcmul(g, g, 1 - b2);
         if (t == kFreeze) frozen_v = v.clone();
       } else {
         std::vector<at::Tensor> local;
-        for (int r = 0; r < n; ++r) local.push_back(m.mul(b1).add(grad_of(r, t - 1, i), 1 - b1));
-        m = paper_compressed_average(local, e, ebar).view(kShapes[i]);
+        for (int r = 0; r < n; ++r)
+          local.push_back(m.mul(b1).add(onebit_grad(r, t - 1, i), 1 - b1));
+        m = paper_compressed_average(local, e, ebar).view(kOnebitShapes[i]);
         EXPECT_TRUE(torch::equal(v, frozen_v)) << "v moved after the freeze";
       }
       const double c2 = 1 - std::pow(b2, std::min<int64_t>(t, kFreeze));
@@ -176,7 +177,7 @@ TEST_P(OnebitAdamRanks, FollowsAlgorithmOneBitForBit) {
 // one allgather of S bytes.
 TEST_P(OnebitAdamRanks, BytesPerStepFollowTheWireFormat) {
   const int n = GetParam();
-  auto res = testing::run_steps(n, "onebit-adam", "{freeze_step: 2}", 4, grads_of);
+  auto res = testing::run_steps(n, "onebit-adam", "{freeze_step: 2}", 4, onebit_grads);
   const int64_t dense = 4 * (120 + 30 + 5);
   int64_t s = 4 * 3;
   for (int64_t d : {120, 30, 5}) s += ceil_div(d, 8 * n);  // c_k / 8 bytes of bits
@@ -236,7 +237,7 @@ TEST(OnebitAdam, CompressedAllreduceKeepsEveryResidual) {
       at::Tensor x = x_of(comm.rank(), t);
       const at::Tensor p = (errors.worker.defined() ? errors.worker : torch::zeros({d})) + x;
       onebit_allreduce({x}, {&errors}, comm);
-      EXPECT_TRUE(same_bits(errors.worker, p - one_bit(p))) << "worker memory, call " << t;
+      EXPECT_TRUE(same_bits(errors.worker, p - onebit_c(p))) << "worker memory, call " << t;
       s.out.push_back(x);
     }
     s.worker = errors.worker;
