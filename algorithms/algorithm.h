@@ -82,6 +82,11 @@ class Algorithm {
   // gradient only; its reference optimizer gives the weight-decay term the same momentum, so that
   // the effective L2 matches dense SGD's.
   virtual double weight_decay_momentum() const { return 0; }
+  // With applies_momentum(): true when the direction written to the gradients is already the whole
+  // preconditioned step (1-bit Adam's m / (√v + ε)), which the optimizer must apply as plain SGD
+  // does, w ← w − lr·(direction + wd·w); LARS's layer-wise trust ratio would rescale it, so only
+  // optimizer.name: sgd runs such an algorithm (check_optimizer_for).
+  virtual bool needs_plain_sgd() const { return false; }
   // Checkpoints: save_state writes the state into `out`; load_state (after setup()) restores it
   // so that the next step computes exactly what it would have without the interruption.
   // Stateless algorithms keep the defaults.

@@ -38,7 +38,8 @@ set(CEDAR_EXCHANGE_SOURCES
   exchange/error_feedback.cpp
   exchange/compressed_exchange.cpp
   exchange/sparse_exchange.cpp
-  exchange/global_topk.cpp)
+  exchange/global_topk.cpp
+  exchange/onebit_allreduce.cpp)
 
 # The AVX2 kernels (codecs/avx2_kernels.h) are compiled for AVX2 with AES and VAES and run only on
 # CPUs that have them (chosen at run time); they include no LibTorch header, so they skip the

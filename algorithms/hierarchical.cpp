@@ -100,6 +100,7 @@ class Hierarchical final : public Algorithm {
   bool applies_momentum() const override { return inner_->applies_momentum(); }
   double own_momentum() const override { return inner_->own_momentum(); }
   double weight_decay_momentum() const override { return inner_->weight_decay_momentum(); }
+  bool needs_plain_sgd() const override { return inner_->needs_plain_sgd(); }
 
   void save_state(AlgorithmState& out) const override {
     if (!leader_) return;

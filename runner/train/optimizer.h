@@ -69,7 +69,9 @@ class SgdOptimizer final : public Optimizer {
 
 // Throws ConfigError naming the algorithm when it cannot step with the optimizer of `cfg`: Adam and
 // AdamW need the averaged gradient itself, which an algorithm that applies momentum or takes its
-// own steps (DGC, signSGD's Signum, EF-signSGD, LAG: applies_momentum()) does not hand over.
+// own steps (DGC, signSGD's Signum, EF-signSGD, LAG: applies_momentum()) does not hand over; an
+// algorithm whose update is a whole preconditioned step (1-bit Adam: needs_plain_sgd()) runs with
+// optimizer.name: sgd only.
 void check_optimizer_for(const OptimizerConfig& cfg, const Algorithm& algorithm,
                          const std::string& algorithm_name);
 

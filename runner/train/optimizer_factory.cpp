@@ -1,4 +1,7 @@
 // The optimizers `optimizer.name` selects: sgd, lars, adam, adamw.
+#include <string>
+#include <utility>
+
 #include "runner/train/adam_optimizer.h"
 #include "runner/train/lars_optimizer.h"
 #include "runner/train/log.h"
@@ -21,12 +24,30 @@ std::string momentum_warning(const OptimizerConfig& cfg, const Algorithm& a,
         cfg.momentum, algorithm.c_str());
   return strprintf(
       "optimizer.momentum %g is overridden: %s applies its own momentum %g "
-      "(algorithm.momentum)",
+      "(set by the algorithm's own keys)",
       cfg.momentum, algorithm.c_str(), used);
 }
 
 void check_optimizer_for(const OptimizerConfig& cfg, const Algorithm& algorithm,
                          const std::string& algorithm_name) {
+  if (algorithm.needs_plain_sgd() && cfg.name != "sgd")
+    throw ConfigError("optimizer.name '" + cfg.name + "' with algorithm " + algorithm_name + ": " +
+                      algorithm_name +
+                      " writes its whole preconditioned step as the update, which the optimizer "
+                      "must apply as plain SGD does (lr times the update, weight_decay as "
+                      "decoupled decay); use optimizer.name: sgd with it");
+  if (algorithm.needs_plain_sgd()) {
+    // Adam's own keys are the algorithm's there (algorithm.beta1, ...): a changed optimizer key
+    // would be silently unused.
+    const OptimizerConfig defaults;
+    const std::pair<const char*, double> adam_keys[] = {{"beta1", cfg.beta1 - defaults.beta1},
+                                                        {"beta2", cfg.beta2 - defaults.beta2},
+                                                        {"eps", cfg.eps - defaults.eps}};
+    for (const auto& [key, change] : adam_keys)
+      if (change != 0)
+        throw ConfigError(std::string("optimizer.") + key + " with algorithm " + algorithm_name +
+                          ": the optimizer does not read it; set algorithm." + key + " instead");
+  }
   if ((cfg.name == "adam" || cfg.name == "adamw") && algorithm.applies_momentum())
     throw ConfigError("optimizer.name '" + cfg.name + "' with algorithm " + algorithm_name + ": " +
                       algorithm_name +

@@ -204,6 +204,43 @@ TEST(Experiments, ParameterServerSuiteRunsEachModeAgainstDense) {
   }
 }
 
+// 1-bit Adam against Adam: two arms of five seeds each that differ only in the exchange (the same
+// betas and eps, read by 1-bit Adam from its own keys and by AdamW from the optimizer's), an
+// accuracy claim against the Adam arm and byte claims that follow from the format.
+TEST(Experiments, OnebitAdamSuiteComparesWithAdamOnFiveSeeds) {
+  std::map<std::string, std::set<uint64_t>> seeds;
+  for (const auto& [name, c] : suite_configs("onebit_adam.yaml")) {
+    seeds[name].insert(c.train.seed);
+    if (name == "adam") {
+      EXPECT_EQ(c.algorithm, "dense");
+      EXPECT_EQ(c.optimizer.name, "adamw");
+      EXPECT_DOUBLE_EQ(c.optimizer.eps, 1e-3);
+    } else {
+      EXPECT_EQ(c.algorithm, "onebit-adam") << name;
+      EXPECT_EQ(c.optimizer.name, "sgd") << name;
+      EXPECT_DOUBLE_EQ(c.algorithm_params["eps"].as<double>(), 1e-3) << name;
+    }
+  }
+  ASSERT_EQ(seeds.size(), 2u);
+  for (const auto& [name, s] : seeds) EXPECT_EQ(s.size(), 5u) << name;
+  const char* src = std::getenv("CEDAR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const auto claims = load_claims(std::string(src) + "/experiments/onebit_adam.yaml");
+  int accounting = 0;
+  for (const auto& c : claims) {
+    EXPECT_EQ(c.run, "onebit-adam") << c.text;
+    if (c.kind == "accounting") {
+      ++accounting;
+      EXPECT_TRUE(is_byte_metric(c.metric)) << c.text;
+    } else {
+      EXPECT_EQ(c.metric, "accuracy_gap") << c.text;
+      EXPECT_EQ(c.baseline, "adam") << c.text;
+    }
+  }
+  EXPECT_EQ(accounting, 3);
+  EXPECT_EQ(claims.size(), 4u);
+}
+
 // The ImageNet subset: the papers' ImageNet models with their ImageNet stems at Imagenette's 160
 // px, each with dense SGD and the core compressors, on 4 ranks.
 TEST(Experiments, ImagenetteTrainsTheImageNetModels) {
