@@ -24,8 +24,7 @@ struct ParameterServerParams {
       "`staleness` clocks ahead of the slowest) or asp (no waiting)",
       one_of({"bsp", "ssp", "asp"}));
     v("servers", servers,
-      "server ranks holding shards of the model (balanced by bytes); the other ranks are workers "
-      "(ssp and asp: 1)",
+      "server ranks holding shards of the model (balanced by bytes); the other ranks are workers",
       at_least(1));
     v("staleness", staleness, "ssp: the bound s in clocks (Ho et al.); bsp and asp ignore it",
       at_least(0));
