@@ -14,16 +14,18 @@
 //   and when the learning rate of epoch e+1 is below that of epoch e (a decay), every layer is
 //   critical; the regime holds until the next detection. Critical layers use ℓ_low, the others
 //   ℓ_high; before the first detection (epoch 0) every layer is critical (the reference starts at
-//   its low-compression k). The paper's Algorithm 1 writes the difference of the norms; its code
-//   takes the absolute value, which is kept here. The norms are rank 0's, broadcast to every
-//   rank (8 bytes per layer of the bucket at each detection), so that every rank decides alike.
+//   its low-compression k). The change is taken in absolute value, as the authors' code
+//   (auto_scale.py) does, so a rise of the norm counts like a fall. The norms are rank 0's,
+//   broadcast to every rank (8 bytes per layer of the bucket at each detection), so that every
+//   rank decides alike. ctx.stats["accordion.critical"]: the fraction of the layers seen so far
+//   that are in a critical regime this step.
 //
 // On a switch a layer's error-feedback memory moves to the other instance (the reference keeps
 // the memory and builds a new reducer: --zero-memory is off by default). PowerSGD's Q of that
 // layer is dropped from the instance it leaves, so an instance receiving a layer always draws a
-// fresh seeded Q for it (the new reducer's fresh Q). Top-k's
-// memory is kept in gradient units at the lr of the step that left it; it is rescaled on the
-// move so that the receiving instance's own lr rescaling leaves it at the paper's η-scaled value.
+// fresh seeded Q for it (the new reducer's fresh Q). Top-k's memory is kept in gradient units at
+// the lr of the step that left it; it is rescaled on the move so that the receiving instance's own
+// lr rescaling leaves it at the paper's η-scaled value.
 // Bytes per step: those of each instance on its layers (powersgd.cpp, topk.cpp), plus the
 // detection's broadcast.
 //
