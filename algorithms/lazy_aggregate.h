@@ -79,6 +79,9 @@ class ParameterMoves {
   void setup(const std::vector<NamedTensor>& params);
   // ‖θ − θ_prev‖² over `params` (the order of setup()); θ_prev ← θ.
   double moved(const std::vector<NamedTensor>& params);
+  // θ^k: the parameters after the last step (before the first: those given to setup()), the same
+  // on every rank where every rank applies the same update.
+  const std::vector<at::Tensor>& current() const { return previous_; }
   // Checkpoints: θ_prev under "previous.<i>".
   void save(AlgorithmState& out) const;
   void load(const AlgorithmState& in);
