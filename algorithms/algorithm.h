@@ -41,6 +41,10 @@ struct GradBucket {
 // Numbers are 0-dim tensors (algorithms/algorithm_state.h has helpers).
 using AlgorithmState = std::map<std::string, at::Tensor>;
 
+// The gradient of this rank's minibatch of the step at other parameters `at` (one tensor per
+// parameter, in the order given to setup()), one tensor per parameter in the same order.
+using BatchGradientAt = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>& at)>;
+
 struct StepContext {
   int64_t step = 0;   // global step, from 0
   int64_t epoch = 0;  // current epoch, from 0
@@ -53,6 +57,12 @@ struct StepContext {
   // (undefined tensors before the first step, or when momentum is off).
   std::vector<at::Tensor>* momentum_buffers = nullptr;
   std::map<std::string, double> stats;  // per-step values an algorithm reports (logged)
+  // Offered by the trainer to an algorithm whose uses_batch_gradient_at() is true, during
+  // reduce_gradients (empty elsewhere, and in harnesses that have no model): a second forward and
+  // backward pass of the step's minibatch at other parameters, which leaves the model, its buffers
+  // and the step's gradients as they were. Its time is compute, not communication; the trainer
+  // counts the passes in stats "second_passes" and their time in "second_pass_seconds".
+  BatchGradientAt batch_gradient_at;
 };
 
 class Algorithm {
@@ -87,6 +97,10 @@ class Algorithm {
   // does, w ← w − lr·(direction + wd·w); LARS's layer-wise trust ratio would rescale it, so only
   // optimizer.name: sgd runs such an algorithm (check_optimizer_for).
   virtual bool needs_plain_sgd() const { return false; }
+  // True when reduce_gradients may call ctx.batch_gradient_at (LASG-WK2 compares the gradients of
+  // the same minibatch at two parameter vectors); the trainer then offers it, and refuses
+  // train.overlap, whose exchange runs inside backward.
+  virtual bool uses_batch_gradient_at() const { return false; }
   // Checkpoints: save_state writes the state into `out`; load_state (after setup()) restores it
   // so that the next step computes exactly what it would have without the interruption.
   // Stateless algorithms keep the defaults.

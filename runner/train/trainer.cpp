@@ -77,6 +77,11 @@ RunSummary Trainer::run() {
   const LoaderPosition resume_at = start_or_resume();
   model_->train();
   std::unique_ptr<BackwardOverlap> overlap;
+  if (cfg_.train.overlap && algorithm_->uses_batch_gradient_at())
+    throw ConfigError("train.overlap: true: algorithm " + cfg_.algorithm +
+                      " computes a second gradient of the step's batch before its exchange, "
+                      "which an exchange started inside backward cannot wait for; set "
+                      "train.overlap: false");
   if (cfg_.train.overlap) overlap = std::make_unique<BackwardOverlap>(buckets_, params_);
 
   for (int64_t epoch = resume_at.epoch; epoch < cfg_.train.epochs && !reached_target_; ++epoch) {

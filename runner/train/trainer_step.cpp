@@ -6,6 +6,7 @@
 
 #include "comm/device_stream.h"
 #include "runner/train/backward_overlap.h"
+#include "runner/train/batch_gradient.h"
 #include "runner/train/buckets.h"
 #include "runner/train/communicators.h"
 #include "runner/train/log.h"
@@ -69,8 +70,16 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
     backward_from.backward();
     gather_gradients(buckets_);
     if (scaler_) local.skipped = unscale_and_agree_to_skip();
-    if (!local.skipped)
+    if (!local.skipped) {
+      // A second forward and backward of this batch, on the algorithm's request (LASG-WK2).
+      if (algorithm_->uses_batch_gradient_at())
+        ctx.batch_gradient_at =
+            offered_batch_gradient({model_.get(), &params_, &buffers_, x, y, amp_dtype_,
+                                    local.loss_scale > 0 ? local.loss_scale : 1.0},
+                                   ctx);
       for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+      ctx.batch_gradient_at = nullptr;
+    }
   }
   const double exchange_seconds = comm_.step().seconds;
   int64_t bad_update = 0;

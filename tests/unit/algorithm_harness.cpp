@@ -182,6 +182,8 @@ std::vector<std::vector<StepResult>> run_steps(int ranks, const std::string& nam
       }
       for (size_t i = 0; i < params.size(); ++i) b.entries[i].param = params[i].tensor;
       StepContext ctx = context_of(t, options);
+      // The step's batch at other parameters: these gradients do not depend on them.
+      ctx.batch_gradient_at = [&](const std::vector<at::Tensor>&) { return grads_of(r, t); };
       comm.reset_step();
       alg->reduce_gradients(b, comm, ctx);
       alg->after_step(params, {}, comm, ctx);
@@ -201,6 +203,12 @@ std::vector<StepResult> train_steps(Algorithm& alg, std::vector<NamedTensor>& pa
     const auto grads = grads_of(comm.rank(), step, params);
     for (size_t i = 0; i < grads.size(); ++i) b.entries[i].grad.copy_(grads[i]);
     StepContext ctx = context_of(step, options);
+    ctx.batch_gradient_at = [&](const std::vector<at::Tensor>& at) {
+      std::vector<NamedTensor> moved;
+      for (size_t i = 0; i < params.size() && i < at.size(); ++i)
+        moved.push_back({params[i].name, at[i]});
+      return grads_of(comm.rank(), step, moved);
+    };
     metered.reset_step();
     alg.reduce_gradients(b, metered, ctx);
     for (size_t i = 0; i < params.size(); ++i) params[i].tensor.sub_(b.entries[i].grad, ctx.lr);

@@ -117,7 +117,8 @@ using GradsOf = std::function<std::vector<at::Tensor>(int rank, int64_t step)>;
 // Steps 0 .. steps-1 of algorithm `name` (built from `yaml` on each rank) on `ranks` in-process
 // ranks, each through its own MeteredCommunicator: setup with zero parameters of the gradients'
 // shapes, then per step reduce_gradients on a bucket of grads_of(rank, step) and after_step.
-// The parameters are not updated. Returns the results as [rank][step].
+// The parameters are not updated. The step's batch_gradient_at gives grads_of(rank, step) at any
+// parameters (these gradients do not depend on them). Returns the results as [rank][step].
 std::vector<std::vector<StepResult>> run_steps(int ranks, const std::string& name,
                                                const std::string& yaml, int steps,
                                                const GradsOf& grads_of,
@@ -129,6 +130,7 @@ using TrainGradsOf = std::function<std::vector<at::Tensor>(int rank, int64_t ste
 
 // Steps [from, to) of plain SGD on this rank with `alg` already set up: the gradients of
 // grads_of in a bucket of the parameters' shapes, reduce_gradients, p -= lr · update, after_step.
+// The step's batch_gradient_at is grads_of(rank, step, ·) at the parameters it is given.
 std::vector<StepResult> train_steps(Algorithm& alg, std::vector<NamedTensor>& params,
                                     Communicator& comm, int64_t from, int64_t to,
                                     const TrainGradsOf& grads_of, const StepOptions& options = {});
