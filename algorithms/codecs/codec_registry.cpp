@@ -27,6 +27,10 @@ const std::vector<CodecInfo>& codec_catalog() {
        "EF-signSGD: one bit per value and the mean magnitude ‖x‖₁/d as a fp32 scale: 4 + ⌈d/8⌉ "
        "bytes",
        [](const S&) { return make_scaled_sign_compressor(); }},
+      {"natural",
+       "natural compression: each value rounded stochastically to a power of two (unbiased), its "
+       "sign and 8-bit exponent in 9 bits: ⌈9·d/8⌉ bytes",
+       [](const S&) { return make_natural_compressor(); }},
       {"topk", "the k = ⌈ratio·d⌉ largest |x_i| as (int32 index, fp32 value) pairs: 8·k bytes",
        [](const S& s) { return std::make_unique<TopKCompressor>(s.ratio); }},
       {"randomk",
