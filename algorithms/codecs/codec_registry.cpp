@@ -35,6 +35,10 @@ const std::vector<CodecInfo>& codec_catalog() {
        "1-bit SGD: one bit per value (x >= 0 or not) and the two sides' means as fp32: 8 + ⌈d/8⌉ "
        "bytes",
        [](const S&) { return make_onebit_compressor(); }},
+      {"eightbit",
+       "8-bit quantization (GRACE's): the max |x| as fp32, then per value its sign and the index "
+       "of one of 127 fixed magnitudes in one byte: 4 + d bytes",
+       [](const S&) { return make_eightbit_compressor(); }},
       {"topk", "the k = ⌈ratio·d⌉ largest |x_i| as (int32 index, fp32 value) pairs: 8·k bytes",
        [](const S& s) { return std::make_unique<TopKCompressor>(s.ratio); }},
       {"randomk",
