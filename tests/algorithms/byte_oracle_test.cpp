@@ -10,6 +10,8 @@
 //   natural    9 bits (sign and 8-bit exponent) per element per tensor in whole bytes
 //   1-bit SGD  1 bit per element per tensor in whole bytes, plus two fp32 means per tensor
 //   8-bit      1 byte per element, plus one fp32 scale per tensor (GRACE's u8bit)
+//   top-k, random-k with scope: global   k = ⌈ratio·N⌉ over the model's N elements: (int32 index,
+//              fp32 value) pairs for top-k, the values alone for random-k's shared indices
 //   PowerSGD   rank r: (n + m)·r floats for each n × m matrix where that is less than half of n·m,
 //              the matrix itself otherwise, every 1-D tensor as it is
 //   DGC        steady state at 99.9% sparsity: (int32 index, fp32 value) for ⌈n/1000⌉ entries of
@@ -144,6 +146,11 @@ TEST_P(ByteOracle, EveryAlgorithmSendsWhatItsPaperDefines) {
   EXPECT_EQ(measured_payload(shapes, "natural", "{}"), o.natural) << model;
   EXPECT_EQ(measured_payload(shapes, "onebit", "{}"), o.onebit) << model;
   EXPECT_EQ(measured_payload(shapes, "eightbit", "{}"), o.eightbit) << model;
+  const int64_t global_k = ceil_div(o.elements, 100);  // ratio 0.01
+  EXPECT_EQ(measured_payload(shapes, "topk", "{ratio: 0.01, scope: global}"), 8 * global_k)
+      << model;
+  EXPECT_EQ(measured_payload(shapes, "randomk", "{ratio: 0.01, scope: global}"), 4 * global_k)
+      << model;
   for (int rank : {1, 2, 4})
     EXPECT_EQ(measured_payload(shapes, "powersgd", "{rank: " + std::to_string(rank) + "}"),
               4 * o.powersgd_floats(rank))
