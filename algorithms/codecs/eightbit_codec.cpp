@@ -81,6 +81,7 @@ class EightBitCompressor final : public Compressor {
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
     if (!payload.is_cpu()) return generic::eightbit_decode(payload, numel);
+    check_eightbit_payload(payload, numel);  // before the count sizes anything
     at::Tensor out = at::empty({numel}, at::kFloat);
     decompress_into(payload, out);
     return out;

@@ -56,6 +56,7 @@ class OneBitCompressor final : public Compressor {
 
   at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
     if (!payload.is_cpu()) return generic::onebit_decode(payload, numel);
+    check_onebit_payload(payload, numel);  // before the count sizes anything
     at::Tensor out = at::empty({numel}, at::kFloat);
     decompress_into(payload, out);
     return out;

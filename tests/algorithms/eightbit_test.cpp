@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -125,6 +126,7 @@ TEST(EightBitCodec, PayloadIsTheScaleAndOneBytePerValue) {
     }
     EXPECT_NE(testing::decode_error(*codec, payload, n + 1), "");
     EXPECT_NE(testing::decode_error(*codec, testing::filler_bytes(3), 0), "");
+    EXPECT_THROW(codec->decompress(payload, -1), std::invalid_argument) << "a negative count";
   }
 }
 

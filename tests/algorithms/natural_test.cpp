@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,7 @@ TEST(NaturalCodec, PayloadIsNineBitCodesOfSignAndExponent) {
     }
     EXPECT_NE(testing::decode_error(*codec, payload.narrow(0, 0, payload.numel() - 1), n), "");
     EXPECT_NE(testing::decode_error(*codec, payload, n + 8), "") << "8 more codes need 9 bytes";
+    EXPECT_THROW(codec->decompress(payload, -1), std::invalid_argument) << "a negative count";
   }
 }
 

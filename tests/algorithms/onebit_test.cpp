@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -115,6 +116,7 @@ TEST(OneBitCodec, PayloadIsTwoMeansAndOneBitPerElement) {
                              (x >= 0).to(at::kByte)));
     EXPECT_NE(testing::decode_error(*codec, payload, n + 8), "");
     EXPECT_NE(testing::decode_error(*codec, testing::filler_bytes(7), 0), "");
+    EXPECT_THROW(codec->decompress(payload, -1), std::invalid_argument) << "a negative count";
   }
 }
 
