@@ -38,21 +38,64 @@ std::array<float, kEightBitLevels> make_magnitudes() {
   return m;
 }
 
-// The largest index j with m_j <= r (0 where r < m_1 or r is NaN).
-int level_of(float r, const float* m) {
-  if (!(r >= m[1])) return 0;
-  return static_cast<int>(std::upper_bound(m + 1, m + kEightBitLevels, r) - m) - 1;
-}
+// The search of an encoder for the level of r = |x|/s in [0, 1] (or NaN): r's fp32 bits >> 16
+// (exponent and 7 mantissa bits) index a slice of [0, 1] of relative width 2^-8 to 2^-7, `start`
+// holds the largest j with m_j <= the slice's smallest value, and one step without a branch
+// finishes: no slice holds more than one magnitude (the table's narrowest relative gap, m_127 −
+// m_126, is 0.43% of m_127, where the slices are 0.39% wide; checked when the search is built).
+// `m` is the table with +infinity at 128, so a step past 127 never succeeds.
+constexpr uint32_t kSlices = (0x3f800000u >> 16) + 1;  // through r = 1.0
 
-// max |x_i|; the canonical quiet NaN where some x_i is a NaN (whatever its own bits).
-float max_magnitude(const float* x, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = std::fabs(x[i]);
-    if (std::isnan(a)) return std::numeric_limits<float>::quiet_NaN();
-    if (a > s) s = a;
+struct LevelSearch {
+  std::array<float, kEightBitLevels + 1> m{};
+  std::array<uint8_t, kSlices> start{};
+
+  LevelSearch() {
+    const float* table = eightbit_magnitudes();
+    std::copy(table, table + kEightBitLevels, m.begin());
+    m[kEightBitLevels] = std::numeric_limits<float>::infinity();
+    int j = 0;
+    for (uint32_t i = 0; i < kSlices; ++i) {
+      float lo, hi;
+      const uint32_t lo_bits = i << 16, hi_bits = (i + 1) << 16;
+      std::memcpy(&lo, &lo_bits, 4);
+      std::memcpy(&hi, &hi_bits, 4);
+      while (m[j + 1] <= lo) ++j;
+      start[i] = static_cast<uint8_t>(j);
+      if (j + 2 <= kEightBitLevels && m[j + 2] < hi)
+        throw std::logic_error("eightbit: a slice holds two magnitudes");
+    }
   }
-  return s;
+
+  // The largest index j with m_j <= r (0 where r < m_1 or r is NaN).
+  int level(float r) const {
+    uint32_t bits;
+    std::memcpy(&bits, &r, 4);
+    int j = start[std::min(bits >> 16, kSlices - 1)];  // a NaN: the last slice
+    j += m[j + 1] <= r;
+    return r >= m[1] ? j : 0;
+  }
+};
+
+// max |x_i|; the canonical quiet NaN where some x_i is a NaN (whatever its own bits). Eight lanes
+// without branches (a maximum does not depend on the order).
+float max_magnitude(const float* x, int64_t n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  bool nan = false;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) {
+      const float a = std::fabs(x[i + k]);
+      lane[k] = a > lane[k] ? a : lane[k];
+      nan |= a != a;
+    }
+  for (; i < n; ++i) {
+    const float a = std::fabs(x[i]);
+    lane[0] = a > lane[0] ? a : lane[0];
+    nan |= a != a;
+  }
+  if (nan) return std::numeric_limits<float>::quiet_NaN();
+  return *std::max_element(lane, lane + 8);
 }
 
 // A peer's bytes are untrusted: exactly 4 + n of them, 1-D uint8.
@@ -107,12 +150,14 @@ const float* eightbit_magnitudes() {
 }
 
 void eightbit_encode(const float* x, int64_t n, uint8_t* out) {
-  const float* m = eightbit_magnitudes();
+  static const LevelSearch search;
   const float s = max_magnitude(x, n);
   std::memcpy(out, &s, 4);
   for (int64_t i = 0; i < n; ++i) {
-    const int level = level_of(std::fabs(x[i]) / s, m);
-    out[4 + i] = static_cast<uint8_t>(level | (std::signbit(x[i]) ? 0x80 : 0));
+    uint32_t bits;
+    std::memcpy(&bits, x + i, 4);
+    const int level = search.level(std::fabs(x[i]) / s);
+    out[4 + i] = static_cast<uint8_t>(level | ((bits >> 24) & 0x80));
   }
 }
 
@@ -121,9 +166,13 @@ void eightbit_decode(const uint8_t* in, int64_t n, float* out) {
   float s;
   std::memcpy(&s, in, 4);
   for (int64_t i = 0; i < n; ++i) {
-    const uint8_t b = in[4 + i];
+    const uint32_t b = in[4 + i];
     const float magnitude = m[b & 0x7f] * s;
-    out[i] = b & 0x80 ? -magnitude : magnitude;
+    // The sign bit flipped where the code's is set: the bits of −magnitude, without a branch.
+    uint32_t bits;
+    std::memcpy(&bits, &magnitude, 4);
+    bits ^= (b & 0x80) << 24;
+    std::memcpy(out + i, &bits, 4);
   }
 }
 

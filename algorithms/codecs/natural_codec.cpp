@@ -66,33 +66,67 @@ class NaturalCompressor final : public Compressor {
   }
 };
 
+// The code of x for the random word w (the rule of natural_codec.h).
+inline uint32_t natural_code(const float* x, uint32_t w) {
+  uint32_t b;
+  std::memcpy(&b, x, 4);
+  const uint32_t e = (b >> 23) & 0xff;
+  const uint32_t up = e != kNaturalInfinite && (w & kNaturalMantissa) < (b & kNaturalMantissa);
+  return (b >> 31) << 8 | (e + up);
+}
+
+// Eight codes fill nine bytes: codes 0..6 and the low bit of code 7 in the first eight (bit 9k
+// onward for code k, LSB first), the rest of code 7 in the ninth: bit_packing.h's stream, whole
+// groups at a time. The bytes are assembled by shifts, so the layout does not depend on the host.
+void put_group(const uint32_t code[8], uint8_t* out) {
+  uint64_t lo = uint64_t{code[7]} << 63;
+  for (int k = 0; k < 7; ++k) lo |= uint64_t{code[k]} << (9 * k);
+  for (int b = 0; b < 8; ++b) out[b] = static_cast<uint8_t>(lo >> (8 * b));
+  out[8] = static_cast<uint8_t>(code[7] >> 1);
+}
+
+void get_group(const uint8_t* in, uint32_t code[8]) {
+  uint64_t lo = 0;
+  for (int b = 0; b < 8; ++b) lo |= uint64_t{in[b]} << (8 * b);
+  for (int k = 0; k < 7; ++k) code[k] = static_cast<uint32_t>(lo >> (9 * k)) & 0x1ff;
+  code[7] = static_cast<uint32_t>(lo >> 63) | uint32_t{in[8]} << 1;
+}
+
 }  // namespace
 
 void natural_encode(const float* x, int64_t n, const CounterUniforms& rng, uint8_t* out) {
-  BitWriter writer(out, kNaturalBits);
+  static_assert(kNaturalWordsPerPass % 8 == 0, "passes hold whole groups");
   uint32_t words[kNaturalWordsPerPass];
+  uint32_t code[8];
   for (int64_t c0 = 0; c0 < n; c0 += kNaturalWordsPerPass) {
     const int64_t len = std::min(kNaturalWordsPerPass, n - c0);
     rng.words(static_cast<uint64_t>(c0), len, words);
-    for (int64_t i = 0; i < len; ++i) {
-      uint32_t b;
-      std::memcpy(&b, x + c0 + i, 4);
-      const uint32_t e = (b >> 23) & 0xff;
-      const uint32_t up =
-          e != kNaturalInfinite && (words[i] & kNaturalMantissa) < (b & kNaturalMantissa);
-      writer.put((b >> 31) << 8 | (e + up));
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8, out += 9) {
+      for (int k = 0; k < 8; ++k) code[k] = natural_code(x + c0 + i + k, words[i + k]);
+      put_group(code, out);
+    }
+    if (i < len) {  // the last pass's partial group
+      BitWriter writer(out, kNaturalBits);
+      for (; i < len; ++i) writer.put(natural_code(x + c0 + i, words[i]));
+      writer.finish();
     }
   }
-  writer.finish();
 }
 
 void natural_decode(const uint8_t* in, int64_t n, float* out) {
-  BitReader reader(in, kNaturalBits);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t code = reader.get();
-    const uint32_t b = (code >> 8) << 31 | (code & 0xff) << 23;
-    std::memcpy(out + i, &b, 4);
+  uint32_t code[8];
+  auto value = [](uint32_t c, float* o) {
+    const uint32_t b = (c >> 8) << 31 | (c & 0xff) << 23;
+    std::memcpy(o, &b, 4);
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8, in += 9) {
+    get_group(in, code);
+    for (int k = 0; k < 8; ++k) value(code[k], out + i + k);
   }
+  BitReader reader(in, kNaturalBits);
+  for (; i < n; ++i) value(reader.get(), out + i);
 }
 
 namespace generic {

@@ -96,6 +96,24 @@ TEST(EightBitCodec, EachValueIsItsSignTimesTheLargestTableMagnitudeNotAboveIt) {
   EXPECT_GT(top, 100);
 }
 
+// With max |x| = 1 (so r = |x|): every magnitude of the table and its fp32 neighbours, and the
+// edges of the encoder's search slices (every fp32 whose low 16 bits are 0, and its neighbours)
+// in (0, 1), level as the linear search says.
+TEST(EightBitCodec, LevelsAtTheTableValuesAndTheSearchEdges) {
+  const float* m = eightbit_magnitudes();
+  std::vector<float> r = {1.0f};
+  for (int j = 1; j < kEightBitLevels; ++j)
+    for (float v : {m[j], std::nextafter(m[j], 0.0f), std::nextafter(m[j], 2.0f)}) r.push_back(v);
+  for (uint32_t bits = 1 << 16; bits < 0x3f800000u; bits += 1 << 16) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    for (float w : {v, std::nextafter(v, 0.0f), std::nextafter(v, 2.0f)}) r.push_back(w);
+  }
+  const at::Tensor x = torch::tensor(r);
+  const auto d = testing::values_of(round_trip(x));
+  for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(d[i], expected_value(r[i], 1.0f)) << r[i];
+}
+
 // All zeros decode to zeros with their signs; a NaN or an infinity makes the scale non-finite and
 // every decoded value NaN.
 TEST(EightBitCodec, ZerosAndNonFiniteValues) {
