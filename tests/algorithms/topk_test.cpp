@@ -225,6 +225,34 @@ TEST(TopKGlobalScope, BytesPerStepForResNet20Gradients) {
   EXPECT_GT(layer, 8 * 2698);
 }
 
+// The model-wide memory and its learning rate are the state: a run resumed from the state saved
+// after step 1 computes step 2 bit for bit as the uninterrupted one (the lr changes at step 2).
+TEST(TopKGlobalScope, ResumesFromSavedStateBitForBit) {
+  LocalCommunicator local;
+  auto bucket = bucket_of_shapes({{20, 30}, {40}});
+  std::vector<NamedTensor> params;
+  for (const auto& e : bucket.entries) params.push_back({e.name, e.param});
+  auto step = [&](Algorithm& algo, int t) {
+    bucket.flat.copy_(randn_seeded(640, 500 + t));
+    StepContext ctx;
+    ctx.step = t;
+    ctx.lr = t < 2 ? 0.1 : 0.03;
+    algo.reduce_gradients(bucket, local, ctx);
+    return bucket.flat.clone();
+  };
+  auto through = make_algorithm("topk", "{ratio: 0.05, scope: global}");
+  through->setup(params, local);
+  step(*through, 0);
+  step(*through, 1);
+  AlgorithmState saved;
+  through->save_state(saved);
+  EXPECT_EQ(saved.count("memory.bucket.0"), 1u);
+  auto resumed = make_algorithm("topk", "{ratio: 0.05, scope: global}");
+  resumed->setup(params, local);
+  resumed->load_state(saved);
+  EXPECT_TRUE(torch::equal(step(*resumed, 2), step(*through, 2)));
+}
+
 // A model in several buckets cannot be selected over at once: the first bucket is refused with
 // the bucket size that holds the model (3 MiB for 600,000 fp32 values).
 TEST(TopKGlobalScope, RefusesABucketThatIsNotTheWholeModel) {
