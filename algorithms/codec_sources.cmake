@@ -22,6 +22,9 @@ set(CEDAR_CODEC_SOURCES
   codecs/half.cpp
   codecs/fp16_codec.cpp
   codecs/identity_codec.cpp
+  codecs/natural_codec.cpp
+  codecs/onebit_codec.cpp
+  codecs/eightbit_codec.cpp
   codecs/generic_bits.cpp
   codecs/generic_quantizers.cpp
   codecs/generic_signs.cpp

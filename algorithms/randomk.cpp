@@ -22,12 +22,23 @@
 //   shared_indices: false — r = the rank, independent S per rank; (index, value) pairs travel in
 //     one allgather per bucket: 8·Σ_i k_i payload bytes per bucket.
 //
+// Scope (GRACE issue #9: per layer or over the whole model):
+//   layer   the rule above per tensor, k_i = ⌈ratio·d_i⌉ (the default).
+//   global  the rule above once over the concatenation of all the model's gradients (N values, in
+//           bucket order): k = ⌈ratio·N⌉ coordinates drawn uniformly model-wide (one key), one
+//           memory for the concatenation. The model must be in one gradient bucket
+//           (train.bucket_mb at least its fp32 size; a smaller one is refused at the first step):
+//           4·⌈ratio·N⌉ payload bytes per step with shared indices, 8·⌈ratio·N⌉ without.
+//
 // Hyper-parameters:
-//   ratio           fraction of coordinates sent per tensor, k = ⌈ratio·d⌉   (default 0.01)
+//   ratio           fraction of coordinates sent, k = ⌈ratio·d⌉ of each tensor (layer) or of the
+//                   model (global)                                            (default 0.01)
 //   error_feedback  keep the unsent remainder in a memory                     (default true)
 //   shared_indices  all ranks draw the same coordinates (values-only allreduce) (default true)
+//   scope           layer or global                                           (default layer)
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -50,23 +61,51 @@ struct RandomKParams {
   double ratio = 0.01;
   bool error_feedback = true;
   bool shared_indices = true;
+  std::string scope = "layer";
   template <class V>
   void visit(V& v) {
     v("ratio", ratio,
-      "fraction of each tensor's coordinates sent (uniformly random), k = ceil(ratio*d)",
+      "fraction of the coordinates sent (uniformly random), k = ceil(ratio*d) of each tensor "
+      "(scope: layer) or of the whole model (scope: global)",
       keep_ratio_bound());
     v("error_feedback", error_feedback, "add the unsent remainder to the next gradient (memory)");
     v("shared_indices", shared_indices,
       "all ranks draw the same coordinates from the run seed and send values only (allreduce)");
+    v("scope", scope,
+      "layer: k = ceil(ratio*d) random coordinates of each tensor; global: k = ceil(ratio*N) of "
+      "the whole model (N values; the model in one bucket, train.bucket_mb)",
+      sparsifier_scope_bound());
   }
 };
 
 class RandomK final : public Algorithm {
  public:
   explicit RandomK(const RandomKParams& p)
-      : params_(p), compressor_(p.ratio, /*values_only=*/p.shared_indices) {}
+      : params_(p),
+        global_(p.scope == "global"),
+        compressor_(p.ratio, /*values_only=*/p.shared_indices) {}
+
+  void setup(const std::vector<NamedTensor>& params, Communicator&) override {
+    model_numel_ = 0;
+    for (const auto& p : params) model_numel_ += p.tensor.numel();
+  }
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
+    // scope: global draws over one tensor that is the whole bucket (which holds the model).
+    if (global_) {
+      GradBucket whole = whole_model_bucket(bucket, model_numel_, "randomk");
+      reduce_scoped(whole, comm, ctx);
+    } else {
+      reduce_scoped(bucket, comm, ctx);
+    }
+  }
+
+  void save_state(AlgorithmState& out) const override { memory_.save(out); }
+  void load_state(const AlgorithmState& in) override { memory_.load(in); }
+
+ private:
+  // The rule above for each entry of `bucket`.
+  void reduce_scoped(GradBucket& bucket, Communicator& comm, StepContext& ctx) {
     ErrorFeedback* memory = params_.error_feedback ? &memory_.memory() : nullptr;
     if (memory) memory_.rescale(bucket, ctx.lr);
     const int stream_rank = params_.shared_indices ? 0 : comm.rank();
@@ -80,10 +119,6 @@ class RandomK final : public Algorithm {
     ctx.stats["randomk.payload_bytes"] += static_cast<double>(bytes);
   }
 
-  void save_state(AlgorithmState& out) const override { memory_.save(out); }
-  void load_state(const AlgorithmState& in) override { memory_.load(in); }
-
- private:
   // Same coordinates on every rank: allreduce the values, average, scatter.
   int64_t reduce_shared(GradBucket& bucket, Communicator& comm, ErrorFeedback* memory,
                         at::Generator& gen) {
@@ -111,6 +146,8 @@ class RandomK final : public Algorithm {
   }
 
   RandomKParams params_;
+  const bool global_;
+  int64_t model_numel_ = 0;  // from setup(); 0 before it
   RandomKCompressor compressor_;
   LrScaledMemory memory_;
 };
@@ -120,11 +157,14 @@ class RandomK final : public Algorithm {
 AlgorithmInfo randomk_algorithm() {
   AlgorithmInfo info = algorithm_info<RandomK, RandomKParams>(
       "randomk",
-      "random-k sparsification with error feedback: send k random coordinates of g+e per tensor",
+      "random-k sparsification with error feedback: send k random coordinates of g+e per tensor "
+      "(scope: layer) or over the whole model (scope: global)",
       "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
   info.device_independent = true;  // the index sets are drawn on the host
   info.codec = "randomk";
-  info.lossless = {{"{ratio: 1}", 0}, {"{ratio: 1, shared_indices: false}", 0}};
+  info.lossless = {{"{ratio: 1}", 0},
+                   {"{ratio: 1, shared_indices: false}", 0},
+                   {"{ratio: 1, scope: global}", 0}};
   return info;
 }
 

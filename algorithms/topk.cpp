@@ -17,12 +17,26 @@
 // Exchange: each rank's k (index, value) pairs of every tensor of a bucket in ONE allgather
 // (k is fixed by d, so no size exchange is needed): 8·Σ_i k_i payload bytes per bucket.
 //
+// Scope (GRACE issue #9: per layer or over the whole model; Dutta et al., AAAI 2020, Sec. 4):
+//   layer   the rule above per tensor, k_i = ⌈ratio·d_i⌉ (the default, and the paper's per-vector
+//           rule applied to each layer).
+//   global  the rule above once over the concatenation of all the model's gradients (N values, in
+//           bucket order): k = ⌈ratio·N⌉ largest magnitudes model-wide, so a layer of large
+//           gradients may send many and another none; one memory for the concatenation. The
+//           model must be in one gradient bucket (train.bucket_mb at least its fp32 size; a
+//           smaller one is refused at the first step). Indices address the concatenation:
+//           8·⌈ratio·N⌉ payload bytes per step, one allgather.
+//
 // Hyper-parameters:
-//   ratio           fraction of coordinates sent per tensor, k = ⌈ratio·d⌉   (default 0.01)
+//   ratio           fraction of coordinates sent, k = ⌈ratio·d⌉ of each tensor (layer) or of the
+//                   model (global)                                            (default 0.01)
 //   error_feedback  keep the unsent remainder in a memory                     (default true)
+//   scope           layer or global                                           (default layer)
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -39,25 +53,40 @@ namespace {
 struct TopKParams {
   double ratio = 0.01;
   bool error_feedback = true;
+  std::string scope = "layer";
   template <class V>
   void visit(V& v) {
     v("ratio", ratio,
-      "fraction of each tensor's coordinates sent (largest magnitudes), k = ceil(ratio*d)",
+      "fraction of the coordinates sent (largest magnitudes), k = ceil(ratio*d) of each tensor "
+      "(scope: layer) or of the whole model (scope: global)",
       keep_ratio_bound());
     v("error_feedback", error_feedback, "add the unsent remainder to the next gradient (memory)");
+    v("scope", scope,
+      "layer: the top k = ceil(ratio*d) of each tensor; global: the top k = ceil(ratio*N) of the "
+      "whole model (N values; the model in one bucket, train.bucket_mb)",
+      sparsifier_scope_bound());
   }
 };
 
 class TopK final : public Algorithm {
  public:
-  explicit TopK(const TopKParams& p) : params_(p), compressor_(p.ratio) {}
+  explicit TopK(const TopKParams& p)
+      : params_(p), global_(p.scope == "global"), compressor_(p.ratio) {}
+
+  void setup(const std::vector<NamedTensor>& params, Communicator&) override {
+    model_numel_ = 0;
+    for (const auto& p : params) model_numel_ += p.tensor.numel();
+  }
 
   void reduce_gradients(GradBucket& bucket, Communicator& comm, StepContext& ctx) override {
-    if (params_.error_feedback) memory_.rescale(bucket, ctx.lr);
+    // scope: global selects over one tensor that is the whole bucket (which holds the model).
+    GradBucket whole = global_ ? whole_model_bucket(bucket, model_numel_, "topk") : GradBucket{};
+    GradBucket& b = global_ ? whole : bucket;
+    if (params_.error_feedback) memory_.rescale(b, ctx.lr);
     // Top-k draws nothing at random; the generator only satisfies the Compressor interface.
-    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step, bucket.index);
+    at::Generator gen = make_generator(ctx.seed, comm.rank(), ctx.step, b.index);
     ExchangeResult r = exchange_compressed(
-        bucket, comm, compressor_, params_.error_feedback ? &memory_.memory() : nullptr, gen);
+        b, comm, compressor_, params_.error_feedback ? &memory_.memory() : nullptr, gen);
     ctx.stats["topk.payload_bytes"] += static_cast<double>(r.payload_bytes);
   }
 
@@ -66,6 +95,8 @@ class TopK final : public Algorithm {
 
  private:
   TopKParams params_;
+  const bool global_;
+  int64_t model_numel_ = 0;  // from setup(); 0 before it
   TopKCompressor compressor_;
   LrScaledMemory memory_;
 };
@@ -75,12 +106,12 @@ class TopK final : public Algorithm {
 AlgorithmInfo topk_algorithm() {
   AlgorithmInfo info = algorithm_info<TopK, TopKParams>(
       "topk",
-      "top-k sparsification with error feedback: send the k largest |g+e| per tensor, keep the "
-      "rest",
+      "top-k sparsification with error feedback: send the k largest |g+e| per tensor (scope: "
+      "layer) or over the whole model (scope: global), keep the rest",
       "Stich, Cordonnier, Jaggi. Sparsified SGD with Memory. NeurIPS 2018");
   info.device_independent = true;
   info.codec = "topk";
-  info.lossless = {{"{ratio: 1}", 0}};
+  info.lossless = {{"{ratio: 1}", 0}, {"{ratio: 1, scope: global}", 0}};
   return info;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// What the exchange targets (fuzz_qsgd, fuzz_sparse) build from the fuzz input: gradient buckets
-// of fuzzed shapes, the bytes each fake peer sends, and byte tensors.
+// What the exchange targets (fuzz_qsgd, fuzz_sparse, fuzz_grace_codecs) build from the fuzz input:
+// gradient buckets of fuzzed shapes, the bytes each fake peer sends, and byte tensors.
 #include <ATen/ATen.h>
 #include <fuzzer/FuzzedDataProvider.h>
 

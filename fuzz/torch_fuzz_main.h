@@ -1,8 +1,8 @@
 #pragma once
-// The libFuzzer entry points of the LibTorch targets (fuzz_qsgd, fuzz_sparse): LibTorch runs on
-// one thread (inputs are small; a thread pool would only slow each one down), and every input goes
-// to fuzz_input, which the including target defines. Include it in that one file only: it defines
-// the entry points.
+// The libFuzzer entry points of the LibTorch targets (fuzz_qsgd, fuzz_sparse, fuzz_grace_codecs):
+// LibTorch runs on one thread (inputs are small; a thread pool would only slow each one down), and
+// every input goes to fuzz_input, which the including target defines. Include it in that one file
+// only: it defines the entry points.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fuzzer/FuzzedDataProvider.h>

@@ -25,7 +25,7 @@ while (($#)); do
   esac
   shift
 done
-all=(fuzz_config fuzz_idx fuzz_cifar fuzz_jpeg fuzz_qsgd fuzz_sparse)
+all=(fuzz_config fuzz_idx fuzz_cifar fuzz_jpeg fuzz_qsgd fuzz_sparse fuzz_grace_codecs)
 ((${#targets[@]})) || targets=("${all[@]}")
 
 source scripts/lib/env.sh
@@ -44,10 +44,10 @@ printf 'train: {epochs: 2}\n#set optimizer.lr=0.05\n#set algorithm={name: qsgd, 
   >"$seeds/fuzz_config/overrides.yaml"
 
 declare -A max_len=([fuzz_config]=4096 [fuzz_idx]=4096 [fuzz_cifar]=8192 [fuzz_jpeg]=8192
-                    [fuzz_qsgd]=4096 [fuzz_sparse]=4096)
+                    [fuzz_qsgd]=4096 [fuzz_sparse]=4096 [fuzz_grace_codecs]=4096)
 # LibTorch is not instrumented; its static initialisation leaves allocations LeakSanitizer
 # would report, so leak checking stays on for the torch-free targets only.
-declare -A leaks=([fuzz_qsgd]=0 [fuzz_sparse]=0)
+declare -A leaks=([fuzz_qsgd]=0 [fuzz_sparse]=0 [fuzz_grace_codecs]=0)
 mkdir -p "$BUILD_DIR/artifacts"
 # fuzz_one TARGET: runs one target for the set time; its log in build-fuzz/TARGET.log, its exit
 # status in build-fuzz/TARGET.status.

@@ -27,6 +27,18 @@ const std::vector<CodecInfo>& codec_catalog() {
        "EF-signSGD: one bit per value and the mean magnitude ‖x‖₁/d as a fp32 scale: 4 + ⌈d/8⌉ "
        "bytes",
        [](const S&) { return make_scaled_sign_compressor(); }},
+      {"natural",
+       "natural compression: each value rounded stochastically to a power of two (unbiased), its "
+       "sign and 8-bit exponent in 9 bits: ⌈9·d/8⌉ bytes",
+       [](const S&) { return make_natural_compressor(); }},
+      {"onebit",
+       "1-bit SGD: one bit per value (x >= 0 or not) and the two sides' means as fp32: 8 + ⌈d/8⌉ "
+       "bytes",
+       [](const S&) { return make_onebit_compressor(); }},
+      {"eightbit",
+       "8-bit quantization (GRACE's): the max |x| as fp32, then per value its sign and the index "
+       "of one of 127 fixed magnitudes in one byte: 4 + d bytes",
+       [](const S&) { return make_eightbit_compressor(); }},
       {"topk", "the k = ⌈ratio·d⌉ largest |x_i| as (int32 index, fp32 value) pairs: 8·k bytes",
        [](const S& s) { return std::make_unique<TopKCompressor>(s.ratio); }},
       {"randomk",

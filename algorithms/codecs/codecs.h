@@ -1,9 +1,9 @@
 #pragma once
 // The compressors that algorithms build on, declared once: the paper files build their algorithms
 // on them, and the benchmarks, tests and fuzz targets drive an encoding directly. Each is defined
-// in its codec file (qsgd_codec.cpp, sign_codec.cpp, fp16_codec.cpp, identity_codec.cpp), which
-// includes this header; the sparse ones are topk_codec.h and randomk_codec.h. codec_registry.h
-// names them all.
+// in its codec file (qsgd_codec.cpp, sign_codec.cpp, fp16_codec.cpp, identity_codec.cpp,
+// natural_codec.cpp, onebit_codec.cpp, eightbit_codec.cpp), which includes this header; the sparse
+// ones are topk_codec.h and randomk_codec.h. codec_registry.h names them all.
 #include <cstdint>
 #include <memory>
 
@@ -22,5 +22,14 @@ std::unique_ptr<Compressor> make_scaled_sign_compressor();
 std::unique_ptr<Compressor> make_fp16_compressor();
 // identity: each value as its fp32 bytes (lossless).
 std::unique_ptr<Compressor> make_identity_compressor();
+// Natural compression (Horváth et al. 2019): each value rounded stochastically to a power of two,
+// sign and exponent in 9 bits (natural_codec.h).
+std::unique_ptr<Compressor> make_natural_compressor();
+// 1-bit SGD (Seide et al. 2014): one bit per value, split at 0, decoded to the mean of its side
+// (onebit_codec.h).
+std::unique_ptr<Compressor> make_onebit_compressor();
+// GRACE's 8-bit quantization: sign and one of 127 fixed magnitudes times the tensor's max |x|
+// in one byte per value (eightbit_codec.h).
+std::unique_ptr<Compressor> make_eightbit_compressor();
 
 }  // namespace cedar

@@ -77,4 +77,24 @@ Bound keep_ratio_bound() {
   return b;
 }
 
+Bound sparsifier_scope_bound() { return one_of({"layer", "global"}); }
+
+GradBucket whole_model_bucket(const GradBucket& bucket, int64_t model_numel, const char* who) {
+  const int64_t n = bucket.flat.numel();
+  if (model_numel > 0 && n != model_numel) {
+    const int64_t mib = (4 * model_numel + (int64_t{1} << 20) - 1) >> 20;
+    throw std::invalid_argument(
+        std::string(who) + ": scope: global selects over the whole model (" +
+        std::to_string(model_numel) + " values), but gradient bucket " +
+        std::to_string(bucket.index) + " holds " + std::to_string(n) +
+        ": the model spans several buckets; set train.bucket_mb to at least " +
+        std::to_string(mib) + " so that its fp32 gradients fit one bucket");
+  }
+  GradBucket whole;
+  whole.index = bucket.index;
+  whole.flat = bucket.flat;
+  whole.entries.push_back({"bucket." + std::to_string(bucket.index), at::Tensor(), bucket.flat});
+  return whole;
+}
+
 }  // namespace cedar

@@ -51,4 +51,17 @@ class LrScaledMemory {
 // (0, 1]: the range of a sparsifier's `ratio` (fraction of each tensor's coordinates sent).
 Bound keep_ratio_bound();
 
+// The `scope` of top-k and random-k (GRACE issue #9; Dutta et al., AAAI 2020, compare layer-wise
+// with entire-model compression): "layer" selects k = ⌈ratio·n_i⌉ in each tensor, "global"
+// k = ⌈ratio·N⌉ over all N values of the model at once.
+Bound sparsifier_scope_bound();
+
+// For scope: global, the bucket as one tensor: a bucket (same index and flat buffer) with the
+// single entry "bucket.<index>" (its memory's key) whose gradient is the whole flat buffer, the
+// model's values in bucket order, so that a selection over it is model-wide. The model must be
+// in this one bucket: `model_numel` is the element count of the parameters given to setup() (0
+// when setup() was not called: the bucket is taken as the model), and a bucket of another size
+// is refused (std::invalid_argument naming `who` and the train.bucket_mb that holds the model).
+GradBucket whole_model_bucket(const GradBucket& bucket, int64_t model_numel, const char* who);
+
 }  // namespace cedar

@@ -7,6 +7,11 @@
 //   TernGrad   2 bits per element per tensor in whole bytes, plus one fp32 scaler per tensor
 //   QSGD       (bits + 1) bits per element per tensor in whole bytes, plus one fp32 norm per
 //              bucket of 512 elements of a tensor
+//   natural    9 bits (sign and 8-bit exponent) per element per tensor in whole bytes
+//   1-bit SGD  1 bit per element per tensor in whole bytes, plus two fp32 means per tensor
+//   8-bit      1 byte per element, plus one fp32 scale per tensor (GRACE's u8bit)
+//   top-k, random-k with scope: global   k = ⌈ratio·N⌉ over the model's N elements: (int32 index,
+//              fp32 value) pairs for top-k, the values alone for random-k's shared indices
 //   PowerSGD   rank r: (n + m)·r floats for each n × m matrix where that is less than half of n·m,
 //              the matrix itself otherwise, every 1-D tensor as it is
 //   DGC        steady state at 99.9% sparsity: (int32 index, fp32 value) for ⌈n/1000⌉ entries of
@@ -79,7 +84,8 @@ int64_t measured_payload(const Shapes& shapes, const std::string& algorithm,
 }
 
 struct Oracles {
-  int64_t elements = 0, dense = 0, fp16 = 0, sign = 0, terngrad = 0, dgc = 0;
+  int64_t elements = 0, dense = 0, fp16 = 0, sign = 0, terngrad = 0, natural = 0, onebit = 0,
+          eightbit = 0, dgc = 0;
   int64_t qsgd(int bits) const { return qsgd_bytes[bits]; }
   int64_t qsgd_bytes[9] = {0};
   int64_t powersgd_floats(int rank) const {
@@ -108,6 +114,9 @@ Oracles oracles(const Shapes& shapes) {
     o.fp16 += 2 * n;
     o.sign += ceil_div(n, 8);
     o.terngrad += 4 + ceil_div(2 * n, 8);
+    o.natural += ceil_div(9 * n, 8);
+    o.onebit += 8 + ceil_div(n, 8);
+    o.eightbit += 4 + n;
     for (int bits : {2, 4, 8})
       o.qsgd_bytes[bits] += 4 * ceil_div(n, 512) + ceil_div((bits + 1) * n, 8);
     if (s.size() >= 2)
@@ -134,6 +143,14 @@ TEST_P(ByteOracle, EveryAlgorithmSendsWhatItsPaperDefines) {
     EXPECT_EQ(measured_payload(shapes, "qsgd", "{bits: " + std::to_string(bits) + "}"),
               o.qsgd(bits))
         << model << " " << bits << " bits";
+  EXPECT_EQ(measured_payload(shapes, "natural", "{}"), o.natural) << model;
+  EXPECT_EQ(measured_payload(shapes, "onebit", "{}"), o.onebit) << model;
+  EXPECT_EQ(measured_payload(shapes, "eightbit", "{}"), o.eightbit) << model;
+  const int64_t global_k = ceil_div(o.elements, 100);  // ratio 0.01
+  EXPECT_EQ(measured_payload(shapes, "topk", "{ratio: 0.01, scope: global}"), 8 * global_k)
+      << model;
+  EXPECT_EQ(measured_payload(shapes, "randomk", "{ratio: 0.01, scope: global}"), 4 * global_k)
+      << model;
   for (int rank : {1, 2, 4})
     EXPECT_EQ(measured_payload(shapes, "powersgd", "{rank: " + std::to_string(rank) + "}"),
               4 * o.powersgd_floats(rank))

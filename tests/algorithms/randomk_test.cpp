@@ -1,10 +1,12 @@
 // Random-k sparsification with error feedback (Stich et al. 2018): uniform, distinct and seeded
 // coordinates, an oracle of the rule with reproducibility from the run seed, multi-rank agreement
 // and metered bytes with shared and with own index sets, the parameters, and the values-only
-// payload given the wrong size (a peer's bytes are untrusted).
+// payload given the wrong size (a peer's bytes are untrusted); scope: global, k drawn over the
+// concatenated model, its bytes, and its refusal of a model spread over several buckets.
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -135,12 +137,95 @@ TEST_P(RandomKRanks, OwnIndicesAgreeAndCountBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, RandomKRanks, ::testing::Values(1, 2, 4));
 
+// ---------------------------------------------------------------- scope: global
+
+// scope: global draws k = ⌈0.1·240⌉ = 24 coordinates over the concatenated model with one key of
+// the bucket's generator: the selection of the random-k codec on the concatenation, however they
+// fall on the tensors (layer scope: always 20 + 4); the output is p = g + e there and e keeps the
+// rest.
+TEST(RandomKGlobalScope, DrawsKOverTheWholeModel) {
+  auto algo = make_algorithm("randomk", "{ratio: 0.1, scope: global}");
+  LocalCommunicator local;
+  auto bucket = bucket_of_shapes({{10, 20}, {40}}, 3);
+  std::vector<NamedTensor> params;
+  for (const auto& e : bucket.entries) params.push_back({e.name, e.param});
+  algo->setup(params, local);
+  RandomKCompressor oracle(0.1, /*values_only=*/true);
+  auto e = torch::zeros({240});
+  std::vector<int64_t> in_second;
+  for (int step = 0; step < 40; ++step) {
+    auto g = randn_seeded(240, 300 + step);
+    bucket.flat.copy_(g);
+    StepContext ctx;
+    ctx.step = step;
+    ctx.seed = 6;
+    ctx.lr = 0.1;
+    algo->reduce_gradients(bucket, local, ctx);
+    auto gen = make_generator(6, 0, step, 3);
+    const auto idx = oracle.select(torch::zeros({240}), gen);
+    ASSERT_EQ(idx.numel(), 24);
+    auto where = torch::zeros({240}, torch::kBool).index_fill_(0, idx, true);
+    const auto out = bucket.flat.clone(), p = g + e;
+    ASSERT_TRUE(torch::equal(out.ne(0), where)) << "step " << step;
+    ASSERT_TRUE(torch::equal(out.masked_select(where), p.masked_select(where)));
+    e = p - out;
+    EXPECT_EQ(ctx.stats["randomk.payload_bytes"], 4 * 24);
+    in_second.push_back(where.narrow(0, 200, 40).sum().item<int64_t>());
+  }
+  // The second tensor holds 1/6 of the model: 4 of 24 on average, not 4 every step.
+  double mean = 0;
+  for (int64_t c : in_second) mean += double(c) / in_second.size();
+  EXPECT_NEAR(mean, 4.0, 1.5);
+  EXPECT_NE(*std::min_element(in_second.begin(), in_second.end()),
+            *std::max_element(in_second.begin(), in_second.end()));
+}
+
+// Model-wide k = ⌈0.01·2432⌉ = 25: 4·25 bytes of values in one allreduce with shared indices,
+// 8·25 bytes of pairs in one allgather without; the ranks agree.
+TEST(RandomKGlobalScope, BytesWithSharedAndOwnIndices) {
+  for (bool shared : {true, false}) {
+    const std::string yaml = std::string("{ratio: 0.01, scope: global, shared_indices: ") +
+                             (shared ? "true" : "false") + "}";
+    auto grads_of = [](int r, int64_t t) {
+      return std::vector<at::Tensor>{randn_seeded(1728, 10 * t + r).view({64, 3, 3, 3}),
+                                     randn_seeded(640, 100 + r).view({10, 64}),
+                                     randn_seeded(64, 200 + r)};
+    };
+    auto res = testing::run_steps(2, "randomk", yaml, 2, grads_of);
+    testing::expect_ranks_agree(res);
+    for (int64_t t = 0; t < 2; ++t) {
+      const auto& c = res[0][t].comm;
+      EXPECT_EQ(c.calls, 1) << yaml;
+      EXPECT_EQ(c.payload_bytes, shared ? 4 * 25 : 8 * 25) << yaml;
+      EXPECT_EQ(c.bus_bytes,
+                shared ? allreduce_bus_bytes(4 * 25, 2) : allgather_bus_bytes(16 * 25, 2))
+          << yaml;
+      int64_t nonzero = 0;
+      for (const auto& g : res[0][t].grads) nonzero += g.ne(0).sum().item<int64_t>();
+      if (shared) EXPECT_EQ(nonzero, 25) << "step " << t;
+    }
+  }
+  for (int64_t bytes : testing::resnet20_step_payloads("randomk", "{scope: global}"))
+    EXPECT_EQ(bytes, 4 * 2698);  // ⌈0.01·269722⌉ values
+}
+
+TEST(RandomKGlobalScope, RefusesABucketThatIsNotTheWholeModel) {
+  auto algo = make_algorithm("randomk", "{scope: global}");
+  LocalCommunicator local;
+  std::vector<NamedTensor> params = {{"a", torch::zeros({30})}, {"b", torch::zeros({10})}};
+  algo->setup(params, local);
+  auto bucket = bucket_of_shapes({{30}});
+  StepContext ctx;
+  ctx.lr = 0.1;
+  EXPECT_THROW(algo->reduce_gradients(bucket, local, ctx), std::invalid_argument);
+}
+
 TEST(RandomKAlgorithm, ParameterBoundsAndUnknownKeys) {
   EXPECT_THROW(make_algorithm("randomk", "{ratio: 0}"), ConfigError);
   EXPECT_THROW(make_algorithm("randomk", "{ratio: -0.1}"), ConfigError);
   EXPECT_THROW(make_algorithm("randomk", "{k: 3}"), ConfigError);
   EXPECT_NO_THROW(make_algorithm("randomk", "{ratio: 1}"));
-  EXPECT_EQ(randomk_algorithm().params().size(), 3u);
+  EXPECT_EQ(randomk_algorithm().params().size(), 4u);
   EXPECT_EQ(randomk_algorithm().name, "randomk");
 }
 
