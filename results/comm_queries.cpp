@@ -36,46 +36,43 @@ ORDER BY r.id, l.level
 std::vector<OpTotals> read_op_totals(ResultsReader& db, int64_t run_id) {
   Statement st(db.handle(), db.path(), kOpTotalsQuery);
   st.bind(1, run_id);
-  std::vector<OpTotals> out;
-  while (st.next())
-    out.push_back({st.text_column(0), st.int_column(1), st.int_column(2), st.int_column(3),
-                   st.int_column(4)});
-  return out;
+  return read_rows(st, [](const Statement& s) {
+    return OpTotals{s.text_column(0), s.int_column(1), s.int_column(2), s.int_column(3),
+                    s.int_column(4)};
+  });
 }
 
 std::vector<RunLevel> read_run_levels(ResultsReader& db, int64_t run_id) {
-  std::vector<RunLevel> out;
-  if (!db.has_table("step_levels")) return out;
+  if (!db.has_table("step_levels")) return {};
   Statement st(db.handle(), db.path(), kRunLevelsQuery);
   st.bind(1, run_id);
-  while (st.next()) out.push_back({st.text_column(0), st.text_column(2), st.int_column(1)});
-  return out;
+  return read_rows(st, [](const Statement& s) {
+    return RunLevel{s.text_column(0), s.text_column(2), s.int_column(1)};
+  });
 }
 
 std::vector<LevelTotals> read_level_totals(ResultsReader& db, const std::string& suite) {
-  std::vector<LevelTotals> out;
-  if (!db.has_table("step_levels")) return out;
+  if (!db.has_table("step_levels")) return {};
   Statement st(db.handle(), db.path(), kLevelTotalsQuery);
   st.bind(1, suite);
-  while (st.next()) {
+  return read_rows(st, [](const Statement& row) {
     LevelTotals t;
-    t.run_id = st.int_column(0);
-    t.name = st.text_column(1);
-    t.algorithm = st.text_column(2);
-    t.world_size = st.int_column(3);
-    t.seed = st.int_column(4);
-    t.level = st.text_column(5);
-    t.ranks = st.int_column(6);
-    t.profile = st.text_column(7);
-    t.steps = st.int_column(8);
-    t.payload_bytes = st.int_column(9);
-    t.bus_bytes = st.int_column(10);
-    t.modeled_comm_seconds = st.real_column(11);
-    t.all_ranks_payload_bytes = st.int_column(12);
-    t.all_ranks_bus_bytes = st.int_column(13);
-    out.push_back(std::move(t));
-  }
-  return out;
+    t.run_id = row.int_column(0);
+    t.name = row.text_column(1);
+    t.algorithm = row.text_column(2);
+    t.world_size = row.int_column(3);
+    t.seed = row.int_column(4);
+    t.level = row.text_column(5);
+    t.ranks = row.int_column(6);
+    t.profile = row.text_column(7);
+    t.steps = row.int_column(8);
+    t.payload_bytes = row.int_column(9);
+    t.bus_bytes = row.int_column(10);
+    t.modeled_comm_seconds = row.real_column(11);
+    t.all_ranks_payload_bytes = row.int_column(12);
+    t.all_ranks_bus_bytes = row.int_column(13);
+    return t;
+  });
 }
 
 }  // namespace cedar

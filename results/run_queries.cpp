@@ -104,53 +104,57 @@ RunRow read_run_row(const Statement& st) {
 std::vector<RunRow> read_shown_runs(ResultsReader& db, const std::string& suite) {
   Statement st(db.handle(), db.path(), kShownRunsQuery);
   st.bind(1, suite);
-  std::vector<RunRow> out;
-  while (st.next()) out.push_back(read_run_row(st));
-  return out;
+  return read_rows(st, read_run_row);
 }
+
+namespace {
+
+// A row of kRunTotalsQuery: the run's columns, then its totals.
+RunTotals read_run_totals_row(const Statement& st) {
+  constexpr int c = kRunRowColumnCount;
+  RunTotals t;
+  t.run = read_run_row(st);
+  t.steps = st.int_column(c);
+  t.payload_bytes_all = st.int_column(c + 1);
+  t.bus_bytes = st.int_column(c + 2);
+  t.dense_bytes = st.int_column(c + 3);
+  t.compute_seconds = st.real_column(c + 4);
+  t.latency_steps = st.int_column(c + 5);
+  t.seconds_to_target = st.optional_real_column(c + 6);
+  return t;
+}
+
+// A row of kRunStepSumsQuery: the run's columns, then its sums over steps.
+RunStepSums read_run_step_sums_row(const Statement& st) {
+  constexpr int c = kRunRowColumnCount;
+  RunStepSums m;
+  m.run = read_run_row(st);
+  m.steps = st.int_column(c);
+  m.epochs = st.int_column(c + 1);
+  m.compute_seconds = st.real_column(c + 2);
+  m.latency_steps = st.int_column(c + 3);
+  m.bus_bytes = st.int_column(c + 4);
+  m.dense_bytes = st.int_column(c + 5);
+  m.payload_bytes_all = st.int_column(c + 6);
+  m.gradients = st.real_column(c + 7);
+  m.server_send_payload_bytes = st.int_column(c + 8);
+  return m;
+}
+
+}  // namespace
 
 std::vector<RunTotals> read_run_totals(ResultsReader& db, const std::string& suite,
                                        double target_accuracy) {
   Statement st(db.handle(), db.path(), kRunTotalsQuery);
   st.bind(1, suite).bind(2, target_accuracy);
-  std::vector<RunTotals> out;
-  constexpr int c = kRunRowColumnCount;
-  while (st.next()) {
-    RunTotals t;
-    t.run = read_run_row(st);
-    t.steps = st.int_column(c);
-    t.payload_bytes_all = st.int_column(c + 1);
-    t.bus_bytes = st.int_column(c + 2);
-    t.dense_bytes = st.int_column(c + 3);
-    t.compute_seconds = st.real_column(c + 4);
-    t.latency_steps = st.int_column(c + 5);
-    t.seconds_to_target = st.optional_real_column(c + 6);
-    out.push_back(std::move(t));
-  }
-  return out;
+  return read_rows(st, read_run_totals_row);
 }
 
 std::vector<RunStepSums> read_run_step_sums(ResultsReader& db, const std::string& suite,
                                             int64_t run_id) {
   Statement st(db.handle(), db.path(), kRunStepSumsQuery);
   st.bind(1, suite).bind(2, run_id);
-  std::vector<RunStepSums> out;
-  constexpr int c = kRunRowColumnCount;
-  while (st.next()) {
-    RunStepSums m;
-    m.run = read_run_row(st);
-    m.steps = st.int_column(c);
-    m.epochs = st.int_column(c + 1);
-    m.compute_seconds = st.real_column(c + 2);
-    m.latency_steps = st.int_column(c + 3);
-    m.bus_bytes = st.int_column(c + 4);
-    m.dense_bytes = st.int_column(c + 5);
-    m.payload_bytes_all = st.int_column(c + 6);
-    m.gradients = st.real_column(c + 7);
-    m.server_send_payload_bytes = st.int_column(c + 8);
-    out.push_back(std::move(m));
-  }
-  return out;
+  return read_rows(st, read_run_step_sums_row);
 }
 
 RunTimeSpan read_run_time_span(ResultsReader& db, const std::string& suite) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "results/store.h"
 
@@ -78,5 +79,13 @@ class Statement {
   const std::string& path_;
   sqlite3_stmt* stmt_ = nullptr;
 };
+
+// Every remaining row of `st`, each read by `read_row(st)`, in the order the query yields them.
+template <class ReadRow>
+auto read_rows(Statement& st, ReadRow read_row) {
+  std::vector<decltype(read_row(st))> out;
+  while (st.next()) out.push_back(read_row(st));
+  return out;
+}
 
 }  // namespace cedar

@@ -48,18 +48,17 @@ GROUP BY r.seed ORDER BY r.seed
 std::vector<StepTime> read_step_times(ResultsReader& db, int64_t run_id) {
   Statement st(db.handle(), db.path(), kStepTimesQuery);
   st.bind(1, run_id);
-  std::vector<StepTime> out;
-  while (st.next())
-    out.push_back({st.int_column(0), st.int_column(1), st.real_column(2), st.real_column(3)});
-  return out;
+  return read_rows(st, [](const Statement& s) {
+    return StepTime{s.int_column(0), s.int_column(1), s.real_column(2), s.real_column(3)};
+  });
 }
 
 std::vector<EvalTime> read_eval_times(ResultsReader& db, int64_t run_id) {
   Statement st(db.handle(), db.path(), kEvalTimesQuery);
   st.bind(1, run_id);
-  std::vector<EvalTime> out;
-  while (st.next()) out.push_back({st.int_column(0), st.real_column(1)});
-  return out;
+  return read_rows(st, [](const Statement& s) {
+    return EvalTime{s.int_column(0), s.real_column(1)};
+  });
 }
 
 std::optional<int64_t> read_longest_epoch_steps(ResultsReader& db, int64_t run_id) {
@@ -72,35 +71,32 @@ std::optional<int64_t> read_longest_epoch_steps(ResultsReader& db, int64_t run_i
 std::vector<EvalPoint> read_completed_evals(ResultsReader& db, const std::string& suite) {
   Statement st(db.handle(), db.path(), kCompletedEvalsQuery);
   st.bind(1, suite);
-  std::vector<EvalPoint> out;
-  while (st.next()) {
+  return read_rows(st, [](const Statement& row) {
     EvalPoint e;
-    e.run_id = st.int_column(0);
-    e.name = st.text_column(1);
-    e.seed = st.int_column(2);
-    e.step = st.int_column(3);
-    e.epoch = st.real_column(4);
-    e.wall_seconds = st.real_column(5);
-    e.cum_payload_bytes = st.int_column(6);
-    e.cum_bus_bytes = st.int_column(7);
-    e.test_loss = st.real_column(8);
-    e.test_accuracy = st.real_column(9);
-    e.train_loss = st.optional_real_column(10);
-    e.train_accuracy = st.optional_real_column(11);
-    e.consensus_distance = st.optional_real_column(12);
-    out.push_back(std::move(e));
-  }
-  return out;
+    e.run_id = row.int_column(0);
+    e.name = row.text_column(1);
+    e.seed = row.int_column(2);
+    e.step = row.int_column(3);
+    e.epoch = row.real_column(4);
+    e.wall_seconds = row.real_column(5);
+    e.cum_payload_bytes = row.int_column(6);
+    e.cum_bus_bytes = row.int_column(7);
+    e.test_loss = row.real_column(8);
+    e.test_accuracy = row.real_column(9);
+    e.train_loss = row.optional_real_column(10);
+    e.train_accuracy = row.optional_real_column(11);
+    e.consensus_distance = row.optional_real_column(12);
+    return e;
+  });
 }
 
 std::vector<LossPoint> read_completed_losses(ResultsReader& db, const std::string& suite) {
   Statement st(db.handle(), db.path(), kCompletedLossesQuery);
   st.bind(1, suite);
-  std::vector<LossPoint> out;
-  while (st.next())
-    out.push_back({st.int_column(0), st.text_column(1), st.int_column(2), st.int_column(3),
-                   st.real_column(4)});
-  return out;
+  return read_rows(st, [](const Statement& s) {
+    return LossPoint{s.int_column(0), s.text_column(1), s.int_column(2), s.int_column(3),
+                     s.real_column(4)};
+  });
 }
 
 std::vector<SeedWindowBytes> read_window_bytes(ResultsReader& db, const std::string& suite,
@@ -108,11 +104,10 @@ std::vector<SeedWindowBytes> read_window_bytes(ResultsReader& db, const std::str
   Statement st(db.handle(), db.path(), kWindowQuery);
   st.bind(1, suite).bind(2, name).bind(3, window.from_step).bind(4, window.from_epoch);
   st.bind(5, int64_t{window.last_epoch ? 1 : 0});
-  std::vector<SeedWindowBytes> out;
-  while (st.next())
-    out.push_back({st.int_column(0), st.real_column(1), st.int_column(2), st.int_column(3),
-                   st.int_column(4)});
-  return out;
+  return read_rows(st, [](const Statement& s) {
+    return SeedWindowBytes{s.int_column(0), s.real_column(1), s.int_column(2), s.int_column(3),
+                           s.int_column(4)};
+  });
 }
 
 }  // namespace cedar

@@ -53,7 +53,9 @@ TEST(Catalog, EveryAlgorithmStatesItsLosslessSettingsOrWhyItHasNone) {
 
 TEST(Catalog, CodecTraitsNameCodecsOfTheRegistry) {
   for (const AlgorithmInfo& a : algorithm_catalog())
-    if (!a.codec.empty()) EXPECT_NO_THROW(find_codec(a.codec)) << a.name << ": " << a.codec;
+    if (!a.codec.empty()) {
+      EXPECT_NO_THROW(find_codec(a.codec)) << a.name << ": " << a.codec;
+    }
 }
 
 // What after_step did on one rank at one step.
@@ -147,7 +149,9 @@ TEST(Catalog, ActsAfterStepIsSetWhereAfterStepActs) {
           EXPECT_FALSE(s.changed_state) << name << ": after_step changed the algorithm's state";
         }
       }
-    if (a.acts_after_step) EXPECT_TRUE(acted) << name << ": after_step never acted";
+    if (a.acts_after_step) {
+      EXPECT_TRUE(acted) << name << ": after_step never acted";
+    }
   }
 }
 
@@ -158,16 +162,21 @@ TEST(Catalog, ActsAfterStepIsSetWhereAfterStepActs) {
 TEST(Catalog, GossipAlgorithmsLeaveTheGradientLocal) {
   for (const std::string& name : gradient_algorithm_names()) {
     const AlgorithmInfo& a = find_algorithm(name);
-    if (a.gossip) EXPECT_TRUE(a.acts_after_step) << name;
+    if (a.gossip) {
+      EXPECT_TRUE(a.acts_after_step) << name;
+    }
     const Observed o = observe(name, 3);
     bool changed = false;
     for (size_t r = 0; r < o.reduce_changed.size(); ++r)
       for (size_t t = 0; t < o.reduce_changed[r].size(); ++t) {
         changed = changed || o.reduce_changed[r][t];
-        if (a.gossip)
+        if (a.gossip) {
           EXPECT_FALSE(o.reduce_changed[r][t]) << name << " rank " << r << " step " << t;
+        }
       }
-    if (!a.gossip && !a.acts_after_step) EXPECT_TRUE(changed) << name << ": no update written";
+    if (!a.gossip && !a.acts_after_step) {
+      EXPECT_TRUE(changed) << name << ": no update written";
+    }
   }
 }
 

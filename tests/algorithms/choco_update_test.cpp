@@ -180,7 +180,9 @@ TEST(ChocoUpdate, EachRoundingIsItsFormulaAndTheyDiffer) {
         EXPECT_TRUE(same_bits(mine.x, x)) << what;
         x_of.push_back(mine.x);
       }
-      if (n > 100) EXPECT_FALSE(same_bits(x_of[0], x_of[1])) << "the roundings agree everywhere";
+      if (n > 100) {
+        EXPECT_FALSE(same_bits(x_of[0], x_of[1])) << "the roundings agree everywhere";
+      }
     }
 }
 

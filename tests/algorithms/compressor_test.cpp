@@ -188,7 +188,9 @@ TEST(Compressor, SignMajorityIntoIsTheSignOfTheSumOfTheDecodings) {
     at::Tensor out = at::full({n}, 7.0f);
     ASSERT_TRUE(sign->majority_into(payloads, out)) << streams << " payloads";
     EXPECT_TRUE(same_bits(out, sum.sign())) << streams << " payloads";
-    if (streams % 2 == 0) EXPECT_GT(out.eq(0).sum().item<int64_t>(), 0) << "ties give 0";
+    if (streams % 2 == 0) {
+      EXPECT_GT(out.eq(0).sum().item<int64_t>(), 0) << "ties give 0";
+    }
   }
   at::Tensor out = at::zeros({n});
   EXPECT_THROW(sign->majority_into({at::zeros({10}, at::kByte)}, out), std::invalid_argument);

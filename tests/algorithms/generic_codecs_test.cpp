@@ -188,8 +188,9 @@ TEST(GenericCodecs, TernGradCodesAndDecodingAreTheKernels) {
       const at::Tensor x = c > 0 ? moderate(n, 3) : awkward(n, 3);
       const TernaryStats st = ternary_stats(x.data_ptr<float>(), n, c);
       EXPECT_TRUE(same_bits(generic::ternary_max_abs(x), at::full({}, st.max_abs)));
-      if (c > 0)  // LibTorch's fp64 sums: within a few fp32 ulps of the kernels' σ
+      if (c > 0) {  // LibTorch's fp64 sums: within a few fp32 ulps of the kernels' σ
         EXPECT_NEAR(generic::ternary_clip(x, c).item<float>(), st.clip, 4e-7 * st.clip);
+      }
       const float s = std::min(st.max_abs, st.clip);
       at::Generator gen = make_generator(9, 0, n);
       at::Generator same = make_generator(9, 0, n);
@@ -230,8 +231,9 @@ TEST(GenericCodecs, SignScaledSignAndHalfPayloadsAreTheKernels) {
       ASSERT_TRUE(
           same_bits(generic::scaled_sign_decode(payload, n), scaled->decompress(payload, n)))
           << n;
-      if (!extreme)  // LibTorch's fp64 sum: within an fp32 ulp of the element-order sum
+      if (!extreme) {  // LibTorch's fp64 sum: within an fp32 ulp of the element-order sum
         EXPECT_NEAR(generic::l1_scale(x), scale, 1.2e-7 * scale) << n;
+      }
 
       const at::Tensor halves = fp16->compress(x, gen);
       ASSERT_TRUE(at::equal(generic::halves_encode(x), halves)) << n;

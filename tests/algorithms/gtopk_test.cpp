@@ -214,9 +214,9 @@ TEST(GTopKAlgorithm, DensityOneIsTheDenseAverage) {
       for (size_t i = 0; i < 2; ++i) {
         const auto& a = sparse[0][t].grads[i];
         const auto& b = dense[0][t].grads[i];
-        if (n == 2)
+        if (n == 2) {
           EXPECT_TRUE(same_bits(a, b)) << "step " << t << " tensor " << i;
-        else
+        } else
           EXPECT_TRUE(torch::allclose(a, b, 1e-6, 1e-7)) << n << " ranks, step " << t;
       }
   }

@@ -286,9 +286,10 @@ TEST(PowerSgd, BatchedGramSchmidtOrthonormalisesEachMatrixAsAlone) {
       at::Tensor one = alone.select(0, k).clone();
       powersgd_orthonormalize(one, 0);
       EXPECT_TRUE(torch::allclose(batch.select(0, k), one, 1e-5, 1e-6)) << r << " " << k;
-      if (k != 2)
+      if (k != 2) {
         EXPECT_TRUE(
             torch::allclose(batch.select(0, k).t().mm(batch.select(0, k)), torch::eye(r), 0, 1e-5));
+      }
     }
     EXPECT_TRUE(torch::equal(batch.select(0, 2), torch::zeros({30, r})));
   }

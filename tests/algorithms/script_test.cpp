@@ -208,7 +208,9 @@ TEST(ScriptQsgd, DecodingIsUnbiasedOverManyDraws) {
     at::Generator gen = make_generator(77, 0, t);
     const at::Tensor payload = codec.compress(x, gen);
     if (t == 0) first = payload;
-    if (t == 1) EXPECT_FALSE(torch::equal(first, payload)) << "two draws gave the same bytes";
+    if (t == 1) {
+      EXPECT_FALSE(torch::equal(first, payload)) << "two draws gave the same bytes";
+    }
     sum += codec.decompress(payload, n).to(torch::kDouble);
   }
   at::Generator again = make_generator(77, 0, 0);

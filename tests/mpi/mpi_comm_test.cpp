@@ -126,7 +126,9 @@ TEST(MpiComm, IdleWaitSleepsWhileItsPeersAreLate) {
                         [&] {
                           if (mpi.rank() == 1) mpi.send(torch::full({10}, 4.0f), 0, 8);
                         }));
-  if (mpi.rank() == 0) EXPECT_EQ(sender, 1);
+  if (mpi.rank() == 0) {
+    EXPECT_EQ(sender, 1);
+  }
 }
 
 TEST(MpiComm, PointToPointMessagesArriveAndAreMeteredAsSent) {

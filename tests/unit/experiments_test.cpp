@@ -186,7 +186,9 @@ TEST(Experiments, ParameterServerSuiteRunsEachModeAgainstDense) {
   for (const auto& [name, c] : suite_configs("parameter_server.yaml")) {
     runs.insert(name);
     EXPECT_EQ(c.data.name, "fashion-mnist") << name;
-    if (name.rfind("ps-", 0) == 0) EXPECT_EQ(c.algorithm, "ps") << name;
+    if (name.rfind("ps-", 0) == 0) {
+      EXPECT_EQ(c.algorithm, "ps") << name;
+    }
   }
   std::set<std::string> expected;
   for (const char* a :

@@ -251,7 +251,9 @@ std::vector<torch::Tensor> batches(ShardedLoader& loader, int64_t first_epoch, i
       out.push_back(b.labels.clone());
     }
     // As without prefetch, the end of the epoch leaves the caller's last batch alone.
-    if (!out.empty()) EXPECT_TRUE(torch::equal(b.labels, out.back()));
+    if (!out.empty()) {
+      EXPECT_TRUE(torch::equal(b.labels, out.back()));
+    }
   }
   return out;
 }

@@ -110,9 +110,9 @@ TEST(Sgd, EffectiveMomentumAndTheWarningWhenTheConfiguredOneIsNotUsed) {
     auto a = make(c.name, c.yaml);
     EXPECT_EQ(effective_momentum(cfg, *a), c.effective) << c.name << " " << c.yaml;
     const std::string w = momentum_warning(cfg, *a, c.name);
-    if (c.warning.empty())
+    if (c.warning.empty()) {
       EXPECT_EQ(w, "") << c.name;
-    else
+    } else
       EXPECT_NE(w.find(c.warning), std::string::npos) << c.name << ": " << w;
   }
   cfg.momentum = 0;  // LAG's own baseline: nothing to warn about

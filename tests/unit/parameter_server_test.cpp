@@ -212,7 +212,9 @@ TEST(ParameterServer, AspAppliesTheHeldWorkersGradientsStale) {
   for (const Applied& a : got.applied) {
     if (a.worker != 1) continue;
     EXPECT_GE(a.staleness, 3);
-    if (held++ == 0) EXPECT_EQ(a.staleness, 3) << "the first held gradient";
+    if (held++ == 0) {
+      EXPECT_EQ(a.staleness, 3) << "the first held gradient";
+    }
   }
   EXPECT_GE(held, 1);
 }
@@ -336,9 +338,10 @@ TEST(ParameterServer, TwoServersEachApplyTheirBudgetAsynchronously) {
             << (finals[server][i] - expected).abs().max().item<double>();
       }
       // Between a worker's pull and its push's apply each other worker applies at most 2s + 1.
-      if (mode == "ssp")
+      if (mode == "ssp") {
         for (int64_t st : staleness[server])
           EXPECT_LE(st, (kWorkers - 1) * (2 * 1 + 1)) << "server " << server;
+      }
     }
   }
 }
