@@ -103,7 +103,9 @@ TEST(LasgRules, PsUsesTheSmoothnessBoundAndTiesUpload) {
     for (const auto& s : out) {
       EXPECT_EQ(s[1].stats.at("lasg_change"), 6.25 * smoothness * smoothness);
       EXPECT_EQ(s[1].stats.at("uploads"), smoothness == 2.0 ? 2 : 0) << smoothness;
-      if (smoothness == 1.5) EXPECT_TRUE(torch::equal(s[1].grads[0], torch::tensor({3.0f, 4.0f})));
+      if (smoothness == 1.5) {
+        EXPECT_TRUE(torch::equal(s[1].grads[0], torch::tensor({3.0f, 4.0f})));
+      }
     }
     EXPECT_EQ(counted.calls[0].load(), 2) << "PS asks for no second gradient";
   }
@@ -134,7 +136,9 @@ TEST(LasgRules, NoiseAloneDoesNotUploadWhereLagUploadsEveryStep) {
       const auto& l = lag[static_cast<size_t>(r)][static_cast<size_t>(k)];
       EXPECT_EQ(l.stats.at("uploads"), ranks) << "LAG, step " << k;
       EXPECT_EQ(s.stats.at("uploads"), k == 0 ? ranks : 0) << "LASG, step " << k;
-      if (k > 0) EXPECT_EQ(s.stats.at("lasg_change"), 0.0);
+      if (k > 0) {
+        EXPECT_EQ(s.stats.at("lasg_change"), 0.0);
+      }
       // Bytes from the format: the allgatherv's 8-byte length, and 4 bytes per value uploaded.
       EXPECT_EQ(l.comm.payload_bytes, 8 + 4 * kLayerValues);
       EXPECT_EQ(s.comm.payload_bytes, 8 + (k == 0 ? 4 * kLayerValues : 0)) << "step " << k;

@@ -202,7 +202,9 @@ TEST(RandomKGlobalScope, BytesWithSharedAndOwnIndices) {
           << yaml;
       int64_t nonzero = 0;
       for (const auto& g : res[0][t].grads) nonzero += g.ne(0).sum().item<int64_t>();
-      if (shared) EXPECT_EQ(nonzero, 25) << "step " << t;
+      if (shared) {
+        EXPECT_EQ(nonzero, 25) << "step " << t;
+      }
     }
   }
   for (int64_t bytes : testing::resnet20_step_payloads("randomk", "{scope: global}"))
