@@ -19,6 +19,7 @@ set(CEDAR_CODEC_SOURCES
   codecs/terngrad_avx2.cpp
   codecs/sign_codec.cpp
   codecs/sign_arithmetic.cpp
+  codecs/two_level_sign_compressor.cpp
   codecs/half.cpp
   codecs/fp16_codec.cpp
   codecs/identity_codec.cpp

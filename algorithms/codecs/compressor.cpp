@@ -56,6 +56,19 @@ void check_decode_target(const at::Tensor& out, const char* who, bool any_device
                                                : std::string("an undefined tensor")));
 }
 
+void check_payload_size(const at::Tensor& payload, const char* who, int64_t numel, int64_t expected,
+                        const std::string& layout) {
+  if (numel < 0)
+    throw std::invalid_argument(std::string(who) + ": negative element count " +
+                                std::to_string(numel));
+  if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != expected)
+    throw std::invalid_argument(
+        std::string(who) + ": a payload of " + std::to_string(payload.numel()) + " bytes (" +
+        c10::toString(payload.scalar_type()) + ", " + std::to_string(payload.dim()) + "-D) for " +
+        std::to_string(numel) + " elements (expected " + std::to_string(expected) +
+        " uint8 bytes: " + layout + ")");
+}
+
 at::Tensor Compressor::compress_difference(const at::Tensor& x, const at::Tensor& y,
                                            at::Generator& gen, at::Tensor& scratch) {
   if (!cpu_fp32(x, y)) return compress((x - y).reshape({-1}).to(at::kFloat).contiguous(), gen);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace cedar {
@@ -109,5 +110,11 @@ bool cpu_fp32(const at::Tensor& x, const at::Tensor& y);
 // Checks that `out` can receive `numel` decoded fp32 values in place (decompress_into): a
 // contiguous CPU fp32 tensor, or with `any_device` a contiguous fp32 tensor anywhere.
 void check_decode_target(const at::Tensor& out, const char* who, bool any_device = false);
+
+// Checks a peer's payload (untrusted bytes) before anything is read from it or sized by its count:
+// `numel` not negative and the payload 1-D uint8 of exactly `expected` bytes; else an error that
+// names the codec (`who`), the sizes and what the bytes hold (`layout`, e.g. "two per element").
+void check_payload_size(const at::Tensor& payload, const char* who, int64_t numel, int64_t expected,
+                        const std::string& layout);
 
 }  // namespace cedar

@@ -100,14 +100,8 @@ float max_magnitude(const float* x, int64_t n) {
 
 // A peer's bytes are untrusted: exactly 4 + n of them, 1-D uint8.
 void check_eightbit_payload(const at::Tensor& payload, int64_t n) {
-  if (n < 0) throw std::invalid_argument("eightbit: negative element count " + std::to_string(n));
-  if (payload.scalar_type() != at::kByte || payload.dim() != 1 ||
-      payload.numel() != eightbit_payload_bytes(n))
-    throw std::invalid_argument(
-        "eightbit: a payload of " + std::to_string(payload.numel()) + " bytes (" +
-        std::string(c10::toString(payload.scalar_type())) + ", " + std::to_string(payload.dim()) +
-        "-D) for " + std::to_string(n) + " elements (expected " +
-        std::to_string(eightbit_payload_bytes(n)) + ": a fp32 scale and one byte per element)");
+  check_payload_size(payload, "eightbit", n, eightbit_payload_bytes(n),
+                     "a fp32 scale and one byte per element");
 }
 
 class EightBitCompressor final : public Compressor {

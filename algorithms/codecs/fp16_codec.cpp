@@ -74,12 +74,7 @@ class HalfCompressor final : public Compressor {
   // A peer's bytes are untrusted: exactly two per element, or a partial value would be dropped (or
   // too few read) unnoticed.
   static void check_payload(const at::Tensor& payload, int64_t numel) {
-    if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != 2 * numel)
-      throw std::invalid_argument("fp16: a payload of " + std::to_string(payload.numel()) +
-                                  " bytes (" + std::string(c10::toString(payload.scalar_type())) +
-                                  ", " + std::to_string(payload.dim()) + "-D) for " +
-                                  std::to_string(numel) + " elements (expected " +
-                                  std::to_string(2 * numel) + " uint8 bytes)");
+    check_payload_size(payload, "fp16", numel, 2 * numel, "two per element");
   }
 
   at::Tensor buffer_;  // the last payload

@@ -23,14 +23,7 @@ constexpr int64_t kNaturalWordsPerPass = 4096;
 
 // A peer's bytes are untrusted: exactly ⌈9n/8⌉ of them, 1-D uint8.
 void check_natural_payload(const at::Tensor& payload, int64_t n) {
-  if (n < 0) throw std::invalid_argument("natural: negative element count " + std::to_string(n));
-  const int64_t want = packed_bytes(n, kNaturalBits);
-  if (payload.scalar_type() != at::kByte || payload.dim() != 1 || payload.numel() != want)
-    throw std::invalid_argument("natural: a payload of " + std::to_string(payload.numel()) +
-                                " bytes (" + std::string(c10::toString(payload.scalar_type())) +
-                                ", " + std::to_string(payload.dim()) + "-D) for " +
-                                std::to_string(n) + " elements (expected " + std::to_string(want) +
-                                " uint8 bytes: 9 bits per element)");
+  check_payload_size(payload, "natural", n, packed_bytes(n, kNaturalBits), "9 bits per element");
 }
 
 class NaturalCompressor final : public Compressor {

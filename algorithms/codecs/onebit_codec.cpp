@@ -1,6 +1,6 @@
 // The 1-bit codec of 1-bit SGD (onebit_codec.h): the two means and the sign bits as CPU loops, as
-// tensor ops for other devices, and the Compressor around them, which works on the bits directly
-// where error feedback subtracts its decoding and an exchange averages the ranks' decodings.
+// tensor ops for other devices, and the Compressor around them (its decoding works on the bits,
+// two_level_sign_compressor.h).
 #include "algorithms/codecs/onebit_codec.h"
 
 #include <ATen/ATen.h>
@@ -15,6 +15,7 @@
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/codecs/sign_arithmetic.h"
+#include "algorithms/codecs/two_level_sign_compressor.h"
 
 namespace cedar {
 namespace {
@@ -25,19 +26,14 @@ float side_mean(double sum, int64_t count) {
 
 // A peer's bytes are untrusted: exactly 8 + ⌈n/8⌉ of them, 1-D uint8.
 void check_onebit_payload(const at::Tensor& payload, int64_t n) {
-  if (n < 0) throw std::invalid_argument("onebit: negative element count " + std::to_string(n));
-  if (payload.scalar_type() != at::kByte || payload.dim() != 1 ||
-      payload.numel() != onebit_payload_bytes(n))
-    throw std::invalid_argument("onebit: a payload of " + std::to_string(payload.numel()) +
-                                " bytes (" + std::string(c10::toString(payload.scalar_type())) +
-                                ", " + std::to_string(payload.dim()) + "-D) for " +
-                                std::to_string(n) + " elements (expected " +
-                                std::to_string(onebit_payload_bytes(n)) + ": two fp32 means and " +
-                                std::to_string(packed_bytes(n, 1)) + " bytes of bits)");
+  check_payload_size(payload, "onebit", n, onebit_payload_bytes(n),
+                     "two fp32 means and " + std::to_string(packed_bytes(n, 1)) + " bytes of bits");
 }
 
-class OneBitCompressor final : public Compressor {
+class OneBitCompressor final : public TwoLevelSignCompressor {
  public:
+  OneBitCompressor() : TwoLevelSignCompressor("onebit") {}
+
   int64_t payload_bytes(int64_t numel) const override { return onebit_payload_bytes(numel); }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
@@ -54,71 +50,8 @@ class OneBitCompressor final : public Compressor {
     return out;
   }
 
-  at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    if (!payload.is_cpu()) return generic::onebit_decode(payload, numel);
-    check_onebit_payload(payload, numel);  // before the count sizes anything
-    at::Tensor out = at::empty({numel}, at::kFloat);
-    decompress_into(payload, out);
-    return out;
-  }
-
-  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "onebit", true);
-    if (!out.is_cpu()) {
-      out.view({-1}).copy_(generic::onebit_decode(payload.to(out.device()), out.numel()));
-      return;
-    }
-    const SignDecoding d = decoding(payload, out.numel());
-    unpack_signs_into(d.bits, out.numel(), d.one, d.zero, out.data_ptr<float>());
-  }
-
-  void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) override {
-    check_decode_target(x, "onebit", true);
-    if (!x.is_cpu()) {
-      Compressor::subtract_decoded(payload, x, scratch);
-      return;
-    }
-    const SignDecoding d = decoding(payload, x.numel());
-    subtract_signs(d.bits, x.numel(), d.one, d.zero, x.data_ptr<float>());
-  }
-
-  void add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
-                   at::Tensor& scratch) override {
-    check_decode_target(sum, "onebit", true);
-    if (!sum.is_cpu()) {
-      Compressor::add_decoded(payload, sum, divisor, scratch);
-      return;
-    }
-    const SignDecoding d = decoding(payload, sum.numel());
-    add_signs(d.bits, sum.numel(), d.one, d.zero, sum.data_ptr<float>(), divisor);
-  }
-
-  std::optional<SignDecoding> sign_decoding(const at::Tensor& payload,
-                                            int64_t numel) const override {
-    return decoding(payload, numel);
-  }
-
-  bool average_into(const std::vector<at::Tensor>& payloads, at::Tensor& out, float then) override {
-    check_decode_target(out, "onebit", true);
-    if (!out.is_cpu() || payloads.empty()) return false;
-    std::vector<SignDecoding> held;
-    std::vector<const uint8_t*> bits;
-    std::vector<float> one, zero;
-    for (const at::Tensor& p : payloads) {
-      held.push_back(decoding(p, out.numel()));
-      bits.push_back(held.back().bits);
-      one.push_back(held.back().one);
-      zero.push_back(held.back().zero);
-    }
-    const int streams = static_cast<int>(payloads.size());
-    average_signs(bits.data(), one.data(), zero.data(), streams, out.numel(),
-                  streams > 1 ? static_cast<float>(streams) : 1.0f, then, out.data_ptr<float>());
-    return true;
-  }
-
- private:
-  // A checked payload's bits and means, its bytes held on the CPU.
-  static SignDecoding decoding(const at::Tensor& payload, int64_t n) {
+ protected:
+  SignDecoding checked_decoding(const at::Tensor& payload, int64_t n) const override {
     check_onebit_payload(payload, n);
     SignDecoding d;
     d.held = payload.contiguous().cpu();
@@ -127,6 +60,10 @@ class OneBitCompressor final : public Compressor {
     std::memcpy(&d.one, p + 4, 4);
     d.bits = p + 8;
     return d;
+  }
+
+  at::Tensor decode_where_it_is(const at::Tensor& payload, int64_t n) const override {
+    return generic::onebit_decode(payload, n);
   }
 };
 

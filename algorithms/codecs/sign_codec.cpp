@@ -20,6 +20,7 @@
 #include "algorithms/codecs/generic_codecs.h"
 #include "algorithms/codecs/sign_arithmetic.h"
 #include "algorithms/codecs/simd.h"
+#include "algorithms/codecs/two_level_sign_compressor.h"
 
 namespace cedar {
 namespace {
@@ -79,19 +80,15 @@ class SignCompressor final : public Compressor {
  private:
   // A peer's bytes are untrusted: exactly packed_bytes(n, 1) of them.
   void check_payload(const at::Tensor& payload, int64_t numel) const {
-    if (payload.scalar_type() != at::kByte || payload.dim() != 1 ||
-        payload.numel() != payload_bytes(numel))
-      throw std::invalid_argument("signsgd: a payload of " + std::to_string(payload.numel()) +
-                                  " bytes (" + std::string(c10::toString(payload.scalar_type())) +
-                                  ", " + std::to_string(payload.dim()) + "-D) for " +
-                                  std::to_string(numel) + " elements (expected " +
-                                  std::to_string(payload_bytes(numel)) + " uint8 bytes)");
+    check_payload_size(payload, "signsgd", numel, payload_bytes(numel), "one bit per element");
   }
 };
 
 // Δ = (‖p‖₁/d)·sign(p): one fp32 scale and one bit per element.
-class ScaledSignCompressor final : public Compressor {
+class ScaledSignCompressor final : public TwoLevelSignCompressor {
  public:
+  ScaledSignCompressor() : TwoLevelSignCompressor("ef-signsgd") {}
+
   int64_t payload_bytes(int64_t numel) const override { return 4 + packed_bytes(numel, 1); }
 
   at::Tensor compress(const at::Tensor& x, at::Generator&) override {
@@ -128,68 +125,6 @@ class ScaledSignCompressor final : public Compressor {
     });
   }
 
-  at::Tensor decompress(const at::Tensor& payload, int64_t numel) override {
-    if (!payload.is_cpu()) return generic::scaled_sign_decode(payload, numel);
-    at::Tensor out = at::empty({std::max<int64_t>(numel, 0)}, at::kFloat);
-    decode(payload, numel, out.data_ptr<float>());
-    return out;
-  }
-
-  void decompress_into(const at::Tensor& payload, at::Tensor& out) override {
-    check_decode_target(out, "ef-signsgd", true);
-    if (!out.is_cpu()) {
-      out.view({-1}).copy_(generic::scaled_sign_decode(payload.to(out.device()), out.numel()));
-      return;
-    }
-    decode(payload, out.numel(), out.data_ptr<float>());
-  }
-
-  // x - decode(payload) and (sum + decode(payload)) / divisor straight from the bits.
-  void subtract_decoded(const at::Tensor& payload, at::Tensor& x, at::Tensor& scratch) override {
-    check_decode_target(x, "ef-signsgd", true);
-    if (!x.is_cpu()) {
-      Compressor::subtract_decoded(payload, x, scratch);
-      return;
-    }
-    const Decoding d = decoding(payload, x.numel());
-    subtract_signs(d.bits, x.numel(), d.one, d.zero, x.data_ptr<float>());
-  }
-
-  void add_decoded(const at::Tensor& payload, at::Tensor& sum, float divisor,
-                   at::Tensor& scratch) override {
-    check_decode_target(sum, "ef-signsgd", true);
-    if (!sum.is_cpu()) {
-      Compressor::add_decoded(payload, sum, divisor, scratch);
-      return;
-    }
-    const Decoding d = decoding(payload, sum.numel());
-    add_signs(d.bits, sum.numel(), d.one, d.zero, sum.data_ptr<float>(), divisor);
-  }
-
-  std::optional<SignDecoding> sign_decoding(const at::Tensor& payload,
-                                            int64_t numel) const override {
-    const Decoding d = decoding(payload, numel);
-    return SignDecoding{d.held, d.bits, d.one, d.zero};
-  }
-
-  bool average_into(const std::vector<at::Tensor>& payloads, at::Tensor& out, float then) override {
-    check_decode_target(out, "ef-signsgd", true);
-    if (!out.is_cpu() || payloads.empty()) return false;
-    std::vector<Decoding> held;
-    std::vector<const uint8_t*> bits;
-    std::vector<float> one, zero;
-    for (const at::Tensor& p : payloads) {
-      held.push_back(decoding(p, out.numel()));
-      bits.push_back(held.back().bits);
-      one.push_back(held.back().one);
-      zero.push_back(held.back().zero);
-    }
-    const int streams = static_cast<int>(payloads.size());
-    average_signs(bits.data(), one.data(), zero.data(), streams, out.numel(),
-                  streams > 1 ? static_cast<float>(streams) : 1.0f, then, out.data_ptr<float>());
-    return true;
-  }
-
  private:
   // The encoding of d values, chunk(c0, len) giving those of [c0, c0 + len): ‖p‖₁ in element
   // order (fp64) and the sign bits in one read of each chunk (every chunk's bits start on a byte).
@@ -207,19 +142,12 @@ class ScaledSignCompressor final : public Compressor {
     return out;
   }
 
-  // A checked payload's sign bits and the values they decode to.
-  struct Decoding {
-    at::Tensor held;  // the payload's bytes on the CPU
-    const uint8_t* bits;
-    float one, zero;
-  };
-
-  void decode(const at::Tensor& payload, int64_t numel, float* out) {
-    const Decoding d = decoding(payload, numel);
-    unpack_signs_into(d.bits, numel, d.one, d.zero, out);
+ protected:
+  at::Tensor decode_where_it_is(const at::Tensor& payload, int64_t numel) const override {
+    return generic::scaled_sign_decode(payload, numel);
   }
 
-  Decoding decoding(const at::Tensor& payload, int64_t numel) const {
+  SignDecoding checked_decoding(const at::Tensor& payload, int64_t numel) const override {
     // A peer's bytes: the size is checked before the scale is read from them.
     if (numel < 0)
       throw std::invalid_argument("ef-signsgd: negative element count " + std::to_string(numel));
@@ -232,7 +160,7 @@ class ScaledSignCompressor final : public Compressor {
                                   " bytes for " + std::to_string(numel) + " elements (expected " +
                                   std::to_string(payload_bytes(numel)) + ": a 4-byte scale and " +
                                   std::to_string(packed_bytes(numel, 1)) + " bytes of sign bits)");
-    Decoding d;
+    SignDecoding d;
     d.held = payload.contiguous().cpu();
     float scale = 0;
     std::memcpy(&scale, d.held.data_ptr<uint8_t>(), 4);
