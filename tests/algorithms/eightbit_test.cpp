@@ -17,7 +17,6 @@
 #include "algorithms/catalog.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/eightbit_codec.h"
-#include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -180,26 +179,15 @@ TEST(EightBit, RanksApplyTheAverageOfTheirQuantizedGradients) {
                                       testing::StepOptions{kEightBitSeed, kEightBitBucket});
     testing::expect_ranks_agree(results);
     const int64_t formula = (4 + 108) + (4 + 777) + (4 + 9);
-    for (int64_t t = 0; t < 2; ++t) {
-      std::vector<at::Tensor> sum;
-      for (int r = 0; r < P; ++r) {
-        const auto grads = rank_grads(r, t);
-        for (size_t i = 0; i < grads.size(); ++i) {
-          const at::Tensor d = round_trip(grads[i].reshape({-1}));
-          if (r == 0)
-            sum.push_back(d);
-          else
-            sum[i] = sum[i] + d;
-        }
-      }
-      for (size_t i = 0; i < sum.size(); ++i)
-        EXPECT_TRUE(torch::equal(results[0][t].grads[i].reshape({-1}), sum[i] / P))
-            << P << " ranks, step " << t << ", tensor " << i;
-      const auto& c = results[0][t].comm;
-      EXPECT_EQ(c.calls, 1);
-      EXPECT_EQ(c.payload_bytes, formula);
-      EXPECT_EQ(c.bus_bytes, allgather_bus_bytes(formula * P, P));
-    }
+    testing::expect_allgather_of_decodings(
+        results,
+        [](int r, int64_t t) {
+          std::vector<at::Tensor> decoded;
+          for (const at::Tensor& g : rank_grads(r, t))
+            decoded.push_back(round_trip(g.reshape({-1})));
+          return decoded;
+        },
+        formula);
   }
 }
 

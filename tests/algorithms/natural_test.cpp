@@ -19,7 +19,6 @@
 #include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/codecs.h"
 #include "algorithms/codecs/natural_codec.h"
-#include "comm/bus_bytes.h"
 #include "tests/unit/algorithm_harness.h"
 
 namespace cedar {
@@ -192,29 +191,19 @@ TEST(Natural, RanksApplyTheAverageOfTheirRoundingsAndSendNineBitsPerElement) {
     int64_t formula = 0;
     for (const auto& g : rank_grads(0, 0)) formula += natural_bytes(g.numel());
     ASSERT_EQ(formula, 122 + 1127 + 8);
-    for (int64_t t = 0; t < 2; ++t) {
-      std::vector<at::Tensor> sum;
-      for (int r = 0; r < P; ++r) {
-        at::Generator gen = make_generator(kNaturalSeed, r, t, kNaturalBucket);
-        auto codec = make_natural_compressor();
-        const auto grads = rank_grads(r, t);
-        for (size_t i = 0; i < grads.size(); ++i) {
-          const at::Tensor g = grads[i].reshape({-1});
-          const at::Tensor d = codec->decompress(codec->compress(g, gen), g.numel());
-          if (r == 0)
-            sum.push_back(d);
-          else
-            sum[i] = sum[i] + d;
-        }
-      }
-      for (size_t i = 0; i < sum.size(); ++i)
-        EXPECT_TRUE(torch::equal(results[0][t].grads[i].reshape({-1}), sum[i] / P))
-            << P << " ranks, step " << t << ", tensor " << i;
-      const auto& c = results[0][t].comm;
-      EXPECT_EQ(c.calls, 1);
-      EXPECT_EQ(c.payload_bytes, formula);
-      EXPECT_EQ(c.bus_bytes, allgather_bus_bytes(formula * P, P));
-    }
+    testing::expect_allgather_of_decodings(
+        results,
+        [](int r, int64_t t) {
+          at::Generator gen = make_generator(kNaturalSeed, r, t, kNaturalBucket);
+          auto codec = make_natural_compressor();
+          std::vector<at::Tensor> decoded;
+          for (const at::Tensor& grad : rank_grads(r, t)) {
+            const at::Tensor g = grad.reshape({-1});
+            decoded.push_back(codec->decompress(codec->compress(g, gen), g.numel()));
+          }
+          return decoded;
+        },
+        formula);
   }
 }
 

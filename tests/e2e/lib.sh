@@ -29,6 +29,18 @@ wait_held() {  # wait_held PREFIX RANKS RANK JOB
   done
   echo none; return 1
 }
+# Runs COMMAND in the background held after STEP (CEDAR_HOLD_AFTER_STEP, hold files LOG.hold.rankR),
+# sends it SIGTERM once all RANKS hold there, so the signal lands at a step every rank has reached
+# and none has finished, and returns its exit status; its output goes to LOG.
+sigterm_when_held() {  # sigterm_when_held STEP RANKS LOG COMMAND...
+  local step=$1 ranks=$2 log=$3 job rc
+  shift 3
+  CEDAR_HOLD_AFTER_STEP=$step CEDAR_HOLD_FILE="$log.hold" "$@" > "$log" 2>&1 &
+  job=$!
+  wait_held "$log.hold" "$ranks" 0 "$job" > /dev/null
+  kill -TERM "$job"; wait "$job"; rc=$?
+  return "$rc"
+}
 # Everything a run records, except wall-clock times (which differ between attempts).
 metrics() {  # metrics DB RUN_NAME
   local id

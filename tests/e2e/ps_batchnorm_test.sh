@@ -45,11 +45,8 @@ check "bsp: completed with 2 workers and 1 server, 16 rounds, evaluated twice" e
   "$(q "SELECT status||','||workers||','||servers||','||(SELECT COUNT(*) FROM steps WHERE run_id=$B)||','||(SELECT COUNT(*) FROM evals WHERE run_id=$B) FROM runs WHERE id=$B")" \
   "completed,2,1,16,2"
 
-CEDAR_HOLD_AFTER_STEP=5 CEDAR_HOLD_FILE="$WORK/hold-term" "${MPIRUN[@]}" -np 3 "$CEDAR" run \
-    "$WORK/psbn.yaml" --db "$DB" --quiet --set name=term > "$WORK/term.log" 2>&1 &
-job=$!
-wait_held "$WORK/hold-term" 3 0 "$job" > /dev/null
-kill -TERM "$job"; wait "$job"; rc=$?
+sigterm_when_held 5 3 "$WORK/term.log" "${MPIRUN[@]}" -np 3 "$CEDAR" run "$WORK/psbn.yaml" \
+    --db "$DB" --quiet --set name=term; rc=$?
 T=$(id_of term)
 check "SIGTERM after round 5: the job exits non-zero" greater "$rc" 0
 check "SIGTERM: every rank stops at round 6 with a checkpoint there" equals \

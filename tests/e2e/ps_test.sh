@@ -208,11 +208,8 @@ for victim in 1 0; do
     "$(metrics "$DB" "$name" | md5sum)" "$(metrics "$DB" bsp | md5sum)"
 done
 
-CEDAR_HOLD_AFTER_STEP=12 CEDAR_HOLD_FILE="$WORK/hold-term" "${MPIRUN[@]}" -np 3 "$CEDAR" run \
-    "$WORK/ps.yaml" --db "$DB" --quiet --set name=term > "$WORK/term.log" 2>&1 &
-job=$!
-wait_held "$WORK/hold-term" 3 0 "$job" > /dev/null
-kill -TERM "$job"; wait "$job"; rc=$?
+sigterm_when_held 12 3 "$WORK/term.log" "${MPIRUN[@]}" -np 3 "$CEDAR" run "$WORK/ps.yaml" \
+    --db "$DB" --quiet --set name=term; rc=$?
 T=$(id_of term)
 check "SIGTERM: the job exits non-zero" greater "$rc" 0
 check "SIGTERM: every rank stops at the next round, with a checkpoint there" equals \

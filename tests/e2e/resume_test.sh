@@ -91,13 +91,10 @@ done
 name="resume-signsgd"
 "${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" --db "$REF" --quiet --set name="$name" \
     --set algorithm.name=signsgd --set optimizer.lr=0.001 > /dev/null 2>&1
-CEDAR_HOLD_AFTER_STEP=12 CEDAR_HOLD_FILE="$WORK/hold-term" "${MPIRUN[@]}" -np 2 "$CEDAR" run \
-    "$WORK/base.yaml" --db "$DB" --quiet --set name="$name" \
-    --set algorithm.name=signsgd --set optimizer.lr=0.001 > "$WORK/term.log" 2>&1 &
-job=$!
+sigterm_when_held 12 2 "$WORK/term.log" "${MPIRUN[@]}" -np 2 "$CEDAR" run "$WORK/base.yaml" \
+    --db "$DB" --quiet --set name="$name" --set algorithm.name=signsgd --set optimizer.lr=0.001
+rc=$?
 run_id=$((run_id + 1))
-wait_held "$WORK/hold-term" 2 0 "$job" > /dev/null
-kill -TERM "$job"; wait "$job"; rc=$?
 check "SIGTERM: job exits non-zero" greater "$rc" 0
 check "SIGTERM: failed with a checkpoint at the stop" contains "$(q "SELECT status||': '||error FROM runs WHERE id=$run_id")" "(checkpoint written)"
 stop_step=$(awk '{print $2}' "$(checkpoints "$run_id")/LATEST")

@@ -106,11 +106,8 @@ check "earlier run intact" equals "$(q "SELECT status FROM runs WHERE id=1")" "c
 
 # SIGTERM mid-run (the run holds after step 3 until it comes): the run is marked failed with
 # the reason, rows already written stay.
-CEDAR_HOLD_AFTER_STEP=3 CEDAR_HOLD_FILE="$WORK/hold-term" "$CEDAR" run "$WORK/small.yaml" --db "$DB" \
-    --quiet --set train.epochs=50 > "$WORK/term.log" 2>&1 &
-pid=$!
-wait_held "$WORK/hold-term" 1 0 "$pid" > /dev/null
-kill -TERM "$pid"; wait "$pid"; rc=$?
+sigterm_when_held 3 1 "$WORK/term.log" "$CEDAR" run "$WORK/small.yaml" --db "$DB" --quiet \
+    --set train.epochs=50; rc=$?
 check "interrupted run exits non-zero" greater "$rc" 0
 check "interrupted run marked failed with the signal" contains "$(q "SELECT status||':'||error FROM runs WHERE id > 1")" "failed:interrupted by SIGTERM"
 check "its step rows up to the stop kept" equals "$(q "SELECT COUNT(*) FROM steps WHERE run_id > 1")" 4

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "comm/bus_bytes.h"
+
 namespace cedar::testing {
 
 std::unique_ptr<Algorithm> make_algorithm(const std::string& name, const std::string& yaml) {
@@ -250,6 +252,32 @@ void expect_ranks_agree(const std::vector<std::vector<StepResult>>& results) {
         EXPECT_TRUE(torch::equal(results[r][t].grads[i], results[0][t].grads[i]))
             << "rank " << r << " step " << t << " tensor " << i;
     }
+  }
+}
+
+void expect_allgather_of_decodings(const std::vector<std::vector<StepResult>>& results,
+                                   const DecodedOf& decoded_of, int64_t payload_bytes) {
+  const int ranks = static_cast<int>(results.size());
+  for (size_t t = 0; t < results[0].size(); ++t) {
+    std::vector<at::Tensor> sum;
+    for (int r = 0; r < ranks; ++r) {
+      const std::vector<at::Tensor> decoded = decoded_of(r, static_cast<int64_t>(t));
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        if (r == 0) {
+          sum.push_back(decoded[i]);
+        } else {
+          sum[i] = sum[i] + decoded[i];
+        }
+      }
+    }
+    ASSERT_EQ(results[0][t].grads.size(), sum.size()) << "step " << t;
+    for (size_t i = 0; i < sum.size(); ++i)
+      EXPECT_TRUE(torch::equal(results[0][t].grads[i].reshape({-1}), sum[i].reshape({-1}) / ranks))
+          << ranks << " ranks, step " << t << ", tensor " << i;
+    const CommCounters& c = results[0][t].comm;
+    EXPECT_EQ(c.calls, 1) << "step " << t;
+    EXPECT_EQ(c.payload_bytes, payload_bytes) << "step " << t;
+    EXPECT_EQ(c.bus_bytes, allgather_bus_bytes(payload_bytes * ranks, ranks)) << "step " << t;
   }
 }
 

@@ -147,6 +147,15 @@ std::vector<int64_t> resnet20_step_payloads(const std::string& name, const std::
 // Every rank holds bitwise identical updates at every step.
 void expect_ranks_agree(const std::vector<std::vector<StepResult>>& results);
 
+// Rank r's decodings at step t of what it sent, one per bucket entry (an exchange's oracle).
+using DecodedOf = std::function<std::vector<at::Tensor>(int rank, int64_t step)>;
+
+// An exchange that averages the ranks' decodings: at every step of `results`, rank 0's update of
+// each entry is, bit for bit, decoded_of(r, t) summed over the ranks in rank order and divided by
+// their count, and the step metered one allgather of `payload_bytes` from each rank.
+void expect_allgather_of_decodings(const std::vector<std::vector<StepResult>>& results,
+                                   const DecodedOf& decoded_of, int64_t payload_bytes);
+
 // ---------------------------------------------------------------- devices
 
 // Three steps of algorithm `name` (default parameters) through `comm`, on `comm`'s device: the
