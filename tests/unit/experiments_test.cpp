@@ -206,41 +206,58 @@ TEST(Experiments, ParameterServerSuiteRunsEachModeAgainstDense) {
   }
 }
 
-// 1-bit Adam against Adam: two arms of five seeds each that differ only in the exchange (the same
-// betas and eps, read by 1-bit Adam from its own keys and by AdamW from the optimizer's), an
-// accuracy claim against the Adam arm and byte claims that follow from the format.
+// 1-bit Adam against Adam: arms of five seeds each that differ only in the exchange (the same
+// betas and eps, read by 1-bit Adam from its own keys and by AdamW from the optimizer's), a
+// negative control frozen after one step and Adam at its usual eps; the accuracy claim against the
+// Adam arm with that control, the baseline's own check, and byte claims that follow from the
+// format.
 TEST(Experiments, OnebitAdamSuiteComparesWithAdamOnFiveSeeds) {
   std::map<std::string, std::set<uint64_t>> seeds;
   for (const auto& [name, c] : suite_configs("onebit_adam.yaml")) {
     seeds[name].insert(c.train.seed);
-    if (name == "adam") {
-      EXPECT_EQ(c.algorithm, "dense");
-      EXPECT_EQ(c.optimizer.name, "adamw");
-      EXPECT_DOUBLE_EQ(c.optimizer.eps, 1e-3);
+    if (name == "adam" || name == "adam-eps1e-8") {
+      EXPECT_EQ(c.algorithm, "dense") << name;
+      EXPECT_EQ(c.optimizer.name, "adamw") << name;
+      EXPECT_DOUBLE_EQ(c.optimizer.eps, name == "adam" ? 1e-3 : 1e-8) << name;
     } else {
       EXPECT_EQ(c.algorithm, "onebit-adam") << name;
       EXPECT_EQ(c.optimizer.name, "sgd") << name;
       EXPECT_DOUBLE_EQ(c.algorithm_params["eps"].as<double>(), 1e-3) << name;
+      EXPECT_EQ(c.algorithm_params["freeze_step"].as<int>(), name == "onebit-adam" ? 234 : 1)
+          << name;
     }
   }
-  ASSERT_EQ(seeds.size(), 2u);
-  for (const auto& [name, s] : seeds) EXPECT_EQ(s.size(), 5u) << name;
+  const std::set<std::string> arms = {"adam", "adam-eps1e-8", "onebit-adam",
+                                      "onebit-adam-nowarmup"};
+  std::set<std::string> names;
+  for (const auto& [name, s] : seeds) {
+    names.insert(name);
+    EXPECT_EQ(s.size(), 5u) << name;
+  }
+  EXPECT_EQ(names, arms);
   const char* src = std::getenv("CEDAR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   const auto claims = load_claims(std::string(src) + "/experiments/onebit_adam.yaml");
-  int accounting = 0;
+  int accounting = 0, findings = 0;
   for (const auto& c : claims) {
-    EXPECT_EQ(c.run, "onebit-adam") << c.text;
     if (c.kind == "accounting") {
       ++accounting;
+      EXPECT_EQ(c.run, "onebit-adam") << c.text;
       EXPECT_TRUE(is_byte_metric(c.metric)) << c.text;
-    } else {
-      EXPECT_EQ(c.metric, "accuracy_gap") << c.text;
+      continue;
+    }
+    ++findings;
+    EXPECT_EQ(c.metric, "accuracy_gap") << c.text;
+    if (c.run == "onebit-adam") {
       EXPECT_EQ(c.baseline, "adam") << c.text;
+      EXPECT_EQ(c.control, "onebit-adam-nowarmup") << c.text;
+    } else {
+      EXPECT_EQ(c.run, "adam") << c.text;
+      EXPECT_EQ(c.baseline, "adam-eps1e-8") << c.text;
     }
   }
   EXPECT_EQ(accounting, 3);
-  EXPECT_EQ(claims.size(), 4u);
+  EXPECT_EQ(findings, 2);
 }
 
 // The ImageNet subset: the papers' ImageNet models with their ImageNet stems at Imagenette's 160
