@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "algorithms/codecs/bit_packing.h"
 #include "algorithms/codecs/sign_arithmetic.h"
 
 namespace cedar {
