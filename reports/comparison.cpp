@@ -9,6 +9,7 @@
 #include "reports/byte_ratios.h"
 #include "reports/gap_rounds.h"
 #include "reports/precision.h"
+#include "reports/provenance_table.h"
 #include "reports/throughput.h"
 #include "results/run_queries.h"
 
@@ -27,7 +28,8 @@ const char* const kBytesLegend =
     "workers.";
 const char* const kThroughputLegend =
     "img/s/rank: training throughput of one rank, the images it trained on ÷ the wall-clock of "
-    "those steps (evaluations left out), median over epochs, mean over seeds.";
+    "those steps (evaluations left out), median over epochs, mean over the seeds the time columns "
+    "use.";
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -50,6 +52,20 @@ std::string ranks(const ComparisonRow& r) {
   if (r.workers <= 0 || r.workers >= r.world_size) return std::to_string(r.world_size);
   return std::to_string(r.world_size) + " (" + std::to_string(r.workers) + " + " +
          std::to_string(r.world_size - r.workers) + " srv)";
+}
+
+// Which seeds each row's time columns come from, where any run recorded its hosts' load.
+std::string timing_note(const std::vector<ComparisonRow>& rows) {
+  std::vector<TimedArm> arms;
+  bool recorded = false;
+  for (const auto& r : rows) {
+    if (r.completed == 0) continue;
+    recorded = recorded || r.load_recorded;
+    arms.push_back({r.name, r.completed, r.timed_runs, r.timed_beside_other_work});
+  }
+  const std::string note = timing_sources_note(
+      "Time columns (wall s, img/s/rank, modeled s) are means over", arms, recorded);
+  return note.empty() ? "" : " " + note;
 }
 
 std::string pct(double mean, double sd, int n) {
@@ -88,6 +104,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.workers = t.run.workers.value_or(t.run.world_size);
     r.amp = amp_of(t.run.config);
     r.images_per_second = training_images_per_second(db, r.id, batch_size_of(t.run.config));
+    r.other_load = other_load_of(t.run.provenance.value_or(""));
     const GapResult gap = read_gap_result(db, r.id, r.workers);
     if (gap.has_gap) {
       r.final_gap = gap.final_gap;
@@ -130,9 +147,19 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     double ttt = 0;
     std::map<std::string, int> status_count;
     double sum = 0, sum2 = 0, best = 0, wall = 0, payload = 0, bus = 0, dense = 0, rate = 0;
-    int rated = 0;
+    int rated = 0, timed_reached = 0;
     const auto& profiles = network_profiles();
     row.modeled_seconds.assign(profiles.size(), 0.0);
+    // The time columns from the completed seeds timed on a quiet host, where there are any.
+    auto quiet = [](const RunResult* r) {
+      return r->other_load >= 0 && r->other_load <= kQuietMachineShare;
+    };
+    bool any_quiet = false;
+    for (const auto* r : g) {
+      if (r->status != "completed") continue;
+      any_quiet = any_quiet || quiet(r);
+      row.load_recorded = row.load_recorded || r->other_load >= 0;
+    }
     for (const auto* r : g) {
       ++status_count[r->status];
       if (r->status != "completed") continue;
@@ -140,17 +167,25 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
       sum += r->final_accuracy;
       sum2 += r->final_accuracy * r->final_accuracy;
       best += r->best_accuracy;
-      wall += r->wall_seconds;
+      const bool timed = !any_quiet || quiet(r);
+      if (timed) {
+        ++row.timed_runs;
+        if (r->other_load > kQuietMachineShare) row.timed_beside_other_work = true;
+        wall += r->wall_seconds;
+      }
       payload += double(r->payload_bytes_per_rank);
       bus += double(r->bus_bytes);
       dense += double(r->dense_bytes_per_rank);
-      if (r->images_per_second > 0) {
+      if (timed && r->images_per_second > 0) {
         rate += r->images_per_second;
         ++rated;
       }
       if (r->time_to_target >= 0) {
         ++row.reached_target;
-        ttt += r->time_to_target;
+        if (timed) {
+          ++timed_reached;
+          ttt += r->time_to_target;
+        }
       }
       SeedRun one{r->seed, r->final_accuracy, r->best_accuracy, r->wall_seconds, 0, 0,
                   {},      r->final_gap,      r->rounds_to_gap};
@@ -163,19 +198,19 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
       for (size_t p = 0; p < profiles.size(); ++p) {
         one.modeled_seconds.push_back(r->compute_seconds +
                                       profiles[p].seconds(r->latency_steps, r->bus_bytes));
-        row.modeled_seconds[p] += one.modeled_seconds.back();
+        if (timed) row.modeled_seconds[p] += one.modeled_seconds.back();
       }
       row.seed_runs.push_back(std::move(one));
     }
-    for (auto& m : row.modeled_seconds) m /= std::max(1, row.completed);
-    if (row.reached_target > 0) row.time_to_target = ttt / row.reached_target;
+    for (auto& m : row.modeled_seconds) m /= std::max(1, row.timed_runs);
+    if (timed_reached > 0) row.time_to_target = ttt / timed_reached;
     int n = std::max(1, row.completed);
     row.final_mean = sum / n;
     row.final_std = row.completed > 1
                         ? std::sqrt(std::max(0.0, (sum2 - sum * sum / n) / (row.completed - 1)))
                         : 0;
     row.best_mean = best / n;
-    row.wall_mean = wall / n;
+    row.wall_mean = wall / std::max(1, row.timed_runs);
     row.images_per_second = rated > 0 ? rate / rated : 0;
     row.payload_mb = payload / n / 1e6;
     row.bus_mb = bus / n / 1e6;
@@ -245,7 +280,7 @@ std::string render_markdown(const std::vector<ComparisonRow>& rows) {
     }
     s << r.statuses << " |\n";
   }
-  s << "\n" << kBytesLegend << " " << kThroughputLegend << "\n";
+  s << "\n" << kBytesLegend << " " << kThroughputLegend << timing_note(rows) << "\n";
   std::vector<std::pair<std::string, std::string>> amp;
   for (const auto& r : rows) amp.emplace_back(r.name, r.amp);
   const std::string precision = precision_legend(amp);

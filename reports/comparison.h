@@ -23,7 +23,10 @@ struct RunResult {
   double compute_seconds = 0;    // rank 0, summed over steps
   int64_t latency_steps = 0;     // alpha terms of its collectives, summed over steps
   double images_per_second = 0;  // per rank, training (reports/throughput.h); 0: unknown
-  std::string amp = "off";       // train.amp (reports/precision.h)
+  // The largest share of its hosts' CPU other processes used while it trained (< 0: not
+  // recorded; reports/provenance_table.h).
+  double other_load = -1;
+  std::string amp = "off";  // train.amp (reports/precision.h)
   // Full-batch runs (reports/gap_rounds.h): the last step's gap (NaN: none) and the rounds to
   // train.target_gap (−1: not reached or none).
   double final_gap = std::numeric_limits<double>::quiet_NaN(), rounds_to_gap = -1;
@@ -47,6 +50,11 @@ struct ComparisonRow {
   double gap_to_dense = 0;  // final_mean - dense final_mean (accuracy points / 100)
   bool has_dense = false;
   double wall_mean = 0;
+  // The time columns (wall, images per second, modeled seconds, time to target) are means over
+  // the `timed_runs` completed seeds timed on a quiet host where there are any, else over all
+  // (timed_beside_other_work); load_recorded: any seed recorded its hosts' load.
+  int timed_runs = 0;
+  bool timed_beside_other_work = false, load_recorded = false;
   // Training images per second on one rank (median over epochs, reports/throughput.h), mean over
   // the completed seeds that have it; 0: unknown.
   double images_per_second = 0;

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/provenance_table.h"
+
 namespace cedar {
 
 const std::vector<double> kCrossoverSweepGbps = {0.1, 0.3, 1, 3, 10, 25, 100, 200, 400};
@@ -58,6 +60,19 @@ void compare(double a, double b, double ad, double bd, CrossoverPoint& pt) {
   }
 }
 
+// Which seeds each arm's compute time comes from, where any run recorded its hosts' load.
+std::string compute_note(const std::vector<CrossoverPoint>& points) {
+  std::vector<TimedArm> arms;
+  bool recorded = false;
+  for (const auto& p : points) {
+    if (!p.measured) continue;
+    recorded = recorded || p.load_recorded;
+    arms.push_back({p.name, p.seeds, p.timed_seeds, p.timed_beside_other_work});
+  }
+  const std::string note = timing_sources_note("Compute per step is the mean over", arms, recorded);
+  return note.empty() ? "" : "\n" + note + "\n";
+}
+
 }  // namespace
 
 std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
@@ -81,6 +96,11 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
       pt.algorithm = m.algorithm;
       pt.workers = w;
       pt.measured = w == own_workers;
+      pt.seeds = m.seeds;
+      pt.timed_seeds = m.timed_seeds;
+      pt.timed_beside_other_work = m.timed_beside_other_work;
+      for (const auto& r : runs)
+        if (r.name == m.name && r.other_load >= 0) pt.load_recorded = true;
       const double a = run.a, b = run.b;
       pt.fixed_seconds = a;
       pt.bytes_per_epoch = b;
@@ -159,6 +179,7 @@ std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points,
        "worker count. Workers of a parameter server exclude its servers. Dense SGD is costed on "
        "the hosts the run was measured on: for a two-level run, nodes of its intra group size, "
        "a flat ring crossing each node's network link once.\n";
+  s << compute_note(points);
   return s.str();
 }
 

@@ -37,6 +37,10 @@ struct CrossoverPoint {
   // The fixed-time difference to dense is within the seeds' spread of compute time (one seed
   // spread of the difference), so "always" / "never" / the crossover rest on noise.
   bool within_seed_spread = false;
+  // The seeds of the run and those its compute time comes from (RunMeasurement::timed_seeds);
+  // load_recorded: any of them recorded its hosts' load.
+  int seeds = 1, timed_seeds = 1;
+  bool timed_beside_other_work = false, load_recorded = false;
 };
 
 // Every usable measurement (seeds averaged) at its own workers (a parameter server's exclude its

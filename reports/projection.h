@@ -89,7 +89,14 @@ struct RunMeasurement {
   int64_t steps_per_epoch = 0;          // steps of its longest epoch
   double compute_seconds_per_step = 0;  // rank 0, mean over steps
   double compute_seconds_seed_std = 0;  // standard deviation of the above over seeds (0: one seed)
-  double dense_payload_bytes = 0;       // per step: a dense fp32 allreduce's payload (dense_bytes)
+  // The largest share of its hosts' CPU other processes used while it trained (< 0: not
+  // recorded; reports/provenance_table.h). Seeds averaged: compute per step and its spread come
+  // from the `timed_seeds` timed on a quiet host where there are any, else from all `seeds`, and
+  // `timed_beside_other_work` says so.
+  double other_load = -1;
+  int timed_seeds = 1;
+  bool timed_beside_other_work = false;
+  double dense_payload_bytes = 0;  // per step: a dense fp32 allreduce's payload (dense_bytes)
   std::vector<CollectiveMix> collectives;  // on the run's own communicator
   std::vector<LevelMix> levels;            // on sub-communicators (empty: a flat exchange)
   // Per step, rank 0, as the steps table recorded them (α terms and bus bytes): the mix above

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reports/projection.h"
+#include "reports/provenance_table.h"
 #include "reports/run_config.h"
 #include "results/comm_queries.h"
 #include "results/run_queries.h"
@@ -98,6 +99,7 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
     m.recorded_latency_steps = double(r.latency_steps) / steps;
     m.recorded_bus_bytes = double(r.bus_bytes) / steps;
     m.dense_payload_bytes = double(r.dense_bytes) / steps;
+    m.other_load = other_load_of(r.run.provenance.value_or(""));
     m.servers = r.run.servers.value_or(0);
     if (m.servers > 0) {
       const double gradients = r.gradients;
@@ -129,15 +131,32 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
     const auto& g = groups[key];
     RunMeasurement m = *g[0];
     m.seeds = static_cast<int>(g.size());
+    // Compute time from the seeds timed on a quiet host, where any were (bytes from all seeds).
+    std::vector<const RunMeasurement*> timed;
+    for (const auto* r : g)
+      if (r->other_load >= 0 && r->other_load <= kQuietMachineShare) timed.push_back(r);
+    if (timed.empty()) timed = g;
+    m.timed_seeds = static_cast<int>(timed.size());
+    for (const auto* r : timed)
+      if (r->other_load > kQuietMachineShare) m.timed_beside_other_work = true;
+    m.compute_seconds_per_step = 0;
+    for (const auto* r : timed) m.compute_seconds_per_step += r->compute_seconds_per_step;
+    m.compute_seconds_per_step /= double(timed.size());
+    m.compute_seconds_seed_std = 0;
+    if (timed.size() > 1) {
+      double var = 0;
+      for (const auto* r : timed)
+        var += std::pow(r->compute_seconds_per_step - m.compute_seconds_per_step, 2);
+      m.compute_seconds_seed_std = std::sqrt(var / double(timed.size() - 1));
+    }
     if (g.size() > 1) {
       const double n = double(g.size());
       m.collectives.clear();
-      m.compute_seconds_per_step = m.recorded_latency_steps = m.recorded_bus_bytes = 0;
+      m.recorded_latency_steps = m.recorded_bus_bytes = 0;
       m.dense_payload_bytes = 0;
       std::map<std::string, CollectiveMix> mix;
       for (const auto* r : g) {
         m.steps_per_epoch = std::max(m.steps_per_epoch, r->steps_per_epoch);
-        m.compute_seconds_per_step += r->compute_seconds_per_step / n;
         m.recorded_latency_steps += r->recorded_latency_steps / n;
         m.recorded_bus_bytes += r->recorded_bus_bytes / n;
         m.dense_payload_bytes += r->dense_payload_bytes / n;
@@ -166,10 +185,6 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
         l.collectives.clear();
         for (const auto& kv : level_mix[l.name]) l.collectives.push_back(kv.second);
       }
-      double var = 0;
-      for (const auto* r : g)
-        var += std::pow(r->compute_seconds_per_step - m.compute_seconds_per_step, 2);
-      m.compute_seconds_seed_std = std::sqrt(var / (n - 1));
     }
     out.push_back(m);
   }

@@ -113,14 +113,50 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
         p.cpu_count = j["cpu_count"].get<int64_t>();
       if (j.contains("threads_per_rank") && j["threads_per_rank"].is_number())
         p.threads = j["threads_per_rank"].get<int64_t>();
-      const auto load = j.find("machine_load");
-      if (load != j.end() && load->is_object() && load->contains("max_other_share") &&
-          (*load)["max_other_share"].is_number())
-        p.other_load = (*load)["max_other_share"].get<double>();
+      p.other_load = other_load_of(*run.provenance);
     }
     out.push_back(std::move(p));
   }
   return out;
+}
+
+double other_load_of(const std::string& provenance_json) {
+  const nlohmann::json j = nlohmann::json::parse(provenance_json, nullptr,
+                                                 /*allow_exceptions=*/false);
+  if (!j.is_object()) return -1;
+  const auto load = j.find("machine_load");
+  if (load == j.end() || !load->is_object() || !load->contains("max_other_share") ||
+      !(*load)["max_other_share"].is_number())
+    return -1;
+  return (*load)["max_other_share"].get<double>();
+}
+
+std::string timing_sources_note(const std::string& lead, const std::vector<TimedArm>& arms,
+                                bool recorded) {
+  if (!recorded) return "";
+  std::string partial, loaded;
+  int full = 0;
+  for (const auto& a : arms) {
+    const std::string item =
+        a.name + " (" + std::to_string(a.timed) + " of " + std::to_string(a.seeds) + ")";
+    if (a.beside_other_work)
+      loaded += (loaded.empty() ? "" : ", ") + item;
+    else if (a.timed < a.seeds)
+      partial += (partial.empty() ? "" : ", ") + item;
+    else
+      ++full;
+  }
+  std::string s = lead + " the seeds timed on a quiet host (other processes used at most " +
+                  std::to_string(static_cast<int>(kQuietMachineShare * 100 + 0.5)) +
+                  "% of its CPU)";
+  if (partial.empty() && loaded.empty()) return s + ": every seed was.";
+  if (!partial.empty())
+    s += ": " + partial + (full ? "; every seed of the other runs" : "");
+  else if (full)
+    s += ": every seed of the other runs";
+  if (!loaded.empty())
+    s += "; no seed was quiet, so all of them, timed beside other work: " + loaded;
+  return s + ".";
 }
 
 std::string render_provenance_markdown(const std::vector<RunProvenance>& runs) {

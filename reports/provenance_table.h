@@ -28,6 +28,22 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
 // Runs whose hosts other work loaded by more than this share of their CPU time while they trained
 // are named as timed beside other work.
 inline constexpr double kQuietMachineShare = 0.05;
+// RunProvenance::other_load from a run's provenance JSON (runs.provenance): < 0 where the JSON or
+// its machine_load is missing.
+double other_load_of(const std::string& provenance_json);
+
+// Where a table's time figures come from, per run name: its seeds, those the times were taken
+// from, and whether any of those was timed beside other work (no seed of it was quiet).
+struct TimedArm {
+  std::string name;
+  int seeds = 0, timed = 0;
+  bool beside_other_work = false;
+};
+// One sentence, `lead` + " the seeds timed on a quiet host (...)" naming the runs whose times
+// leave seeds out and those with no quiet seed; "" when no run recorded its hosts' load
+// (`recorded` false).
+std::string timing_sources_note(const std::string& lead, const std::vector<TimedArm>& arms,
+                                bool recorded);
 
 // A markdown table of the environments (runs that share one are listed together) and each
 // run's command line, with the share of its hosts' CPU time other work used. A revision built with

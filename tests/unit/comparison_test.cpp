@@ -62,5 +62,64 @@ TEST(ComparisonTable, ParameterServerIsComparedWithDenseOnItsWorkers) {
       << md;
 }
 
+// The time columns (wall s, img/s/rank, modeled seconds, time to target) come from the seeds
+// timed on a quiet host where a row has any; accuracy and bytes from every seed. Seed 1 quiet
+// (100 s, 50 img/s, 10 s of compute), seed 2 timed beside other work (300 s, 20 img/s, 30 s).
+TEST(ComparisonTable, TimeColumnsComeFromTheSeedsTimedOnAQuietHost) {
+  auto seed = [](int64_t s, double accuracy, double wall, double rate, double compute,
+                 double load) {
+    RunResult r;
+    r.name = r.algorithm = "dense";
+    r.model = "resnet20";
+    r.dataset = "fashion-mnist";
+    r.status = "completed";
+    r.world_size = r.workers = 4;
+    r.seed = s;
+    r.final_accuracy = r.best_accuracy = accuracy;
+    r.wall_seconds = wall;
+    r.images_per_second = rate;
+    r.compute_seconds = compute;
+    r.payload_bytes_per_rank = r.dense_bytes_per_rank = 1000 * s;
+    r.other_load = load;
+    return r;
+  };
+  const auto rows =
+      compare_runs({seed(1, 0.90, 100, 50, 10, 0.01), seed(2, 0.80, 300, 20, 30, 0.4)});
+  ASSERT_EQ(rows.size(), 1u);
+  const ComparisonRow& r = rows[0];
+  EXPECT_NEAR(r.final_mean, 0.85, 1e-12);     // every seed
+  EXPECT_NEAR(r.payload_mb, 1500e-6, 1e-12);  // every seed
+  EXPECT_NEAR(r.wall_mean, 100, 1e-12);
+  EXPECT_NEAR(r.images_per_second, 50, 1e-12);
+  ASSERT_FALSE(r.modeled_seconds.empty());
+  EXPECT_NEAR(r.modeled_seconds[0], 10, 1e-12);  // no collectives: compute alone
+  EXPECT_EQ(r.timed_runs, 1);
+  EXPECT_FALSE(r.timed_beside_other_work);
+  EXPECT_NE(render_markdown(rows).find("Time columns (wall s, img/s/rank, modeled s) are means "
+                                       "over the seeds timed on a quiet host (other processes "
+                                       "used at most 5% of its CPU): dense (1 of 2)."),
+            std::string::npos)
+      << render_markdown(rows);
+  // No quiet seed: all of them, and the row is named as timed beside other work.
+  const auto loaded =
+      compare_runs({seed(1, 0.9, 100, 50, 10, 0.3), seed(2, 0.8, 300, 20, 30, 0.4)});
+  EXPECT_NEAR(loaded[0].wall_mean, 200, 1e-12);
+  EXPECT_TRUE(loaded[0].timed_beside_other_work);
+  EXPECT_NE(render_markdown(loaded).find(
+                "no seed was quiet, so all of them, timed beside other work: dense (2 of 2)."),
+            std::string::npos)
+      << render_markdown(loaded);
+  // Every seed quiet: said in four words.
+  const auto quiet =
+      compare_runs({seed(1, 0.9, 100, 50, 10, 0.0), seed(2, 0.8, 300, 20, 30, 0.05)});
+  EXPECT_NEAR(quiet[0].wall_mean, 200, 1e-12);
+  EXPECT_NE(render_markdown(quiet).find("of its CPU): every seed was."), std::string::npos)
+      << render_markdown(quiet);
+  // No load recorded: all seeds, nothing said.
+  const auto unknown = compare_runs({seed(1, 0.9, 100, 50, 10, -1), seed(2, 0.8, 300, 20, 30, -1)});
+  EXPECT_NEAR(unknown[0].wall_mean, 200, 1e-12);
+  EXPECT_EQ(render_markdown(unknown).find("Time columns"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cedar

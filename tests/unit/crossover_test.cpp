@@ -193,6 +193,49 @@ TEST(Crossover, DifferencesWithinTheSeedSpreadAreFlagged) {
   EXPECT_FALSE(crossover({kDense, kSparse}, {}, kAlpha, {})[1].within_seed_spread);
 }
 
+// Compute per step comes from the seeds timed on a quiet host (other processes under
+// kQuietMachineShare of its CPU) where an arm has any: a seed timed beside a compiler must not
+// make a method look slower or faster. Dense: seeds 1 and 3 quiet (0.10 and 0.12 s per step), seed
+// 2 loaded (0.30 s); the sparse arm has no quiet seed and keeps all of its own (0.15 and 0.17 s).
+TEST(Crossover, ComputeComesFromTheSeedsTimedOnAQuietHost) {
+  auto seeded = [](RunMeasurement m, int64_t seed, double compute, double load) {
+    m.seed = seed;
+    m.compute_seconds_per_step = compute;
+    m.other_load = load;
+    return m;
+  };
+  auto points = crossover(
+      {seeded(kDense, 1, 0.10, 0.01), seeded(kDense, 2, 0.30, 0.45), seeded(kDense, 3, 0.12, 0.02),
+       seeded(kSparse, 1, 0.15, 0.40), seeded(kSparse, 2, 0.17, 0.60)},
+      {}, kAlpha, {});
+  ASSERT_EQ(points.size(), 2u);
+  // Dense: 100 steps of (0.11 + 6 α); with the loaded seed it would be 0.1733 s per step.
+  EXPECT_NEAR(points[0].fixed_seconds, 100 * (0.11 + 6 * kAlpha), 1e-9);
+  EXPECT_EQ(points[0].seeds, 3);
+  EXPECT_EQ(points[0].timed_seeds, 2);
+  EXPECT_FALSE(points[0].timed_beside_other_work);
+  // Sparse: no quiet seed, so both (0.16 s), and the table says so.
+  EXPECT_NEAR(points[1].fixed_seconds, 100 * (0.16 + 3 * kAlpha), 1e-9);
+  EXPECT_EQ(points[1].timed_seeds, 2);
+  EXPECT_TRUE(points[1].timed_beside_other_work);
+  const std::string md = render_crossover_markdown(points, kAlpha, {});
+  EXPECT_NE(md.find("Compute per step is the mean over the seeds timed on a quiet host (other "
+                    "processes used at most 5% of its CPU): dense (2 of 3); no seed was quiet, "
+                    "so all of them, timed beside other work: sparse (2 of 2)."),
+            std::string::npos)
+      << md;
+  // A run whose load was not recorded (written before it was measured) is not known to be quiet:
+  // beside a loaded seed, both count, and the arm is flagged.
+  auto unrecorded =
+      crossover({seeded(kDense, 1, 0.10, -1), seeded(kDense, 2, 0.30, 0.45)}, {}, kAlpha, {});
+  EXPECT_NEAR(unrecorded[0].fixed_seconds, 100 * (0.20 + 6 * kAlpha), 1e-9);
+  EXPECT_TRUE(unrecorded[0].timed_beside_other_work);
+  // No load recorded anywhere: nothing to say.
+  EXPECT_EQ(render_crossover_markdown(crossover({kDense, kSparse}, {}, kAlpha, {}), kAlpha, {})
+                .find("Compute per step"),
+            std::string::npos);
+}
+
 std::string write(const std::string& name, const std::string& text) {
   auto p = std::filesystem::path(::testing::TempDir()) / name;
   std::ofstream(p) << text;
