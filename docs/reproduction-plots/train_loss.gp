@@ -5,9 +5,9 @@ set grid
 set xlabel 'step'
 set ylabel 'training loss'
 set title 'reproduction'
-set terminal svg size 900,500 dynamic
+set terminal svg size 900,500 dynamic noenhanced
 set output 'train_loss.svg'
-plot 'data/dense_loss.tsv' using 1:2 with lines lc 1 dt 1 title 'dense', 'data/dgc_loss.tsv' using 1:2 with lines lc 2 dt 1 title 'dgc', 'data/lag_loss.tsv' using 1:2 with lines lc 3 dt 1 title 'lag', 'data/lars-b1024_loss.tsv' using 1:2 with lines lc 4 dt 1 title 'lars-b1024', 'data/post-local-h16_loss.tsv' using 1:2 with lines lc 5 dt 1 title 'post-local-h16', 'data/powersgd_loss.tsv' using 1:2 with lines lc 6 dt 1 title 'powersgd', 'data/qsgd_loss.tsv' using 1:2 with lines lc 7 dt 1 title 'qsgd', 'data/sgd-b1024_loss.tsv' using 1:2 with lines lc 8 dt 1 title 'sgd-b1024', 'data/sgd-plain_loss.tsv' using 1:2 with lines lc 1 dt 2 title 'sgd-plain'
-set terminal pngcairo size 900,500
+plot 'data/dense_loss.tsv' using 1:2 with lines lc 1 dt 1 title 'dense', 'data/dgc_loss.tsv' using 1:2 with lines lc 2 dt 1 title 'dgc', 'data/gradient-dropping_loss.tsv' using 1:2 with lines lc 3 dt 1 title 'gradient-dropping', 'data/lag_loss.tsv' using 1:2 with lines lc 4 dt 1 title 'lag', 'data/lars-b1024_loss.tsv' using 1:2 with lines lc 5 dt 1 title 'lars-b1024', 'data/post-local-h16_loss.tsv' using 1:2 with lines lc 6 dt 1 title 'post-local-h16', 'data/powersgd_loss.tsv' using 1:2 with lines lc 7 dt 1 title 'powersgd', 'data/qsgd_loss.tsv' using 1:2 with lines lc 8 dt 1 title 'qsgd', 'data/sgd-b1024_loss.tsv' using 1:2 with lines lc 1 dt 2 title 'sgd-b1024', 'data/sgd-plain_loss.tsv' using 1:2 with lines lc 2 dt 2 title 'sgd-plain'
+set terminal pngcairo size 900,500 noenhanced
 set output 'train_loss.png'
 replot
