@@ -76,5 +76,9 @@ ProbeResult probe_image_folder(const std::string& root, const std::string& split
 // Deterministic synthetic set: class-dependent patterns plus seeded noise, learnable.
 ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t num_classes,
                         uint64_t seed);
+// Images [first, count) of make_synthetic(count, ...), bitwise, without computing the images
+// before `first` (their noise draws are skipped on the generator).
+ImageSet make_synthetic_range(int64_t first, int64_t count, int64_t channels, int64_t size,
+                              int64_t num_classes, uint64_t seed);
 
 }  // namespace cedar
