@@ -8,12 +8,19 @@
 #include <exception>
 
 #include "runner/cli/commands.h"
+#include "runner/cli/torch_cuda.h"
 #include "runner/train/provenance.h"
 #include "runner/train/run_guard.h"
 
 namespace {
 
 int run_cedar(int argc, char** argv) {
+  try {
+    cedar::load_torch_cuda_where_a_driver_is();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cedar: error: %s\n", e.what());
+    return 2;
+  }
   // Line-buffered even into a pipe or file: the tables on stdout and the messages on stderr then
   // interleave as whole lines when both go to one place (`2>&1`), not at 4 KiB block boundaries.
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
