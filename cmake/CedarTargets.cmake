@@ -72,8 +72,10 @@ function(cedar_add_mpi_test name)
     COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none
             ${MPIEXEC_NUMPROC_FLAG} ${T_NP} $<TARGET_FILE:${T_EXE}> ${T_ARGS})
   cedar_test_env(env)
+  # A rank waiting for another yields its core rather than spinning on it (the 4-rank tests run
+  # on 2 cores, and ctest runs tests side by side).
   set_tests_properties(${name} PROPERTIES
-    ENVIRONMENT "${env};OMPI_MCA_rmaps_base_oversubscribe=1"
+    ENVIRONMENT "${env};OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1"
     LABELS "mpi" PROCESSORS ${T_NP})
   if(T_TIMEOUT)
     set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})

@@ -38,3 +38,24 @@ if(CEDAR_WITH_NCCL AND CEDAR_HAVE_CUDA)
     message(STATUS "NCCL: ${NCCL_LIBRARY}")
   endif()
 endif()
+
+# LibTorch's CUDA library at run time (runner/cli/torch_cuda.h): a target whose property
+# CEDAR_TORCH_CUDA_AT_RUN_TIME is ON links without libtorch_cuda.so, which every consumer of
+# `torch` otherwise gets with --no-as-needed (its static initialisation registers the CUDA kernels)
+# and loads it itself where an NVIDIA driver is installed. Cedar's own code references none of its
+# symbols. CEDAR_TORCH_CUDA_LINK_ITEM is empty where this LibTorch's targets do not have the shape
+# this expects; the property then changes nothing.
+set(CEDAR_TORCH_CUDA_LINK_ITEM "")
+if(CEDAR_HAVE_CUDA AND TARGET torch_cuda_library)
+  get_target_property(_cuda_links torch_cuda_library INTERFACE_LINK_LIBRARIES)
+  list(GET _cuda_links 0 _cuda_first)
+  if(_cuda_first MATCHES "no-as-needed.*TARGET_FILE:torch_cuda")
+    list(REMOVE_AT _cuda_links 0)
+    set_property(TARGET torch_cuda_library PROPERTY INTERFACE_LINK_LIBRARIES
+      "$<$<NOT:$<BOOL:$<TARGET_PROPERTY:CEDAR_TORCH_CUDA_AT_RUN_TIME>>>:${_cuda_first}>"
+      ${_cuda_links})
+    set(CEDAR_TORCH_CUDA_LINK_ITEM "${_cuda_first}")
+  else()
+    message(STATUS "LibTorch's torch_cuda_library has another shape: cedar links libtorch_cuda.so")
+  endif()
+endif()

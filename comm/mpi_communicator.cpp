@@ -48,7 +48,9 @@ void ensure_mpi_initialized() {
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   g_thread_level = provided;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  // At exit, and at the quick exit that ends `cedar` (runner/cli/main.cpp).
   std::atexit(finalize_at_exit);
+  std::at_quick_exit(finalize_at_exit);
 }
 
 bool mpi_threads_serialized() { return g_thread_level >= MPI_THREAD_SERIALIZED; }

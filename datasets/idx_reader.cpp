@@ -1,7 +1,8 @@
 // IDX reader for MNIST and Fashion-MNIST (http://yann.lecun.com/exdb/mnist/). Each file is a
 // big-endian header followed by unsigned bytes: images 0x00000803, count, rows, cols; labels
 // 0x00000801, count. Files may be gzipped (detected by the gzip magic 1f 8b) or raw; either way
-// no more is read than one byte past what the header declares.
+// no more is read than one byte past what the header declares, and with a limit no more is
+// inflated than the kept images (the length of the rest is checked from the gzip trailer).
 #include <zlib.h>
 
 #include <algorithm>
@@ -149,16 +150,65 @@ std::string payload_short(const std::string& path, const IdxHeader& h, const cha
          " bytes after the header, found " + std::to_string(have);
 }
 
+// Checks that the payload after an IDX header is exactly `h.payload` bytes long, once the first
+// `consumed` of them have been read: a raw file's length is its size; a gzip stream states its
+// inflated length (modulo 2^32) in its last four bytes (ISIZE, RFC 1952), which a truncated or
+// padded file gets wrong. Only when that disagrees is the rest of the stream inflated (and
+// dropped) to tell whether it is short or too long (a stream of several gzip members states the
+// last one's length alone).
+void check_payload_length(ContentReader& in, const std::string& path, const IdxHeader& h,
+                          const char* what, uint64_t consumed) {
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (ec) throw DataError("IDX: cannot read " + path + ": " + ec.message());
+  if (in.raw()) {
+    const uint64_t have = size - h.bytes;
+    if (have < h.payload) throw DataError(payload_short(path, h, what, have));
+    if (have > h.payload) throw DataError(payload_mismatch(path, h, what, std::to_string(have)));
+    return;
+  }
+  constexpr uint64_t kGzipFraming = 18;  // 10-byte header, 8-byte trailer
+  uint8_t tail[4] = {0, 0, 0, 0};
+  std::ifstream file(path, std::ios::binary);
+  if (size >= kGzipFraming) {
+    file.seekg(static_cast<std::streamoff>(size - 4));
+    file.read(reinterpret_cast<char*>(tail), 4);
+  }
+  if (size < kGzipFraming || file.gcount() != 4)
+    throw DataError("IDX: " + path + " is truncated: " + std::to_string(size) +
+                    " bytes cannot hold a gzip stream and its trailer");
+  const uint32_t isize = uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) | (uint32_t{tail[2]} << 16) |
+                         (uint32_t{tail[3]} << 24);
+  const auto expected = static_cast<uint32_t>(h.bytes + h.payload);  // modulo 2^32, as ISIZE
+  if (isize == expected) return;
+  const uint64_t have = consumed + in.skip(h.payload + 1 - consumed);
+  if (have < h.payload) throw DataError(payload_short(path, h, what, have));
+  if (have > h.payload) throw DataError(payload_mismatch(path, h, what, "more"));
+}
+
 // An IDX file read and checked: the header (magic, then `dims` sizes) first, then the payload,
-// which must be exactly the product of the sizes. Reading stops one byte past that product, so
-// a file longer than its header says (a gzip stream inflating to gigabytes) is rejected without
-// reading the rest. Returns the whole file; `sizes` gets the header's sizes.
+// which must be exactly the product of the sizes. `items` > 0 below the first size asks for that
+// many items only: their bytes are read (inflated) and the rest of the file is checked for its
+// length as the probe does, never inflated when the gzip trailer states the right length, so a
+// run on a subset does not decode the whole set. Otherwise reading stops one byte past the
+// product, so a file longer than its header says (a gzip stream inflating to gigabytes) is
+// rejected without reading the rest. Returns the header and the payload read; `sizes` gets the
+// header's sizes.
 std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int dims,
-                                  const char* what, std::vector<int64_t>& sizes) {
+                                  const char* what, std::vector<int64_t>& sizes, int64_t items) {
   ContentReader in(path);
   std::vector<uint8_t> d;
   const IdxHeader h = read_header(in, d, path, magic, dims, what);
   sizes = h.sizes;
+  if (items > 0 && items < h.sizes[0]) {
+    const uint64_t keep =
+        h.payload / static_cast<uint64_t>(h.sizes[0]) * static_cast<uint64_t>(items);
+    in.read(d, keep);
+    const uint64_t have = d.size() - h.bytes;
+    if (have < keep) throw DataError(payload_short(path, h, what, have));
+    check_payload_length(in, path, h, what, keep);
+    return d;
+  }
   in.read(d, h.payload + 1);
   const uint64_t have = d.size() - h.bytes;
   if (have < h.payload) throw DataError(payload_short(path, h, what, have));
@@ -172,12 +222,8 @@ std::vector<uint8_t> read_checked(const std::string& path, uint32_t magic, int d
   return d;
 }
 
-// The header of an IDX file and its length, without reading the payload: a raw file's length is
-// its size; a gzip stream states its inflated length (modulo 2^32) in its last four bytes
-// (ISIZE, RFC 1952), which a truncated or padded file gets wrong. Only when that disagrees is the
-// stream inflated (and dropped) to tell, as the reader does, whether it is short or too long (a
-// stream of several gzip members states the last one's length alone). Appends a problem naming
-// the file when there is one; returns whether the file is fit to read.
+// The header of an IDX file and its length (check_payload_length), without reading the payload.
+// Appends a problem naming the file when there is one; returns whether the file is fit to read.
 bool probe_file(const std::string& path, uint32_t magic, int dims, const char* what,
                 std::vector<int64_t>& sizes, std::vector<std::string>& problems) {
   try {
@@ -185,32 +231,7 @@ bool probe_file(const std::string& path, uint32_t magic, int dims, const char* w
     std::vector<uint8_t> d;
     const IdxHeader h = read_header(in, d, path, magic, dims, what);
     sizes = h.sizes;
-    std::error_code ec;
-    const uint64_t size = fs::file_size(path, ec);
-    if (ec) throw DataError("IDX: cannot read " + path + ": " + ec.message());
-    if (in.raw()) {
-      const uint64_t have = size - h.bytes;
-      if (have < h.payload) throw DataError(payload_short(path, h, what, have));
-      if (have > h.payload) throw DataError(payload_mismatch(path, h, what, std::to_string(have)));
-      return true;
-    }
-    constexpr uint64_t kGzipFraming = 18;  // 10-byte header, 8-byte trailer
-    uint8_t tail[4] = {0, 0, 0, 0};
-    std::ifstream file(path, std::ios::binary);
-    if (size >= kGzipFraming) {
-      file.seekg(static_cast<std::streamoff>(size - 4));
-      file.read(reinterpret_cast<char*>(tail), 4);
-    }
-    if (size < kGzipFraming || file.gcount() != 4)
-      throw DataError("IDX: " + path + " is truncated: " + std::to_string(size) +
-                      " bytes cannot hold a gzip stream and its trailer");
-    const uint32_t isize = uint32_t{tail[0]} | (uint32_t{tail[1]} << 8) |
-                           (uint32_t{tail[2]} << 16) | (uint32_t{tail[3]} << 24);
-    const auto expected = static_cast<uint32_t>(h.bytes + h.payload);  // modulo 2^32, as ISIZE
-    if (isize == expected) return true;
-    const uint64_t have = in.skip(h.payload + 1);
-    if (have < h.payload) throw DataError(payload_short(path, h, what, have));
-    if (have > h.payload) throw DataError(payload_mismatch(path, h, what, "more"));
+    check_payload_length(in, path, h, what, 0);
     return true;
   } catch (const DataError& e) {
     problems.push_back(e.what());
@@ -234,9 +255,10 @@ std::string idx_file(const std::string& root, const std::string& prefix, const s
 ImageSet read_idx(const std::string& images_path, const std::string& labels_path, int64_t limit) {
   if (limit < 0) throw std::invalid_argument("read_idx: limit must be >= 0");
   std::vector<int64_t> dims, label_dims;
-  const std::vector<uint8_t> images = read_checked(images_path, kImagesMagic, 3, "image", dims);
+  const std::vector<uint8_t> images =
+      read_checked(images_path, kImagesMagic, 3, "image", dims, limit);
   const std::vector<uint8_t> labels =
-      read_checked(labels_path, kLabelsMagic, 1, "label", label_dims);
+      read_checked(labels_path, kLabelsMagic, 1, "label", label_dims, limit);
   const int64_t label_count = label_dims[0];
   if (label_count != dims[0]) {
     throw DataError("IDX: count mismatch: " + images_path + " holds " + std::to_string(dims[0]) +

@@ -25,6 +25,9 @@ ImageSet read_cifar(const std::string& root, int classes /*10 or 100*/, bool tra
 
 // MNIST / Fashion-MNIST IDX files (gzipped when the name ends in .gz, detected by magic too).
 // images: magic 0x00000803, count, rows, cols, then bytes; labels: magic 0x00000801, count, bytes.
+// limit > 0 keeps the first `limit` images: only their bytes are inflated; the rest of each file
+// is checked for its length as probe_idx does (a gzip trailer that states the right length is
+// trusted), so corrupt compressed data past the kept images goes unseen, as it goes unused.
 ImageSet read_idx(const std::string& images_path, const std::string& labels_path,
                   int64_t limit = 0);
 // Convenience: root/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
@@ -73,5 +76,9 @@ ProbeResult probe_image_folder(const std::string& root, const std::string& split
 // Deterministic synthetic set: class-dependent patterns plus seeded noise, learnable.
 ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t num_classes,
                         uint64_t seed);
+// Images [first, count) of make_synthetic(count, ...), bitwise, without computing the images
+// before `first` (their noise draws are skipped on the generator).
+ImageSet make_synthetic_range(int64_t first, int64_t count, int64_t channels, int64_t size,
+                              int64_t num_classes, uint64_t seed);
 
 }  // namespace cedar

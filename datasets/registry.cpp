@@ -39,21 +39,7 @@ void keep_first(ImageSet& set, int64_t limit) {
   set.labels.resize(static_cast<size_t>(limit));
 }
 
-// Images [begin, end) of `set`.
-ImageSet slice(const ImageSet& set, int64_t begin, int64_t end) {
-  ImageSet out;
-  out.name = set.name;
-  out.count = end - begin;
-  out.channels = set.channels;
-  out.height = set.height;
-  out.width = set.width;
-  out.num_classes = set.num_classes;
-  out.class_names = set.class_names;
-  const auto bytes = set.image_bytes();
-  out.pixels.assign(set.pixels.begin() + begin * bytes, set.pixels.begin() + end * bytes);
-  out.labels.assign(set.labels.begin() + begin, set.labels.begin() + end);
-  return out;
-}
+int64_t limited(int64_t count, int64_t limit) { return limit > 0 && limit < count ? limit : count; }
 
 std::string root_or(const DatasetSpec& spec, const char* fallback) {
   return spec.root.empty() ? std::string(fallback) : spec.root;
@@ -126,14 +112,14 @@ LoadedDataset load_synthetic(const DatasetSpec& spec) {
   const int64_t classes = spec.num_classes > 0 ? spec.num_classes : 10;
   if (spec.synthetic_train < 0 || spec.synthetic_test < 0)
     throw std::invalid_argument("dataset 'synthetic': synthetic_train/test must be >= 0");
-  // One set split in two, so train and test share the class patterns but not the noise.
-  ImageSet all =
-      make_synthetic(spec.synthetic_train + spec.synthetic_test, 3, size, classes, spec.seed);
+  // One set split in two, so train and test share the class patterns but not the noise; only
+  // the images each keeps are drawn.
+  const int64_t train = limited(spec.synthetic_train, spec.train_limit);
+  const int64_t test = limited(spec.synthetic_test, spec.test_limit);
   LoadedDataset d;
-  d.train = slice(all, 0, spec.synthetic_train);
-  d.test = slice(all, spec.synthetic_train, all.count);
-  keep_first(d.train, spec.train_limit);
-  keep_first(d.test, spec.test_limit);
+  d.train = make_synthetic_range(0, train, 3, size, classes, spec.seed);
+  d.test = make_synthetic_range(spec.synthetic_train, spec.synthetic_train + test, 3, size, classes,
+                                spec.seed);
   d.norm = {{0.5f, 0.5f, 0.5f}, {0.25f, 0.25f, 0.25f}};
   d.train_aug = {};
   return d;
@@ -181,8 +167,6 @@ DatasetProbe probe_regression(const DatasetSpec& spec) {
 }
 
 // The probes: what each loader above would load, from the readers' probes.
-int64_t limited(int64_t count, int64_t limit) { return limit > 0 && limit < count ? limit : count; }
-
 DatasetProbe probe_pair(ProbeResult train, ProbeResult test) {
   DatasetProbe p;
   p.train = std::move(train.shape);

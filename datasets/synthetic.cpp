@@ -40,6 +40,16 @@ class Gaussian {
     has_spare_ = true;
     return r * std::cos(kTwoPi * u2);
   }
+  // Moves past the next n values exactly as n calls would, drawing no value that is not returned
+  // later: whole pairs are skipped on the generator (two draws each).
+  void skip(std::mt19937_64& rng, uint64_t n) {
+    if (n > 0 && has_spare_) {
+      has_spare_ = false;
+      --n;
+    }
+    rng.discard(2 * (n / 2));
+    if (n % 2 == 1) (*this)(rng);
+  }
 
  private:
   bool has_spare_ = false;
@@ -73,6 +83,11 @@ std::vector<double> smooth_plane(std::mt19937_64& rng, int64_t size) {
 
 ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t num_classes,
                         uint64_t seed) {
+  return make_synthetic_range(0, count, channels, size, num_classes, seed);
+}
+
+ImageSet make_synthetic_range(int64_t first, int64_t count, int64_t channels, int64_t size,
+                              int64_t num_classes, uint64_t seed) {
   const std::string got =
       "count=" + std::to_string(count) + " channels=" + std::to_string(channels) +
       " size=" + std::to_string(size) + " num_classes=" + std::to_string(num_classes);
@@ -80,6 +95,9 @@ ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t n
     throw std::invalid_argument(
         "make_synthetic: need count >= 0, channels > 0, size > 0, 0 < num_classes <= 100000; got " +
         got);
+  if (first < 0 || first > count)
+    throw std::invalid_argument("make_synthetic: the first image " + std::to_string(first) +
+                                " is outside [0, " + std::to_string(count) + "]; " + got);
   // Bounded before any product is formed: channels x size^2 x count must not wrap (a size of
   // 2^32 squares to 0 in 64 bits and the planes would be written past their end).
   if (size > kMaxSize || channels > kMaxChannels)
@@ -101,19 +119,20 @@ ImageSet make_synthetic(int64_t count, int64_t channels, int64_t size, int64_t n
 
   ImageSet set;
   set.name = "synthetic";
-  set.count = count;
+  set.count = count - first;
   set.channels = channels;
   set.height = size;
   set.width = size;
   set.num_classes = num_classes;
-  set.pixels.resize(static_cast<size_t>(count * image));
-  set.labels.resize(static_cast<size_t>(count));
+  set.pixels.resize(static_cast<size_t>(set.count * image));
+  set.labels.resize(static_cast<size_t>(set.count));
   Gaussian gauss;
-  for (int64_t i = 0; i < count; ++i) {
+  gauss.skip(rng, static_cast<uint64_t>(first * image));  // one noise value per pixel
+  for (int64_t i = first; i < count; ++i) {
     const int64_t label = i % num_classes;
-    set.labels[static_cast<size_t>(i)] = label;
+    set.labels[static_cast<size_t>(i - first)] = label;
     const auto& pattern = patterns[static_cast<size_t>(label)];
-    uint8_t* out = set.pixels.data() + i * image;
+    uint8_t* out = set.pixels.data() + (i - first) * image;
     for (int64_t p = 0; p < image; ++p) {
       const double v = pattern[static_cast<size_t>(p)] + kNoiseSigma * gauss(rng);
       out[p] = static_cast<uint8_t>(std::clamp(std::round(v), 0.0, 255.0));

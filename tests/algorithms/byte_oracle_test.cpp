@@ -54,20 +54,37 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-// Rank 0's payload bytes for one step of `algorithm` on a bucket of `shapes` (the whole model in
-// one bucket, as with the default 25 MiB buckets for ResNet-20), at epoch `epoch`.
-int64_t measured_payload(const Shapes& shapes, const std::string& algorithm,
+// Each of the two ranks' gradients for a model of `shapes`: normal values from the rank's seeded
+// generator, drawn once and given to every algorithm measured on the model.
+struct RankGradients {
+  Shapes shapes;
+  std::vector<at::Tensor> flat;  // by rank
+};
+
+RankGradients rank_gradients(const Shapes& shapes) {
+  int64_t elements = 0;
+  for (const auto& s : shapes) elements += numel(s);
+  RankGradients g{shapes, {}};
+  for (int rank = 0; rank < 2; ++rank)
+    g.flat.push_back(at::randn({elements}, make_generator(11, rank, 0)));
+  return g;
+}
+
+// Rank 0's payload bytes for one step of `algorithm` on a bucket of the gradients' shapes (the
+// whole model in one bucket, as with the default 25 MiB buckets for ResNet-20), at epoch `epoch`.
+int64_t measured_payload(const RankGradients& gradients, const std::string& algorithm,
                          const std::string& yaml, int64_t epoch = 0) {
   int64_t payload = -1;
   std::mutex mu;
   run_ranks(2, [&](Communicator& inner) {
     MeteredCommunicator comm(inner);
     auto alg = find_algorithm(algorithm).make(YAML::Load(yaml), Source{}, nullptr);
-    GradBucket b = testing::bucket_of_shapes(shapes);
+    GradBucket b = testing::bucket_of_shapes(gradients.shapes);
     std::vector<NamedTensor> params;
     for (const auto& e : b.entries) params.push_back({e.name, e.param});
     alg->setup(params, comm);
-    b.flat.copy_(at::randn({b.flat.numel()}, make_generator(11, comm.rank(), 0)));
+    ASSERT_EQ(b.flat.numel(), gradients.flat[static_cast<size_t>(comm.rank())].numel());
+    b.flat.copy_(gradients.flat[static_cast<size_t>(comm.rank())]);
     StepContext ctx;
     ctx.epoch = epoch;
     ctx.steps_per_epoch = 100;
@@ -135,28 +152,26 @@ TEST_P(ByteOracle, EveryAlgorithmSendsWhatItsPaperDefines) {
   const auto& [model, small_input] = GetParam();
   const Shapes shapes = model_shapes(model, small_input);
   const Oracles o = oracles(shapes);
-  EXPECT_EQ(measured_payload(shapes, "dense", "{}"), o.dense) << model;
-  EXPECT_EQ(measured_payload(shapes, "fp16", "{}"), o.fp16) << model;
-  EXPECT_EQ(measured_payload(shapes, "signsgd", "{}"), o.sign) << model;
-  EXPECT_EQ(measured_payload(shapes, "terngrad", "{}"), o.terngrad) << model;
+  const RankGradients g = rank_gradients(shapes);
+  EXPECT_EQ(measured_payload(g, "dense", "{}"), o.dense) << model;
+  EXPECT_EQ(measured_payload(g, "fp16", "{}"), o.fp16) << model;
+  EXPECT_EQ(measured_payload(g, "signsgd", "{}"), o.sign) << model;
+  EXPECT_EQ(measured_payload(g, "terngrad", "{}"), o.terngrad) << model;
   for (int bits : {2, 4, 8})
-    EXPECT_EQ(measured_payload(shapes, "qsgd", "{bits: " + std::to_string(bits) + "}"),
-              o.qsgd(bits))
+    EXPECT_EQ(measured_payload(g, "qsgd", "{bits: " + std::to_string(bits) + "}"), o.qsgd(bits))
         << model << " " << bits << " bits";
-  EXPECT_EQ(measured_payload(shapes, "natural", "{}"), o.natural) << model;
-  EXPECT_EQ(measured_payload(shapes, "onebit", "{}"), o.onebit) << model;
-  EXPECT_EQ(measured_payload(shapes, "eightbit", "{}"), o.eightbit) << model;
+  EXPECT_EQ(measured_payload(g, "natural", "{}"), o.natural) << model;
+  EXPECT_EQ(measured_payload(g, "onebit", "{}"), o.onebit) << model;
+  EXPECT_EQ(measured_payload(g, "eightbit", "{}"), o.eightbit) << model;
   const int64_t global_k = ceil_div(o.elements, 100);  // ratio 0.01
-  EXPECT_EQ(measured_payload(shapes, "topk", "{ratio: 0.01, scope: global}"), 8 * global_k)
-      << model;
-  EXPECT_EQ(measured_payload(shapes, "randomk", "{ratio: 0.01, scope: global}"), 4 * global_k)
-      << model;
+  EXPECT_EQ(measured_payload(g, "topk", "{ratio: 0.01, scope: global}"), 8 * global_k) << model;
+  EXPECT_EQ(measured_payload(g, "randomk", "{ratio: 0.01, scope: global}"), 4 * global_k) << model;
   for (int rank : {1, 2, 4})
-    EXPECT_EQ(measured_payload(shapes, "powersgd", "{rank: " + std::to_string(rank) + "}"),
+    EXPECT_EQ(measured_payload(g, "powersgd", "{rank: " + std::to_string(rank) + "}"),
               4 * o.powersgd_floats(rank))
         << model << " rank " << rank;
   // upper_bound 1: exactly k entries per tensor (the default lets up to 1.3k through).
-  EXPECT_EQ(measured_payload(shapes, "dgc", "{upper_bound: 1}", /*epoch=*/10), o.dgc) << model;
+  EXPECT_EQ(measured_payload(g, "dgc", "{upper_bound: 1}", /*epoch=*/10), o.dgc) << model;
 }
 
 INSTANTIATE_TEST_SUITE_P(PapersModels, ByteOracle,

@@ -13,12 +13,13 @@ WORK=$(mktemp -d /tmp/cedar-e2e-paper-bytes.XXXXXX)
 DB="$WORK/paper_bytes.db"
 trap 'rm -rf "$WORK"' EXIT
 
-# The suite's first seed only (its first 9 runs in --dry-run's order: seeds vary slowest): the
-# bytes of a format do not depend on the seed, and the other seeds triple the time.
-rc=0
-for i in 0 1 2 3 4 5 6 7 8; do
-  "$CEDAR" suite "$SRC/experiments/paper_bytes.yaml" --db "$DB" --quiet --only "$i" > "$WORK/suite.log" 2>&1 || rc=$?
-done
+# The suite's first seed only, in one suite process: the bytes of a format do not depend on the
+# seed, and the other seeds triple the time. The suite file as committed but for its seed list.
+sed 's/^  seed: \[1, 2, 3\]/  seed: [1]/' "$SRC/experiments/paper_bytes.yaml" > "$WORK/paper_bytes.yaml"
+check "the suite's seed list cut to its first seed" equals \
+  "$(diff "$SRC/experiments/paper_bytes.yaml" "$WORK/paper_bytes.yaml" | grep -c '^[<>]')" 2
+"$CEDAR" suite "$WORK/paper_bytes.yaml" --db "$DB" --quiet > "$WORK/suite.log" 2>&1
+rc=$?
 check "suite exits 0 (seed 1)" equals "$rc" 0
 check "seed 1 only" equals "$(q "SELECT COUNT(*)||','||MAX(seed) FROM runs")" "9,1"
 out=$("$CEDAR" report "$DB" --suite paper_bytes --claims "$SRC/experiments/paper_bytes.yaml" 2>&1)

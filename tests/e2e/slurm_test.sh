@@ -26,7 +26,7 @@ cat > suite.yaml <<YAML
 name: slurm-e2e
 suite: slurm-e2e
 model: {name: lenet5}
-data: {name: fashion-mnist, train_limit: 2048, test_limit: 500}
+data: {name: fashion-mnist, train_limit: 1024, test_limit: 500}
 train: {epochs: 1, batch_size: 32, threads: 1, seed: 3}
 optimizer: {lr: 0.05, schedule: constant, weight_decay: 0}
 algorithm: dense
@@ -90,8 +90,8 @@ check "each run completed once" equals "$(q "SELECT name||':'||COUNT(*) FROM run
 check "no run left running or failed" equals "$(q "SELECT COUNT(*) FROM runs WHERE status <> 'completed'")" 0
 check "every run on 2 ranks" equals "$(q "SELECT DISTINCT world_size FROM runs")" 2
 check "host recorded" equals "$(q "SELECT DISTINCT host FROM runs")" "$(hostname)"
-# 2048 images / (2 ranks x 32) = 32 steps, each logged once even for the interrupted run.
-check "every step of every run logged" equals "$(q "SELECT COUNT(*) || ',' || COUNT(DISTINCT run_id || '/' || step) FROM steps")" "64,64"
+# 1024 images / (2 ranks x 32) = 16 steps, each logged once even for the interrupted run.
+check "every step of every run logged" equals "$(q "SELECT COUNT(*) || ',' || COUNT(DISTINCT run_id || '/' || step) FROM steps")" "32,32"
 
 # 2. The suite as a job array, one task per run, into its own database, in shard mode.
 DB="$WORK/array/results.db"
@@ -103,7 +103,7 @@ ADIR=$(ls -d "$WORK"/array/slurm/slurm-e2e-*)
 check "array: one output per task and one log per run" equals "$(cd "$ADIR" && ls | tr '\n' ' ')" "job.sh run-00-dense.log run-01-fp16.log slurm-${ajob}_0.out slurm-${ajob}_1.out "
 check "array: task 1 ran run 1" contains "$(cat "$ADIR/slurm-${ajob}_1.out")" "cedar: run 1 (run-01-fp16.log) exited with status 0"
 check "array: both runs completed on 2 ranks" equals "$(q "SELECT name||':'||world_size FROM runs WHERE status='completed' ORDER BY name" | tr '\n' ' ')" "dense:2 fp16:2 "
-check "array: 2048 / (2 x 32) = 32 steps per run" equals "$(q "SELECT DISTINCT COUNT(*) FROM steps GROUP BY run_id")" 32
+check "array: 1024 / (2 x 32) = 16 steps per run" equals "$(q "SELECT DISTINCT COUNT(*) FROM steps GROUP BY run_id")" 16
 check "array: each run wrote a shard" equals "$(q "SELECT DISTINCT results_mode FROM runs")" shards
 check "array: the tasks merged every shard" equals "$(q "SELECT COUNT(*) FROM merged_shards")/$(ls "$DB.shards" | grep -c '\.db$')" "2/0"
 check "array: each task ended with a merge" equals "$(cat "$ADIR"/slurm-"${ajob}"_*.out | grep -c "^$DB: merged")" 2
