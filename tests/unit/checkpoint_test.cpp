@@ -19,17 +19,14 @@
 #include "tests/unit/algorithm_harness.h"
 #include "tests/unit/amp_training.h"
 #include "tests/unit/sqlite_query.h"
+#include "tests/unit/testdata_writers.h"
 
 namespace cedar {
 namespace {
 
-std::string temp_dir() {
-  char tmpl[] = "/tmp/cedar-ckpt-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
 TEST(CheckpointDir, ACheckpointExistsOnlyAfterCommitAndOlderFilesGo) {
-  const std::string dir = temp_dir() + "/run-1";
+  const testdata::TempDir tmp("ckpt");
+  const std::string dir = tmp.str() + "/run-1";
   CheckpointDir r0(dir, 0, 2), r1(dir, 1, 2);
   r0.prepare();
   EXPECT_EQ(r0.latest(), -1);
@@ -82,7 +79,8 @@ TEST(LossScalerState, RoundTripsThroughACheckpointFile) {
   const double scale = saved.scale_value();  // 2^16 / 2 * 2 / 2
   ASSERT_EQ(scale, 32768.0);
   ASSERT_EQ(saved.growth_tracker(), 1);
-  const std::string dir = temp_dir() + "/run-1";
+  const testdata::TempDir tmp("ckpt");
+  const std::string dir = tmp.str() + "/run-1";
   CheckpointDir ckpt(dir, 0, 1);
   ckpt.prepare();
   TensorMap state;
@@ -112,7 +110,8 @@ TEST(LossScalerState, RoundTripsThroughACheckpointFile) {
 // 2^16 -> 2^15), resumed from step 2, goes on at 2^15 and ends bitwise where the run that was
 // not stopped ends.
 TEST(LossScalerState, ResumedFp16RunContinuesAtTheSavedScale) {
-  const std::string tmp = temp_dir();
+  const testdata::TempDir tmp_dir("ckpt");
+  const std::string tmp = tmp_dir.str();
   InProcessWorld world(1);
   InProcessCommunicator comm(world, 0);
   CheckpointDir ckpt(tmp + "/run", 0, 1);
@@ -147,7 +146,8 @@ TEST(LossScalerState, ResumedFp16RunContinuesAtTheSavedScale) {
 // there are ones no run of 2 steps reaches, so the resumed rows and summary show where they came
 // from.
 TEST(TrainerCheckpoint, ACheckpointOfFifteenNumbersResumesWithItsTotals) {
-  const std::string tmp = temp_dir();
+  const testdata::TempDir tmp_dir("ckpt");
+  const std::string tmp = tmp_dir.str();
   InProcessWorld world(1);
   InProcessCommunicator comm(world, 0);
   CheckpointDir ckpt(tmp + "/run", 0, 1);
