@@ -160,7 +160,12 @@ for mode in asp ssp; do
   check "$mode, 2 servers: a worker's step sends 2 headers and its gradient" equals \
     "$(q "SELECT DISTINCT payload_bytes FROM steps WHERE run_id=$M")" $((64 + 4 * MODEL))
   check "$mode, 2 servers: says it writes no checkpoints" contains "$out" "no checkpoints in mode $mode with 2 servers"
-  check "$mode, 2 servers: learns (accuracy > 50%)" greater "$(q "SELECT final_test_accuracy FROM runs WHERE id=$M")" 0.5
+  # asp's staleness has no bound, so its accuracy depends on how the pushes interleave: 36 runs
+  # of asp with 2 servers, idle and beside CPU hogs, ended at 0.548 to 0.726, one beside CI's
+  # sanitizer build at 0.453; with lr 1e-9 (no learning) it ends at 0.095. Hence 0.25 for asp.
+  floor=0.5; [ "$mode" = asp ] && floor=0.25
+  check "$mode, 2 servers: learns (accuracy > $floor, chance 0.1)" greater \
+    "$(q "SELECT final_test_accuracy FROM runs WHERE id=$M")" "$floor"
 done
 check "ssp, 2 servers: no gradient staler than (W - 1)(2s + 1) = 6 at server 0" equals \
   "$(q "SELECT MAX(value) <= 6 FROM step_stats WHERE run_id=$(id_of ssp-2s) AND key='staleness'")" 1
