@@ -151,13 +151,10 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
     const auto& profiles = network_profiles();
     row.modeled_seconds.assign(profiles.size(), 0.0);
     // The time columns from the completed seeds timed on a quiet host, where there are any.
-    auto quiet = [](const RunResult* r) {
-      return r->other_load >= 0 && r->other_load <= kQuietMachineShare;
-    };
     bool any_quiet = false;
     for (const auto* r : g) {
       if (r->status != "completed") continue;
-      any_quiet = any_quiet || quiet(r);
+      any_quiet = any_quiet || timed_on_quiet_host(r->other_load);
       row.load_recorded = row.load_recorded || r->other_load >= 0;
     }
     for (const auto* r : g) {
@@ -167,7 +164,7 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
       sum += r->final_accuracy;
       sum2 += r->final_accuracy * r->final_accuracy;
       best += r->best_accuracy;
-      const bool timed = !any_quiet || quiet(r);
+      const bool timed = !any_quiet || timed_on_quiet_host(r->other_load);
       if (timed) {
         ++row.timed_runs;
         if (r->other_load > kQuietMachineShare) row.timed_beside_other_work = true;

@@ -56,7 +56,7 @@ std::map<std::string, Curve> load(const std::string& db_path, const std::string&
   for (const LossPoint& l : read_completed_losses(db, suite))
     curves[l.name].loss[l.seed].push_back({l.step, l.train_loss});
   for (const RunProvenance& p : load_provenance(db_path, suite))
-    if (p.other_load >= 0 && p.other_load <= kQuietMachineShare && curves.count(p.name))
+    if (timed_on_quiet_host(p.other_load) && curves.count(p.name))
       curves[p.name].quiet.insert(p.seed);
   return curves;
 }

@@ -134,7 +134,7 @@ std::vector<RunMeasurement> average_seeds(const std::vector<RunMeasurement>& run
     // Compute time from the seeds timed on a quiet host, where any were (bytes from all seeds).
     std::vector<const RunMeasurement*> timed;
     for (const auto* r : g)
-      if (r->other_load >= 0 && r->other_load <= kQuietMachineShare) timed.push_back(r);
+      if (timed_on_quiet_host(r->other_load)) timed.push_back(r);
     if (timed.empty()) timed = g;
     m.timed_seeds = static_cast<int>(timed.size());
     for (const auto* r : timed)

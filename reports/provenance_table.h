@@ -28,6 +28,11 @@ std::vector<RunProvenance> load_provenance(const std::string& db_path, const std
 // Runs whose hosts other work loaded by more than this share of their CPU time while they trained
 // are named as timed beside other work.
 inline constexpr double kQuietMachineShare = 0.05;
+// A run whose recorded load (RunProvenance::other_load) was at most kQuietMachineShare: the time
+// figures of reports come from such runs where an arm has any. Unrecorded (< 0) is not quiet.
+inline bool timed_on_quiet_host(double other_load) {
+  return other_load >= 0 && other_load <= kQuietMachineShare;
+}
 // RunProvenance::other_load from a run's provenance JSON (runs.provenance): < 0 where the JSON or
 // its machine_load is missing.
 double other_load_of(const std::string& provenance_json);
