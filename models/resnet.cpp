@@ -109,7 +109,7 @@ class ResNet : public Model {
         layer4_(register_module("layer4", make_layer(512, blocks.at(3), 2))),
         fc_(register_module("fc", torch::nn::Linear(512 * Block::kExpansion, spec.num_classes))) {
     for (const auto& m : modules(/*include_self=*/false)) {
-      if (auto* conv = m->as<torch::nn::Conv2d>()) {
+      if (auto* conv = m->template as<torch::nn::Conv2d>()) {
         torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut, torch::kReLU);
       }
     }

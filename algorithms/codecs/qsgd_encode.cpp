@@ -221,7 +221,7 @@ class QsgdEncoder {
       const int32_t whole = static_cast<int32_t>(a);  // floor: 0 <= a <= s
       const uint32_t level =
           static_cast<uint32_t>(whole) + (u[i] < a - static_cast<float>(whole) ? 1u : 0u);
-      code[i] = level | ((level != 0u) & (x[i] < 0) ? sign_bit : 0u);
+      code[i] = level | (((level != 0u) & (x[i] < 0)) ? sign_bit : 0u);
     }
   }
 

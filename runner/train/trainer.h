@@ -122,7 +122,6 @@ class Trainer {
   MeteredCommunicator& comm_;
   Communicator& control_;
   ResultStore* store_;
-  int64_t run_id_;
   torch::Device device_;
   bool quiet_;
   NetworkProfile network_;

@@ -117,7 +117,7 @@ TEST(MeteredDeviceCheck, OffItPassesEveryTensorThroughAndIsOffByDefaultInRelease
 
 TEST(LocalCommunicator, ReportsTheDeviceItIsGivenAndItsSplitsKeepIt) {
   EXPECT_EQ(LocalCommunicator().device(), at::Device(at::kCPU));
-  LocalCommunicator meta(at::Device(at::kMeta));
+  LocalCommunicator meta{at::Device(at::kMeta)};
   EXPECT_EQ(meta.device(), at::Device(at::kMeta));
   EXPECT_EQ(meta.split(0, 0, "intra")->device(), at::Device(at::kMeta));
   EXPECT_EQ(MeteredCommunicator(meta).device(), at::Device(at::kMeta));
