@@ -10,6 +10,9 @@
 // median time is reported, with the busbw range over the repetitions as a measure of the noise,
 // and the median over repetitions of the paired ratio busbw(cedar) / busbw(MPI) of the two loops
 // timed back to back, which a change of the machine's load during the run affects least.
+// --allreduce SCHEME times the cedar path's allreduce as network.allreduce runs it (ring,
+// halving_doubling, tree, two_level with --ranks-per-node; comm/allreduce_algorithms.h) against
+// the same raw MPI_Allreduce; busbw keeps the ring factor, so it compares times.
 // With --fit it instead checks the alpha-beta cost model (bench/alpha_beta_fit.h): alpha and beta
 // are fitted on raw MPI_Allreduce timings (4 KiB to 16 MiB by default) and predict held-out
 // allreduce sizes, MPI_Allgather and MPI_Bcast, printed as a markdown table of measured vs
@@ -30,6 +33,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "comm/network_model.h"
 
 namespace cedar {
 namespace {
@@ -152,6 +156,12 @@ int main(int argc, char** argv) {
                  "iterations per timed loop = clamp(this / size, 5, 1000)")
       ->check(CLI::PositiveNumber);
   app.add_option("--csv", csv, "also write the rows to this CSV file (rank 0)");
+  std::string scheme = "library";
+  int ranks_per_node = 1;
+  app.add_option("--allreduce", scheme, "the cedar path's allreduce scheme (network.allreduce)")
+      ->check(CLI::IsMember(allreduce_scheme_names()));
+  app.add_option("--ranks-per-node", ranks_per_node, "two_level: ranks per node")
+      ->check(CLI::PositiveNumber);
   bool fit = false;
   double loop_ms = 10;
   app.add_flag("--fit", fit,
@@ -173,6 +183,7 @@ int main(int argc, char** argv) {
         {min_bytes, max_given ? max_bytes : int64_t(16) << 20, warmup, reps, loop_ms / 1e3, csv});
   }
   MeteredCommunicator comm(mpi);
+  comm.use_allreduce(parse_allreduce_scheme(scheme), ranks_per_node);
   const int n = comm.size();
   const bool root = comm.rank() == 0;
 
@@ -208,8 +219,10 @@ int main(int argc, char** argv) {
   }
 
   if (root) {
-    std::printf("# %d ranks, %d warm-up calls, median of %d timed loops; GB/s = 1e9 B/s\n", n,
-                warmup, reps);
+    std::printf(
+        "# %d ranks, cedar allreduce %s, %d warm-up calls, median of %d timed loops; GB/s = 1e9 "
+        "B/s\n",
+        n, scheme.c_str(), warmup, reps);
     std::printf("%-10s %-6s %12s %6s %12s %9s %9s %19s %7s %7s\n", "op", "path", "size(B)", "iters",
                 "time(us)", "algbw", "busbw", "busbw range", "vs mpi", "#wrong");
     for (const Row& r : rows) {

@@ -35,6 +35,7 @@ MeteredCommunicator::MeteredCommunicator(std::unique_ptr<Communicator> inner,
   auto it = parent.level_profiles_.find(level_);
   emulate_ = it != parent.level_profiles_.end() ? it->second : parent.emulate_;
   level_profiles_ = parent.level_profiles_;
+  scheme_ = allreduce_scheme_for_level(parent.scheme_, level_);
 }
 
 double MeteredCommunicator::clock() const {
@@ -79,6 +80,7 @@ void MeteredCommunicator::absorb(const std::string& level, const std::string& op
 
 void MeteredCommunicator::allreduce_sum(at::Tensor& t) {
   check_device("allreduce", t);
+  if (scheme_ != AllreduceScheme::library && size() > 1) return allreduce_by_scheme(t);
   const double t0 = clock();
   inner_.allreduce_sum(t);
   int64_t b = nbytes(t);

@@ -7,6 +7,20 @@
 // as bus bytes, and one latency step (one alpha per message); a recv counts no bytes (its sender
 // counts them) but, when emulating, lasts at least the modeled time of the bytes it received.
 //
+// Allreduce schemes (use_allreduce; comm/allreduce_algorithms.h): with a scheme other than
+// library, allreduce_sum runs it over the backend's point-to-point messages and records one
+// "allreduce" whose payload is the tensor's bytes (what this rank contributes, as before) and
+// whose bus bytes and latency steps are what this rank really sent: the bytes of its messages
+// and their number. Ring and halving-doubling on a power of two send the same on every rank (the
+// ring formulas of bus_bytes.h for a count the ranks divide); tree and two_level do not (a leaf
+// sends once), so a rank's counters are its own link's traffic while comm/network_model.h costs
+// the critical path. When emulating, each message lasts its modeled time, so the collective
+// lasts its own critical path. two_level records its two levels as sub-communicators' traffic
+// is recorded: level "intra" (every rank: the tree inside its node, payload the tensor's bytes,
+// R ranks) and level "inter" (the leaders only: their ring, payload the tensor's bytes, P/R
+// ranks), emulated on those levels' profiles. Sub-communicators split from this one run
+// allreduce_scheme_for_level (network_model.h) of the scheme.
+//
 // Sub-communicators (split) are metered too: their traffic counts in their own counters and in
 // their parent's, under the operation name "<level>/<op>" (e.g. "inter/allgatherv") and in the
 // parent's per-level step counters; when emulating, each level uses its own network profile.
@@ -95,6 +109,10 @@ class MeteredCommunicator final : public Communicator {
   void emulate_level(const std::string& level, const NetworkProfile* profile) {
     level_profiles_[level] = profile;
   }
+  // How allreduce_sum runs (library: the backend's own allreduce). two_level groups the ranks in
+  // nodes of `ranks_per_node` consecutive ranks and throws CommError unless that divides size().
+  void use_allreduce(AllreduceScheme scheme, int ranks_per_node = 1);
+  AllreduceScheme allreduce_scheme() const { return scheme_; }
   // Continues a checkpointed run's totals.
   void restore_totals(std::map<std::string, CommCounters> totals) { totals_ = std::move(totals); }
   Communicator& inner() { return inner_; }
@@ -109,6 +127,11 @@ class MeteredCommunicator final : public Communicator {
   // Sleeps until `seconds` reach the emulated profile's time for (latency, bus); returns the
   // seconds the operation then took.
   double emulated(int64_t latency, int64_t bus, double seconds) const;
+  // allreduce_sum with a scheme other than library, on two or more ranks (metered_allreduce.cpp).
+  void allreduce_by_scheme(at::Tensor& t);
+  void allreduce_two_level(at::Tensor& t);
+  // The profile a level's traffic is emulated on (nullptr: none).
+  const NetworkProfile* level_emulation(const std::string& level) const;
   // Adds a sub-communicator's record to this one's counters (and on up to the root).
   void absorb(const std::string& level, const std::string& op, const CommCounters& c);
   // With the device check on: throws unless `t` lives on the inner communicator's device.
@@ -131,6 +154,8 @@ class MeteredCommunicator final : public Communicator {
   std::map<std::string, CommCounters> step_levels_;
   std::map<std::string, int> level_ranks_;
   std::map<std::string, CommCounters> totals_;
+  AllreduceScheme scheme_ = AllreduceScheme::library;
+  int ranks_per_node_ = 1;
 };
 
 }  // namespace cedar

@@ -1,7 +1,10 @@
 #include "comm/network_model.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+
+#include "comm/bus_bytes.h"
 
 namespace cedar {
 
@@ -62,6 +65,90 @@ const NetworkProfile& find_network_profile(const std::string& name) {
       known += (known.empty() ? "" : ", ") + p.name;
     }
   throw std::invalid_argument("unknown network profile '" + name + "' (known: " + known + ")");
+}
+
+const std::vector<std::string>& allreduce_scheme_names() {
+  static const std::vector<std::string> names = {"library", "ring", "halving_doubling", "tree",
+                                                 "two_level"};
+  return names;
+}
+
+std::string allreduce_scheme_name(AllreduceScheme scheme) {
+  return allreduce_scheme_names()[static_cast<size_t>(scheme)];
+}
+
+AllreduceScheme parse_allreduce_scheme(const std::string& name) {
+  const auto& names = allreduce_scheme_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<AllreduceScheme>(i);
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown allreduce scheme '" + name + "' (known: " + known + ")");
+}
+
+AllreduceScheme allreduce_scheme_for_level(AllreduceScheme scheme, const std::string& level) {
+  if (scheme != AllreduceScheme::two_level) return scheme;
+  return level == "intra" ? AllreduceScheme::tree : AllreduceScheme::ring;
+}
+
+namespace {
+
+// Messages until every rank of the subtree under heap index i (children 2i+1, 2i+2) has reached
+// i (up) or i has reached every rank of it (down), one message per link at a time.
+int64_t tree_up(int i, int world) {
+  const int left = 2 * i + 1, right = 2 * i + 2;
+  if (left >= world) return 0;
+  if (right >= world) return tree_up(left, world) + 1;
+  return std::max(tree_up(right, world) + 1, tree_up(left, world)) + 1;
+}
+int64_t tree_down(int i, int world) {
+  const int left = 2 * i + 1, right = 2 * i + 2;
+  if (left >= world) return 0;
+  if (right >= world) return 1 + tree_down(left, world);
+  return std::max(1 + tree_down(left, world), 2 + tree_down(right, world));
+}
+
+AllreduceTerms ring_terms(int world, double bytes) {
+  if (world <= 1) return {};
+  return {double(allreduce_latency_steps(world)), allreduce_busbw_factor(world) * bytes};
+}
+
+}  // namespace
+
+int64_t binary_tree_allreduce_steps(int world) {
+  return world <= 1 ? 0 : tree_up(0, world) + tree_down(0, world);
+}
+
+AllreduceTerms allreduce_terms(AllreduceScheme scheme, int world, double bytes) {
+  if (world <= 1) return {};
+  switch (scheme) {
+    case AllreduceScheme::library:
+    case AllreduceScheme::ring: return ring_terms(world, bytes);
+    case AllreduceScheme::halving_doubling: {
+      int core = 1, log2_core = 0;
+      while (core * 2 <= world) core *= 2, ++log2_core;
+      const bool extra = core < world;
+      return {2.0 * log2_core + (extra ? 2 : 0),
+              2.0 * (core - 1) / core * bytes + (extra ? 2 * bytes : 0)};
+    }
+    case AllreduceScheme::tree: {
+      const double steps = double(binary_tree_allreduce_steps(world));
+      return {steps, steps * bytes};
+    }
+    case AllreduceScheme::two_level: break;
+  }
+  throw std::invalid_argument(
+      "allreduce_terms: two_level needs the ranks of a node "
+      "(two_level_allreduce_terms)");
+}
+
+TwoLevelTerms two_level_allreduce_terms(int world, int ranks_per_node, double bytes) {
+  if (ranks_per_node < 1 || world % ranks_per_node != 0)
+    throw std::invalid_argument("two_level allreduce: " + std::to_string(ranks_per_node) +
+                                " ranks per node do not divide " + std::to_string(world) +
+                                " ranks into equal nodes");
+  return {allreduce_terms(AllreduceScheme::tree, ranks_per_node, bytes),
+          ring_terms(world / ranks_per_node, bytes)};
 }
 
 }  // namespace cedar

@@ -14,6 +14,21 @@
 // nearest P measured (the larger of two equally near), and the profile's own alpha and beta for
 // an op without fits (barrier, or one the file leaves out). Nearest, not interpolated: α and β
 // are per step and per byte already, so the model's own form carries a fit to other P.
+//
+// Allreduce schemes (network.allreduce; comm/allreduce_algorithms.h runs them over point-to-point
+// messages). Costs on the critical path of P ranks, each with one full-duplex link (a rank sends
+// one message and receives one at a time), for S bytes:
+//   library, ring:     L = 2(P-1),                  B = 2(P-1)/P * S
+//   halving_doubling:  L = 2 log2 P' (+2),          B = 2(P'-1)/P' * S (+2S)
+//                      P' = the largest power of two <= P; the terms in parentheses only when
+//                      P' < P (the extra ranks' data in before, the result out after)
+//   tree:              L = D(P),                    B = D(P) * S
+//                      D(P): the messages on the critical path of a binary-tree reduce (a parent
+//                      receives its right child, then its left) and broadcast (left child first);
+//                      2 ceil(log2 P) for P <= 6, more from 7 on (D(7) = D(8) = 8) where one
+//                      parent's two children both wait for one link.
+//   two_level:         intra: tree on the R ranks of a node; inter: ring on the P/R leaders;
+//                      each level on its own profile, their sum on one.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -58,6 +73,32 @@ std::vector<std::string> intra_node_profile_names();
 // Either list's profile. Throws std::invalid_argument naming the unknown profile and the known
 // ones.
 const NetworkProfile& find_network_profile(const std::string& name);
+
+enum class AllreduceScheme { library, ring, halving_doubling, tree, two_level };
+// "library, ring, halving_doubling, tree, two_level" in that order.
+const std::vector<std::string>& allreduce_scheme_names();
+std::string allreduce_scheme_name(AllreduceScheme scheme);
+// Throws std::invalid_argument naming the value and the accepted names.
+AllreduceScheme parse_allreduce_scheme(const std::string& name);
+// The scheme of a sub-communicator of level `level` ("intra", "inter", ...) split from a
+// communicator running `scheme`: two_level is itself two levels, so its node's level ("intra")
+// runs tree and every other level ring; the other schemes run on every level.
+AllreduceScheme allreduce_scheme_for_level(AllreduceScheme scheme, const std::string& level);
+
+// The α and β terms of one allreduce (see the top of this file).
+struct AllreduceTerms {
+  double latency_steps = 0, bus_bytes = 0;
+};
+// library, ring, halving_doubling and tree on `world` ranks; two_level throws
+// std::invalid_argument (it needs the ranks of a node: two_level_allreduce_terms).
+AllreduceTerms allreduce_terms(AllreduceScheme scheme, int world, double bytes);
+struct TwoLevelTerms {
+  AllreduceTerms intra, inter;
+};
+// Throws std::invalid_argument unless ranks_per_node (>= 1) divides world.
+TwoLevelTerms two_level_allreduce_terms(int world, int ranks_per_node, double bytes);
+// D(P) above.
+int64_t binary_tree_allreduce_steps(int world);
 
 inline int64_t allreduce_latency_steps(int world) { return world <= 1 ? 0 : 2 * (world - 1); }
 inline int64_t allgather_latency_steps(int world) { return world <= 1 ? 0 : world - 1; }

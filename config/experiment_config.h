@@ -208,6 +208,7 @@ struct NetworkConfig {
   bool emulate = false;
   int ranks_per_node = 0;
   std::string intra_profile = "shm";
+  std::string allreduce = "library";
   std::string cluster = "none";
   double collective_timeout_s = 300;
   template <class V>
@@ -226,6 +227,14 @@ struct NetworkConfig {
       "network profile of the traffic inside a node (level 'intra' of hierarchical exchanges): "
       "shm, nvlink, or one of profile's",
       one_of(intra_profile_choices()));
+    v("allreduce", allreduce,
+      "how the algorithm's allreduces run: library (the MPI or NCCL library's own), or over "
+      "point-to-point messages: ring (reduce-scatter and allgather, 2(P-1) steps), "
+      "halving_doubling (Rabenseifner's recursive halving and doubling, 2 log2 P steps), tree "
+      "(binary-tree reduce to rank 0 and broadcast back) or two_level (tree inside each node of "
+      "ranks_per_node ranks, ring among the nodes' first ranks); bytes and latency steps are "
+      "counted per message sent, and `cedar project` costs the scheme the run used",
+      one_of(known_allreduce_scheme_names()));
     v("cluster", cluster,
       "where `cedar suite` starts the ranks: none (mpirun on this machine) or virtual (on the "
       "hosts of `cedar cluster up`, ranks_per_host consecutive ranks per host, shared memory "

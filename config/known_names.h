@@ -1,10 +1,10 @@
 #pragma once
-// The names `model.name`, `data.name` and `network.profile` accept, checked when a configuration
-// is loaded, before anything is built. The catalogs that build them (models/registry.cpp,
-// datasets/registry.cpp, comm/network_model.cpp) sit in layers above the configuration, so the
-// names are listed here too; tests/unit/bad_config_test.cpp checks that the lists equal the
-// catalogs. Inline,
-// so that every target compiling config/experiment_config.cpp (the fuzz targets too) has them.
+// The names `model.name`, `data.name`, `network.profile` and `network.allreduce` accept, checked
+// when a configuration is loaded, before anything is built. The catalogs that build them
+// (models/registry.cpp, datasets/registry.cpp, comm/network_model.cpp) sit in layers above the
+// configuration, so the names are listed here too; tests/unit/bad_config_test.cpp checks that the
+// lists equal the catalogs. Inline, so that every target compiling config/experiment_config.cpp
+// (the fuzz targets too) has them.
 #include <string>
 #include <vector>
 
@@ -38,6 +38,13 @@ inline const std::vector<std::string>& known_network_profile_names() {
 // network.intra_profile: these (comm/network_model.cpp's intra_node_profiles()) or a network's.
 inline const std::vector<std::string>& known_intra_profile_names() {
   static const std::vector<std::string> kNames = {"shm", "nvlink"};
+  return kNames;
+}
+
+// network.allreduce: comm/network_model.cpp's allreduce_scheme_names().
+inline const std::vector<std::string>& known_allreduce_scheme_names() {
+  static const std::vector<std::string> kNames = {"library", "ring", "halving_doubling", "tree",
+                                                  "two_level"};
   return kNames;
 }
 

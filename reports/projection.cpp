@@ -10,12 +10,18 @@
 
 namespace cedar {
 
-CollectiveCost collective_cost(const CollectiveMix& mix, int workers) {
+CollectiveCost collective_cost(const CollectiveMix& mix, int workers, AllreduceScheme allreduce) {
   CollectiveCost c;
   const double p = double(workers);
-  if (mix.op == "allreduce") {
+  if (mix.op == "allreduce" && allreduce == AllreduceScheme::library) {
     c.latency_steps = mix.calls * double(allreduce_latency_steps(workers));
     c.bus_bytes = allreduce_busbw_factor(workers) * mix.payload_bytes;
+  } else if (mix.op == "allreduce") {
+    // The payload is the allreduce's size S on every rank; the terms are linear in S.
+    const AllreduceTerms t =
+        allreduce_terms(allreduce_scheme_for_level(allreduce, ""), workers, mix.payload_bytes);
+    c.latency_steps = mix.calls * t.latency_steps;
+    c.bus_bytes = t.bus_bytes;
   } else if (mix.op == "allgather" || mix.op == "allgatherv") {
     // Every rank receives the others' contributions: (P-1)/P of P * s. allgatherv's payload
     // already holds its 8-byte count, and it runs two allgathers (counts, then data).
@@ -52,7 +58,7 @@ CollectiveCost level_cost(const RunMeasurement& m, const LevelMix& level, int wo
   CollectiveCost total;
   const int n = level_ranks_at(m, level, workers);
   for (const auto& mix : level.collectives) {
-    CollectiveCost c = collective_cost(mix, n);
+    CollectiveCost c = collective_cost(mix, n, allreduce_scheme_for_level(m.allreduce, level.name));
     total.latency_steps += c.latency_steps;
     total.bus_bytes += c.bus_bytes;
   }
@@ -62,7 +68,7 @@ CollectiveCost level_cost(const RunMeasurement& m, const LevelMix& level, int wo
 CollectiveCost step_cost(const RunMeasurement& m, int workers) {
   CollectiveCost total;
   for (const auto& mix : m.collectives) {
-    CollectiveCost c = collective_cost(mix, workers);
+    CollectiveCost c = collective_cost(mix, workers, m.allreduce);
     total.latency_steps += c.latency_steps;
     total.bus_bytes += c.bus_bytes;
   }
@@ -119,11 +125,11 @@ ProjectionPoint project_parameter_server(const RunMeasurement& m, int workers,
 // fit where the profile is calibrated, the profile's alpha and beta on the summed terms
 // otherwise (as the nominal profiles always have been).
 double mix_seconds(const NetworkProfile& profile, const std::vector<CollectiveMix>& mixes,
-                   int ranks, double steps) {
+                   int ranks, double steps, AllreduceScheme allreduce) {
   CollectiveCost sum;
   double seconds = 0;
   for (const auto& mix : mixes) {
-    const CollectiveCost c = collective_cost(mix, ranks);
+    const CollectiveCost c = collective_cost(mix, ranks, allreduce);
     sum.latency_steps += c.latency_steps;
     sum.bus_bytes += c.bus_bytes;
     seconds += profile.cost(mix.op, ranks, c.latency_steps * steps, c.bus_bytes * steps);
@@ -171,7 +177,7 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
   CollectiveCost own;  // the run's own communicator
   double payload = 0;
   for (const auto& mix : m.collectives) {
-    CollectiveCost c = collective_cost(mix, workers);
+    CollectiveCost c = collective_cost(mix, workers, m.allreduce);
     add_family(mix, c);
     own.latency_steps += c.latency_steps;
     own.bus_bytes += c.bus_bytes;
@@ -181,24 +187,25 @@ ProjectionPoint project_point(const RunMeasurement& m, int workers, const Networ
   double net_seconds = 0;  // on `net`, each collective with its own fit when calibrated
   if (hosts.ranks_per_host > 1 && workers <= hosts.ranks_per_host) {
     const NetworkProfile& host = hosts.intra ? *hosts.intra : find_network_profile("shm");
-    pt.host_link_seconds += mix_seconds(host, m.collectives, workers, spe);
+    pt.host_link_seconds += mix_seconds(host, m.collectives, workers, spe, m.allreduce);
   } else {
     pt.net_latency_steps += own.latency_steps * spe;
     pt.net_bus_bytes += own.bus_bytes * spe;
-    net_seconds += mix_seconds(net, m.collectives, workers, spe);
+    net_seconds += mix_seconds(net, m.collectives, workers, spe, m.allreduce);
   }
   // Each level on its own profile: "intra" on the node's, the others between nodes on `net`.
   for (const auto& level : m.levels) {
     const int n = level_ranks_at(m, level, workers);
+    const AllreduceScheme scheme = allreduce_scheme_for_level(m.allreduce, level.name);
     for (const auto& mix : level.collectives) {
-      add_family(mix, collective_cost(mix, n));
+      add_family(mix, collective_cost(mix, n, scheme));
       payload += mix.payload_bytes * mix.share;
     }
     const bool on_host = level.name == "intra";
     const NetworkProfile& profile = on_host ? intra_profile_of(m, intra) : net;
     const CollectiveCost c = level_cost(m, level, workers);
     LevelPoint lp{level.name, profile.name, n, c.bus_bytes / 1e6,
-                  mix_seconds(profile, level.collectives, n, spe)};
+                  mix_seconds(profile, level.collectives, n, spe, scheme)};
     if (on_host) {
       pt.host_link_seconds += lp.comm_seconds;
     } else {

@@ -18,6 +18,9 @@
 //   allgather of s bytes/rank:  (P-1) α + (P-1) · s β       — grows linearly with P
 //   allgatherv:                 twice the latency (counts, then data), the bytes of an allgather
 //   broadcast of S bytes:       ceil(log2 P) α + S β
+// An allreduce is costed as the scheme the run used (network.allreduce, from its configuration;
+// comm/network_model.h): the library's and ring as above, halving_doubling, tree, and on each
+// level of a two_level run its own (tree inside a node, ring between nodes).
 // That is why sparse and quantized schemes that allgather lose their advantage over a dense
 // allreduce as P grows. Runs measured on one rank record no bytes (a lone rank sends nothing),
 // so they cannot be projected. comm_totals are run totals, so the mix is the run's average:
@@ -99,6 +102,7 @@ struct RunMeasurement {
   double dense_payload_bytes = 0;  // per step: a dense fp32 allreduce's payload (dense_bytes)
   std::vector<CollectiveMix> collectives;  // on the run's own communicator
   std::vector<LevelMix> levels;            // on sub-communicators (empty: a flat exchange)
+  AllreduceScheme allreduce = AllreduceScheme::library;  // network.allreduce of the run
   // Per step, rank 0, as the steps table recorded them (α terms and bus bytes): the mix above
   // reproduces them at world_size, which `cedar project` checks and reports.
   double recorded_latency_steps = 0, recorded_bus_bytes = 0;
@@ -117,8 +121,10 @@ struct CollectiveCost {
   double latency_steps = 0;
   double bus_bytes = 0;
 };
-// Throws std::runtime_error for a collective kind without a cost rule.
-CollectiveCost collective_cost(const CollectiveMix& mix, int workers);
+// Throws std::runtime_error for a collective kind without a cost rule. `allreduce`: the scheme
+// its allreduces ran (two_level: as ring; its levels are costed with allreduce_scheme_for_level).
+CollectiveCost collective_cost(const CollectiveMix& mix, int workers,
+                               AllreduceScheme allreduce = AllreduceScheme::library);
 // Every collective of a step: the run's own and each level's (levels_at sizes).
 CollectiveCost step_cost(const RunMeasurement& m, int workers);
 // A level's cost per step on `workers` ranks of the whole run, and its group size there.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,13 @@ std::vector<RunMeasurement> load_measurements(const std::string& db_path, const 
     m.dense_payload_bytes = double(r.dense_bytes) / steps;
     m.other_load = other_load_of(r.run.provenance.value_or(""));
     m.servers = r.run.servers.value_or(0);
+    const std::string scheme =
+        config_scalar(r.run.config, "network", "allreduce").value_or("library");
+    try {
+      m.allreduce = parse_allreduce_scheme(scheme);
+    } catch (const std::invalid_argument&) {
+      m.unusable = "network.allreduce '" + scheme + "' has no cost rule";
+    }
     if (m.servers > 0) {
       const double gradients = r.gradients;
       const double epochs = double(std::max<int64_t>(1, r.epochs));

@@ -89,6 +89,10 @@ std::string render_projection_markdown(const std::vector<Projection>& projection
       << fmt("%.4f", own.bus_bytes / 1e6)
       << " bus MB (steps table: " << fmt("%.2f", m.recorded_latency_steps) << ", "
       << fmt("%.4f", m.recorded_bus_bytes / 1e6) << ").\n\n";
+    if (m.allreduce != AllreduceScheme::library)
+      s << "Allreduce scheme " << allreduce_scheme_name(m.allreduce)
+        << " (network.allreduce): costed on its critical path (comm/network_model.h); the steps "
+           "table counts the messages rank 0 itself sent.\n\n";
     for (const auto& l : m.levels) {
       s << "Level " << l.name << " (" << l.ranks << " ranks per group at " << m.world_size
         << " ranks, recorded on " << l.profile << "), per rank taking part:";

@@ -27,6 +27,21 @@ torch::Device choose_device(const std::string& wanted, int local_rank) {
   return torch::Device(torch::kCPU);
 }
 
+// network.allreduce on the algorithm's channel: every allreduce the algorithm makes, on it or on
+// communicators split from it, runs that scheme.
+void use_allreduce_scheme(const ExperimentConfig& cfg, MeteredCommunicator& metered) {
+  const AllreduceScheme scheme = parse_allreduce_scheme(cfg.network.allreduce);
+  if (scheme != AllreduceScheme::two_level) return metered.use_allreduce(scheme);
+  const int per_node = run_ranks_per_node(cfg);
+  if (per_node < 1 || metered.size() % per_node != 0)
+    throw ConfigError("network.allreduce: two_level needs nodes of equal size, but " +
+                      std::to_string(per_node) +
+                      " ranks per node (network.ranks_per_node, else the launcher's count) do "
+                      "not divide the " +
+                      std::to_string(metered.size()) + " ranks");
+  metered.use_allreduce(scheme, per_node);
+}
+
 }  // namespace
 
 std::string run_backend(const std::string& wanted, const torch::Device& device) {
@@ -88,6 +103,7 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
   Communicator& algorithm_channel =
       c->gpu ? (c->watched_gpu ? *c->watched_gpu : *c->gpu) : c->control();
   c->metered = std::make_unique<MeteredCommunicator>(algorithm_channel);
+  use_allreduce_scheme(cfg, *c->metered);
   if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
     throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
   c->emulated = level_profile(cfg, "");

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <torch/torch.h>
 
+#include <cfloat>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "tests/unit/allreduce_checks.h"
 #include "tests/unit/point_to_point_checks.h"
 
 namespace cedar {
@@ -186,6 +188,28 @@ TEST(MpiComm, StagedPointToPointAndSplitsWorkAsUnstaged) {
   testing::check_point_to_point(mpi);
   testing::check_receive_from_any(mpi);
   testing::check_split(mpi);
+}
+
+// network.allreduce's schemes over MPI's point-to-point messages: each in its own summation order
+// with its formula's bytes (allreduce_checks.h), and within fp32 rounding of the library's sum.
+TEST(MpiComm, AllreduceSchemesAgreeWithTheLibrary) {
+  MpiCommunicator mpi;
+  const int n = mpi.size(), r = mpi.rank();
+  ASSERT_EQ(n % 2, 0) << "run under mpirun -np 2 or 4";
+  for (auto scheme : {AllreduceScheme::ring, AllreduceScheme::halving_doubling,
+                      AllreduceScheme::tree, AllreduceScheme::two_level})
+    for (int64_t count : {int64_t{3}, int64_t{1001}}) {
+      const at::Tensor ours = testing::check_allreduce_scheme(mpi, scheme, count, 2);
+      at::Tensor library = testing::scheme_input(r, count);
+      mpi.allreduce_sum(library);
+      at::Tensor magnitude = torch::zeros({count}, torch::kDouble);
+      for (int i = 0; i < n; ++i)
+        magnitude += testing::scheme_input(i, count).to(torch::kDouble).abs();
+      const at::Tensor gap = (ours.to(torch::kDouble) - library.to(torch::kDouble)).abs();
+      EXPECT_TRUE((gap <= magnitude * (n * FLT_EPSILON)).all().item<bool>())
+          << allreduce_scheme_name(scheme) << ", " << count << " elements: gap "
+          << gap.max().item<double>();
+    }
 }
 
 TEST(MpiComm, StagedResultsLandInTheCallersTensorAndTheBuffersAreReused) {

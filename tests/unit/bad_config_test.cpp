@@ -382,6 +382,8 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
        {"optimizer.nesterov: LARS"}},
       {"mixed precision with the parameter server", "model: {name: lenet5}\ndata: {name: synthetic}\nalgorithm: ps\ntrain: {amp: bf16, threads: 1}\n",
        {"train.amp 'bf16': algorithm ps trains in fp32"}},
+      {"two-level allreduce on nodes that do not divide the ranks", "model: {name: lenet5}\ndata: {name: synthetic}\nnetwork: {allreduce: two_level, ranks_per_node: 3}\ntrain: {threads: 1}\n",
+       {"network.allreduce: two_level needs nodes of equal size", "3 ranks per node", "the 1 ranks"}},
   };
   // clang-format on
   if (!torch::cuda::is_available()) {
@@ -427,6 +429,7 @@ TEST(BadConfig, KnownNamesAreTheRegistries) {
   EXPECT_EQ(known_dataset_names(), datasets);
   EXPECT_EQ(known_network_profile_names(), network_profile_names());
   EXPECT_EQ(known_intra_profile_names(), intra_node_profile_names());
+  EXPECT_EQ(known_allreduce_scheme_names(), allreduce_scheme_names());
   // And every one of them loads: the convex models with the regression data sets (full batch,
   // the data's task the model's), the networks with the image sets; other pairs are refused.
   auto convex = [](const std::string& n) {

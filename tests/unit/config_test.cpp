@@ -81,6 +81,20 @@ TEST(Config, BadChoiceListsAllowedValues) {
   EXPECT_NE(e.find("'linear' is not one of constant|step|cosine"), std::string::npos) << e;
 }
 
+TEST(Config, AllreduceSchemeDefaultsToTheLibraryAndAnUnknownOneIsNamed) {
+  EXPECT_EQ(load_experiment(write_yaml("ar.yaml", "train: {epochs: 1}\n")).network.allreduce,
+            "library");
+  auto ok = write_yaml("ar_ok.yaml", "network: {allreduce: halving_doubling}\n");
+  EXPECT_EQ(load_experiment(ok).network.allreduce, "halving_doubling");
+  auto p = write_yaml("ar_bad.yaml", "network:\n  allreduce: butterfly\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find(p + ":2:14"), std::string::npos) << e;
+  EXPECT_NE(e.find("network.allreduce"), std::string::npos) << e;
+  EXPECT_NE(e.find("'butterfly' is not one of library|ring|halving_doubling|tree|two_level"),
+            std::string::npos)
+      << e;
+}
+
 TEST(Config, StepScheduleNeedsMilestones) {
   auto p = write_yaml("step.yaml", "optimizer: {schedule: step}\n");
   EXPECT_NE(error_of(p).find("optimizer.milestones"), std::string::npos);
