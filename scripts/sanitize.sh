@@ -18,7 +18,7 @@ BUILD_DIR="${CEDAR_ASAN_BUILD_DIR:-build-asan}"
 # -g1: line tables only, all a sanitizer report needs for its file:line frames (full -g makes the
 # LibTorch-heavy objects several times larger, slower to compile and to link).
 # clang, as for the fuzz targets: on LibTorch code it compiles an instrumented unit in 0.6-0.7 of
-# gcc's CPU time (an empty unit on the precompiled header: 0.3 s, gcc 3 s; docs/testing.md).
+# gcc's CPU time (an empty unit on the precompiled header: 0.3 s, gcc 2.5 s; docs/testing.md).
 configure_once . "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCEDAR_SANITIZE=ON -DCEDAR_BUILD_BENCH=OFF >/dev/null
 # Regenerate the build files first if a CMakeLists.txt changed, so that tests added since the last
