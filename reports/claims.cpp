@@ -63,7 +63,7 @@ bool is_byte_metric(const std::string& metric) {
 
 std::string ClaimWindow::describe() const {
   if (last_epoch) return "last epoch";
-  if (from_epoch >= 0) return "epochs ≥ " + std::to_string(from_epoch);
+  if (from_epoch >= 0) return "epochs ≥ " + std::to_string(from_epoch) + " (counted from 0)";
   if (from_step > 0) return "steps ≥ " + std::to_string(from_step);
   return "";
 }

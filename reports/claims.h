@@ -34,6 +34,8 @@
 //       lies entirely inside the claimed region: "reproduced"; entirely outside: "not
 //       reproduced"; otherwise "inconclusive". The interval's half-width is the smallest margin
 //       the seeds resolve, printed beside every verdict.
+//     - with a negative `control:` (a method that should do worse), a finding that would read
+//       "reproduced" reads "not discriminating" where the interval of method − control holds 0.
 //     - accuracy, best_accuracy: the one-sample interval of the mean over seeds (points);
 //     - accuracy_gap (run − baseline, points): paired by seed (Student t over the per-seed
 //       differences) where both arms ran exactly the same seeds (a seed fixes initialisation and
@@ -100,7 +102,8 @@ WindowReader database_window_reader(const std::string& db_path, const std::strin
 
 struct ClaimVerdict {
   Claim claim;
-  // findings: "reproduced", "not reproduced", "inconclusive", "insufficient seeds";
+  // findings: "reproduced", "not reproduced", "inconclusive", "not discriminating",
+  // "insufficient seeds";
   // accounting: "holds", "does not hold"; either: "not enough runs".
   std::string verdict;
   // findings: the mean over seeds (a gap: of the differences; a ratio: the geometric mean);

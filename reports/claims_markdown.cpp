@@ -94,8 +94,17 @@ void findings(std::ostringstream& s, const std::vector<ClaimVerdict>& verdicts) 
   }
   s << "\nFindings: ";
   count(s, verdicts,
-        {"reproduced", "not reproduced", "inconclusive", "insufficient seeds", "not enough runs"});
-  s << ". " << kFindingsLegend << "\n";
+        {"reproduced", "not reproduced", "inconclusive", "not discriminating", "insufficient seeds",
+         "not enough runs"});
+  s << ". " << kFindingsLegend;
+  for (const auto& v : verdicts)
+    if (!v.claim.control.empty()) {
+      s << " A finding with a negative control (a method that should do worse) that would read "
+           "reproduced reads \"not discriminating\" where the interval of method − control holds "
+           "0: the seeds cannot tell the two apart, so the test could not have failed the method.";
+      break;
+    }
+  s << "\n";
 }
 
 void accounting(std::ostringstream& s, const std::vector<ClaimVerdict>& verdicts) {

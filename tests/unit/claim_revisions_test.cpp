@@ -87,7 +87,7 @@ TEST(ClaimRevisions, NamesExactlyTheChangedFields) {
   moved.claim.window.from_epoch = 3;
   const auto window = claim_changes(now[2], moved);
   ASSERT_EQ(window.size(), 1u);
-  EXPECT_EQ(window[0].before, "epochs ≥ 2");
+  EXPECT_EQ(window[0].before, "epochs ≥ 2 (counted from 0)");
   EXPECT_EQ(claim_bounds(now[1].claim), "≥ -0.5, ≤ 1");
 }
 

@@ -90,8 +90,8 @@ TEST(Claims, VerdictsFromMeasuredRows) {
             std::string::npos)
       << md;
   // Accounting checks are never counted among the findings' verdicts.
-  EXPECT_NE(md.find("Findings: 3 reproduced, 0 not reproduced, 0 inconclusive, 0 insufficient "
-                    "seeds, 1 not enough runs."),
+  EXPECT_NE(md.find("Findings: 3 reproduced, 0 not reproduced, 0 inconclusive, 0 not "
+                    "discriminating, 0 insufficient seeds, 1 not enough runs."),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("Accounting: 1 holds, 2 does not hold, 0 not enough runs."), std::string::npos)
@@ -258,7 +258,7 @@ TEST(Claims, WindowReadsOnlyItsStepsFromTheDatabase) {
   EXPECT_NEAR(*v[4].measured, steady_ratio, 1e-6);
   EXPECT_EQ(v[4].verdict, "insufficient seeds");
   EXPECT_EQ(v[4].seeds, 1);
-  EXPECT_NE(render_claims_markdown(v).find("payload_compression, epochs ≥ 1"), std::string::npos);
+  EXPECT_NE(render_claims_markdown(v).find("payload_compression, epochs ≥ 1 (counted from 0)"), std::string::npos);
   // Without a database a windowed claim cannot be measured.
   EXPECT_EQ(evaluate_claims(load_claims(path), {d, r})[1].verdict, "not enough runs");
   EXPECT_EQ(evaluate_claims(load_claims(path), {d, r})[4].verdict, "not enough runs");
