@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "config/known_names.h"
+#include "config/step_range.h"
 
 namespace cedar {
 namespace {
@@ -202,6 +203,12 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
                       "true; use bf16 or turn overlap off");
   }
   check_full_batch(c, root);
+  try {
+    parse_step_range(c.train.trace_steps);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(where(c.source, "train.trace_steps", key_in(train, "trace_steps")) +
+                      ": train.trace_steps: " + e.what());
+  }
   if (c.optimizer.schedule == "step" && c.optimizer.milestones.empty())
     throw ConfigError(where(c.source, "optimizer.milestones", root["optimizer"]) +
                       ": optimizer.milestones: the step schedule needs at least one milestone");

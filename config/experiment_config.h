@@ -101,6 +101,8 @@ struct TrainConfig {
   std::string checkpoint_dir = "";
   bool full_batch = false;
   double target_gap = 0;
+  std::string trace = "";
+  std::string trace_steps = "10-14";
   template <class V>
   void visit(V& v) {
     v("epochs", epochs, "training epochs", at_least(1));
@@ -145,6 +147,17 @@ struct TrainConfig {
       "full_batch: stop after the first step whose gap is at most this (0: off); that step "
       "records the step stat 'gap_reached'",
       at_least(0));
+    // Where output goes, not what runs: no part of the run's fingerprint.
+    v("trace", trace,
+      "write a timeline of trace_steps (forward, backward, each bucket's exchange, optimizer; "
+      "Chrome trace JSON for Perfetto or chrome://tracing) to this file, one per rank with "
+      "'.rankR' before the extension when there are several ranks; `cedar trace summary` reads "
+      "it (empty: off)",
+      output_only());
+    v("trace_steps", trace_steps,
+      "steps the trace records: FIRST-LAST (both included) or N, counted from 0 as in the steps "
+      "table",
+      output_only());
   }
 };
 

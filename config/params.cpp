@@ -69,6 +69,10 @@ Bound one_of(std::vector<std::string> choices) {
   b.choices = std::move(choices);
   return b;
 }
+Bound output_only(Bound bound) {
+  bound.output = true;
+  return bound;
+}
 
 std::string where(const Source& src, const std::string& key_path, const YAML::Node& node) {
   // An override replaces the whole subtree under its key, whose nodes then carry positions

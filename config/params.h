@@ -26,6 +26,9 @@ struct Bound {
   std::optional<double> lo, hi;
   bool lo_open = false, hi_open = false;
   std::vector<std::string> choices;  // for strings: allowed values (empty = any)
+  // Where output goes, not what runs: read, checked and documented, but left out of the resolved
+  // configuration (YamlDumper), so that it is no part of a run's fingerprint.
+  bool output = false;
   std::string describe() const;
   bool admits(double v) const;
 };
@@ -33,6 +36,8 @@ Bound at_least(double lo);
 Bound greater_than(double lo);
 Bound in_range(double lo, double hi, bool hi_open = false);
 Bound one_of(std::vector<std::string> choices);
+// `bound` marked as a key of where output goes (Bound::output).
+Bound output_only(Bound bound = {});
 
 // Where a node came from, for messages: "file.yaml:12:5" or "--set train.epochs=3".
 struct Source {
@@ -77,6 +82,7 @@ class YamlDumper {
   explicit YamlDumper(YAML::Emitter& out) : out_(out) {}
   template <class T>
   void operator()(const char* key, T& value, const char* doc, const Bound& bound = {}) {
+    if (bound.output) return;
     if constexpr (std::is_floating_point_v<T>) {
       out_ << YAML::Key << key << YAML::Value << YAML::Precision(15) << value;
     } else {

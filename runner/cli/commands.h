@@ -34,6 +34,7 @@ void add_network_commands(CLI::App& app, Subcommands& out);  // calibrate, show
 void add_list_command(CLI::App& app, Subcommands& out);
 void add_data_commands(CLI::App& app, Subcommands& out);     // list, fetch
 void add_cluster_commands(CLI::App& app, Subcommands& out);  // up, down, status
+void add_trace_commands(CLI::App& app, Subcommands& out);    // summary
 
 struct RunArgs {
   std::string experiment;

@@ -41,6 +41,7 @@ int run_cedar(int argc, char** argv) {
   cedar::add_list_command(app, commands);
   cedar::add_data_commands(app, commands);
   cedar::add_cluster_commands(app, commands);
+  cedar::add_trace_commands(app, commands);
 
   // mpirun's spelling `-np N` (CLI11 reads a single dash as one-letter options: -n p).
   static char np[] = "--np";

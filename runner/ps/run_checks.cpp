@@ -20,6 +20,10 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
          ": LAG's rule is stated for synchronous "
          "rounds (use mode: bsp)");
   if (cfg.train.overlap) fail("train.overlap is not supported with algorithm ps");
+  if (!cfg.train.trace.empty())
+    fail(
+        "train.trace is not supported with algorithm ps (its workers and servers do not record "
+        "a timeline)");
   if (cfg.optimizer.name == "adam" || cfg.optimizer.name == "adamw")
     fail("optimizer.name '" + cfg.optimizer.name +
          "': the servers of algorithm ps step with sgd or lars");

@@ -5,11 +5,14 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
+
+#include "runner/train/timeline.h"
 
 namespace cedar {
 namespace {
@@ -92,7 +95,7 @@ void BackwardOverlap::finish() {
     if (filled_[i]) continue;
     slots_[i].view.zero_();
     filled_[i] = true;
-    --missing_[slots_[i].bucket];
+    if (--missing_[slots_[i].bucket] == 0) ready_at_[slots_[i].bucket] = backward_end_;
   }
   armed_ = false;
   ready_.notify_all();
@@ -108,6 +111,27 @@ void BackwardOverlap::write_trace() {
     out << started_ << " " << b << " " << buckets_[b].flat.numel() << " " << ready_at_[b] << " "
         << exchange_start_[b] << " " << exchange_end_[b] << " " << backward_end_ << " "
         << exchanges_end << "\n";
+}
+
+void BackwardOverlap::record(Timeline& timeline, int64_t step, double backward_start_us,
+                             double backward_end_us) const {
+  const double t0 =
+      std::chrono::duration<double, std::micro>(step_start_.time_since_epoch()).count();
+  double from = backward_start_us;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    // Buckets are filled in about their index order; a bucket ready before the previous one
+    // gets an empty stretch, so that the stretches nest inside backward without overlapping (a
+    // bucket of parameters without gradients is completed by finish(), after backward).
+    const double ready = std::min(std::max(t0 + ready_at_[b] * 1e6, from), backward_end_us);
+    timeline.add(step, kTraceGradients, "gradients of bucket " + std::to_string(b), from, ready)
+        .bucket = static_cast<int64_t>(b);
+    from = ready;
+    TimelineEvent& e = timeline.add(step, kTraceExchange, "exchange bucket " + std::to_string(b),
+                                    t0 + exchange_start_[b] * 1e6, t0 + exchange_end_[b] * 1e6,
+                                    kTraceExchangeThread);
+    e.bucket = static_cast<int64_t>(b);
+    e.elements = buckets_[b].flat.numel();
+  }
 }
 
 void BackwardOverlap::worker(int threads) {

@@ -24,6 +24,8 @@
 
 namespace cedar {
 
+class Timeline;
+
 class BackwardOverlap {
  public:
   BackwardOverlap(std::vector<GradBucket>& buckets, const std::vector<NamedTensor>& params);
@@ -36,6 +38,11 @@ class BackwardOverlap {
   // After backward: zero-fills gradients autograd did not produce (unused parameters), waits for
   // the last exchange and rethrows an error of the communication thread.
   void finish();
+  // After finish(), train.trace: the step's stretches of backward up to each bucket's last
+  // gradient (within backward, [backward_start_us, backward_end_us]) and each bucket's exchange
+  // on the exchange thread, into `timeline` as step `step`.
+  void record(Timeline& timeline, int64_t step, double backward_start_us,
+              double backward_end_us) const;
 
  private:
   struct Slot {
@@ -62,7 +69,8 @@ class BackwardOverlap {
   std::condition_variable ready_;
   std::thread worker_;
   std::exception_ptr error_;
-  // CEDAR_OVERLAP_TRACE: per bucket, arrival of its last gradient and its exchange's start and end.
+  // Per bucket, arrival of its last gradient and its exchange's start and end (CEDAR_OVERLAP_TRACE,
+  // train.trace).
   std::string trace_path_;
   std::chrono::steady_clock::time_point step_start_;
   std::vector<double> ready_at_, exchange_start_, exchange_end_;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "runner/train/backward_overlap.h"
@@ -17,6 +18,7 @@
 #include "runner/train/mixed_precision.h"
 #include "runner/train/optimizer.h"
 #include "runner/train/step_trace.h"
+#include "runner/train/timeline.h"
 
 namespace cedar {
 
@@ -47,6 +49,16 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
   for (auto& b : model_->named_buffers()) buffers_.push_back({b.key(), b.value()});
   buckets_ = make_buckets(params_, static_cast<int64_t>(cfg.train.bucket_mb * 1024 * 1024));
   trace_ = StepTrace::from_environment(comm_.rank());
+  if (!cfg.train.trace.empty()) {
+    // Checked now rather than when the traced steps are done.
+    const std::string path = timeline_path(cfg.train.trace, comm_.rank(), comm_.size());
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+      throw ConfigError("train.trace: " + path + ": folder " + folder.string() + " does not exist");
+    timeline_ =
+        std::make_unique<Timeline>(path, parse_step_range(cfg.train.trace_steps), comm_.rank());
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -101,6 +113,8 @@ RunSummary Trainer::run() {
       save_checkpoint(LoaderPosition{epoch + 1, 0, ""});
     }
   }
+  // A run that ended before the last traced step: what it traced.
+  if (timeline_ && !timeline_->written()) timeline_->write();
   if (trace_) {
     AlgorithmState state;
     algorithm_->save_state(state);

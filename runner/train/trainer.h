@@ -24,6 +24,7 @@ struct EvalResult;
 class LossScaler;
 class Optimizer;
 class StepTrace;
+class Timeline;
 
 // Seconds on a monotonic clock (differences only).
 double monotonic_seconds();
@@ -159,7 +160,8 @@ class Trainer {
   // Evaluation of the averaged model on every rank's shard: the objective and, for logistic
   // regression, the accuracy.
   EvalResult evaluate_full_batch();
-  std::unique_ptr<StepTrace> trace_;  // CEDAR_TRACE_DIR (runner/train/step_trace.h), or null
+  std::unique_ptr<StepTrace> trace_;    // CEDAR_TRACE_DIR (runner/train/step_trace.h), or null
+  std::unique_ptr<Timeline> timeline_;  // train.trace (runner/train/timeline.h), or null
 };
 
 }  // namespace cedar

@@ -15,6 +15,7 @@
 #include "runner/train/optimizer.h"
 #include "runner/train/run_guard.h"
 #include "runner/train/step_trace.h"
+#include "runner/train/timeline.h"
 #include "runner/train/trainer.h"
 
 namespace cedar {
@@ -40,6 +41,8 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   // device time less its communication, comparable with a CPU run's.
   wait_for_device(device_);
   double t0 = monotonic_seconds();
+  // train.trace: this step's timeline; untraced steps read no clock for it.
+  Timeline* const tl = timeline_ && timeline_->records(step_) ? timeline_.get() : nullptr;
   comm_.reset_step();
   // From pinned memory (a CUDA run) the copies are asynchronous, ordered before the forward pass
   // on the device's stream; on the CPU these are the batch's own tensors.
@@ -47,12 +50,15 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   auto y = batch.labels.to(device_, batch.labels.scalar_type(), /*non_blocking=*/true);
   model_->zero_grad();
   at::Tensor out, loss;
+  const double forward_us = tl ? trace_clock_us() : 0;
   {
     // train.amp: the forward pass and the loss under autocast; backward outside it, as in PyTorch.
     AutocastGuard autocast(device_.type(), amp_dtype_);
     out = model_->forward(x);
     loss = model_->loss(out, y);
   }
+  const double backward_us = tl ? trace_clock_us() : 0;
+  if (tl) tl->add(step_, kTraceForward, "forward", forward_us, backward_us);
   LocalStep local;
   // fp16: backward from the scaled loss; the gradients are unscaled before the exchange, so the
   // algorithms and their error-feedback memories see the true gradients.
@@ -65,10 +71,17 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
     backward_from.backward();
     const double w0 = monotonic_seconds();
     overlap->finish();
-    exposed_comm = monotonic_seconds() - w0;
+    const double w1 = monotonic_seconds();
+    exposed_comm = w1 - w0;
+    if (tl) {
+      tl->add(step_, kTraceBackward, "backward", backward_us, w0 * 1e6);
+      tl->add(step_, kTraceWait, "wait for exchanges", w0 * 1e6, w1 * 1e6);
+      overlap->record(*tl, step_, backward_us, w0 * 1e6);
+    }
   } else {
     backward_from.backward();
     gather_gradients(buckets_);
+    if (tl) tl->add(step_, kTraceBackward, "backward", backward_us, trace_clock_us());
     if (scaler_) local.skipped = unscale_and_agree_to_skip();
     if (!local.skipped) {
       // A second forward and backward of this batch, on the algorithm's request (LASG-WK2).
@@ -77,7 +90,15 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
             offered_batch_gradient({model_.get(), &params_, &buffers_, x, y, amp_dtype_,
                                     local.loss_scale > 0 ? local.loss_scale : 1.0},
                                    ctx);
-      for (auto& b : buckets_) algorithm_->reduce_gradients(b, comm_, ctx);
+      for (size_t b = 0; b < buckets_.size(); ++b) {
+        const double exchange_us = tl ? trace_clock_us() : 0;
+        algorithm_->reduce_gradients(buckets_[b], comm_, ctx);
+        if (!tl) continue;
+        TimelineEvent& e = tl->add(step_, kTraceExchange, "exchange bucket " + std::to_string(b),
+                                   exchange_us, trace_clock_us());
+        e.bucket = static_cast<int64_t>(b);
+        e.elements = buckets_[b].flat.numel();
+      }
       ctx.batch_gradient_at = nullptr;
     }
   }
@@ -87,8 +108,14 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   if (!local.skipped) {
     if (trace_) trace_->gradients(params_, buckets_);  // before the step, which is recorded next
     bad_update = first_nonfinite_update();
+    const double optimizer_us = tl ? trace_clock_us() : 0;
     optimizer_->step(ctx.lr);
+    const double after_us = tl ? trace_clock_us() : 0;
     algorithm_->after_step(params_, buffers_, comm_, ctx);
+    if (tl) {
+      tl->add(step_, kTraceOptimizer, "optimizer", optimizer_us, after_us);
+      tl->add(step_, kTraceAfterStep, "algorithm after step", after_us, trace_clock_us());
+    }
   }
   if (scaler_) {
     scaler_->update(local.skipped);
@@ -106,7 +133,12 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   }
   local.modeled_comm_seconds += network_.seconds(own_latency, own_bus);
   wait_for_device(device_);
-  double step_time = monotonic_seconds() - t0;
+  const double t1 = monotonic_seconds();
+  double step_time = t1 - t0;
+  if (tl) {
+    tl->add(step_, kTraceStep, "step " + std::to_string(step_), t0 * 1e6, t1 * 1e6);
+    tl->step_done(step_);
+  }
   // Seconds inside the communicator (emulated time included). With overlap, compute is the step
   // minus the communication backward did not hide.
   local.compute_seconds =

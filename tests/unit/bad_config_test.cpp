@@ -78,6 +78,10 @@ const std::vector<BadConfig>& bad_configs() {
       {"fp16 with overlap by override", "train: {overlap: true}\n", {"train.amp=fp16"},
        {"--set train.amp: train.amp: fp16", "not supported with train.overlap"}},
       {"unknown lr scaling", "optimizer: {lr_scaling: cubic}\n", {}, {"'cubic' is not one of none|linear|sqrt"}},
+      {"trace steps not a range", "train: {trace_steps: last5}\n", {},
+       {"$F:1:22: train.trace_steps: 'last5' is not a step number"}},
+      {"trace steps backwards by override", "train: {}\n", {"train.trace_steps=8-3"},
+       {"--set train.trace_steps: train.trace_steps: '8-3' ends before it starts"}},
 
       // Typos: the key, its place and the keys that would have been right.
       {"typo in an algorithm key", "algorithm:\n  name: dgc\n  sparsty: 0.99\n", {},
@@ -494,6 +498,7 @@ TEST(BadConfig, CrossSectionChecksWithASectionAbsent) {
       {"train: {backend: nccl, device: cpu}\n", "train.backend"},
       {"train: {amp: fp16, overlap: true}\n", "train.amp"},
       {"data: {decode: lazy}\n", "data.decode"},
+      {"train: {trace_steps: 1-}\n", "train.trace_steps"},
   };
   for (const auto& row : rows) {
     try {

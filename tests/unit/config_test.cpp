@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "config/experiment_config.h"
+#include "config/step_range.h"
 #include "runner/train/lr_schedule.h"
 
 namespace cedar {
@@ -143,6 +144,38 @@ TEST(Config, ResolvedYamlRoundTrips) {
   EXPECT_EQ(d.train.epochs, 4);
   EXPECT_EQ(d.optimizer.milestones, (std::vector<double>{1, 2}));
   EXPECT_EQ(resolved_yaml(d, "{}"), y);
+}
+
+TEST(Config, TraceKeysAreReadCheckedAndNotPartOfTheResolvedConfiguration) {
+  auto p = write_yaml("trace.yaml", "train:\n  epochs: 1\n  trace_steps: 3-7x\n");
+  std::string e = error_of(p);
+  EXPECT_NE(e.find(p + ":3:16: train.trace_steps: '3-7x'"), std::string::npos) << e;
+  EXPECT_NE(error_of(p, {"train.trace_steps=9-4"}).find("--set train.trace_steps"),
+            std::string::npos);
+  EXPECT_NE(error_of(p, {"train.trace_steps=9-4"}).find("ends before it starts"),
+            std::string::npos);
+  EXPECT_NE(error_of(p, {"train.trace_steps=-2"}).find("train.trace_steps"), std::string::npos);
+  ExperimentConfig c = load_experiment(p, {"train.trace=/tmp/t.json", "train.trace_steps=12"});
+  EXPECT_EQ(c.train.trace, "/tmp/t.json");
+  EXPECT_EQ(c.train.trace_steps, "12");
+  EXPECT_EQ(load_experiment(p, {"train.trace_steps=2-5"}).train.trace_steps, "2-5");
+  // Where the timeline goes is not what runs: the resolved configuration (and so the
+  // fingerprint `cedar suite` and resume match runs by) is that of the run without it.
+  const std::string traced = resolved_yaml(c, "{}");
+  EXPECT_EQ(traced, resolved_yaml(load_experiment(p, {"train.trace_steps=1"}), "{}"));
+  EXPECT_EQ(traced.find("trace"), std::string::npos) << traced;
+  EXPECT_EQ(ExperimentConfig{}.train.trace, "");
+  EXPECT_EQ(ExperimentConfig{}.train.trace_steps, "10-14");
+}
+
+TEST(StepRange, RangesAndSingleSteps) {
+  EXPECT_EQ(parse_step_range("10-14").first, 10);
+  EXPECT_EQ(parse_step_range("10-14").last, 14);
+  EXPECT_EQ(parse_step_range("10-14").size(), 5);
+  EXPECT_TRUE(parse_step_range("7").contains(7));
+  EXPECT_FALSE(parse_step_range("7").contains(8));
+  for (const char* bad : {"", "-", "3-", "-3", "a", "1-2-3", "5-4", " 5"})
+    EXPECT_THROW(parse_step_range(bad), std::invalid_argument) << bad;
 }
 
 TEST(LrSchedule, WarmupStepCosineAndScaling) {
