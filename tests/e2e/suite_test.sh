@@ -36,7 +36,7 @@ check "comparison table printed" contains "$out" "| powersgd | powersgd | lenet5
 check "claims verdicts printed" contains "$out" "| fp16 halves the data |"
 check "fp16's bytes hold (exactly 2x, one seed): an accounting check" contains "$(echo "$out" | grep '| fp16 halves the data |')" "| 2 | 1 | holds |"
 check "DGC's steady-state claim is measured after its warm-up epoch" contains \
-  "$(echo "$out" | grep '| DGC sends 0.1% of each weight tensor')" "| payload_compression, epochs ≥ 1 |"
+  "$(echo "$out" | grep '| DGC sends 0.1% of each weight tensor')" "| payload_compression, epochs ≥ 1 (counted from 0) |"
 check "... a finding (DGC's bytes follow its gradients) that one seed cannot test" contains "$(echo "$out" | grep '| DGC sends 0.1% of each weight tensor')" "| insufficient seeds, reduced scale |"
 check "PowerSGD on LeNet-5: 61,706 / 2,266 values" contains "$(echo "$out" | grep '| PowerSGD rank 2 sends')" "| 27.23 |"
 check "a one-seed accuracy verdict is no verdict" contains "$(echo "$out" | grep '| DGC: no loss of accuracy |')" "| insufficient seeds, reduced scale |"

@@ -258,7 +258,8 @@ TEST(Claims, WindowReadsOnlyItsStepsFromTheDatabase) {
   EXPECT_NEAR(*v[4].measured, steady_ratio, 1e-6);
   EXPECT_EQ(v[4].verdict, "insufficient seeds");
   EXPECT_EQ(v[4].seeds, 1);
-  EXPECT_NE(render_claims_markdown(v).find("payload_compression, epochs ≥ 1 (counted from 0)"), std::string::npos);
+  EXPECT_NE(render_claims_markdown(v).find("payload_compression, epochs ≥ 1 (counted from 0)"),
+            std::string::npos);
   // Without a database a windowed claim cannot be measured.
   EXPECT_EQ(evaluate_claims(load_claims(path), {d, r})[1].verdict, "not enough runs");
   EXPECT_EQ(evaluate_claims(load_claims(path), {d, r})[4].verdict, "not enough runs");
