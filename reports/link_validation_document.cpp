@@ -19,23 +19,30 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// The profiles the runs were modeled with: each fit at the P of its runs.
+// The profiles the runs were modeled with: where each was calibrated, then each fit at the P of
+// its runs.
 std::string profiles_table(const LinkValidation& v) {
   std::set<std::pair<int, int>> used;  // profile, P
-  for (const auto& r : v.rows) used.insert({r.profile, r.world_size});
+  std::set<int> profiles;
+  for (const auto& r : v.rows) {
+    used.insert({r.profile, r.world_size});
+    profiles.insert(r.profile);
+  }
   std::ostringstream s;
-  s << "| profile | file | calibrated on | P | collective | α µs | β ns/B | Gb/s |\n"
-       "|---|---|---|---:|---|---:|---:|---:|\n";
+  for (int index : profiles) {
+    const ProfileSource& p = v.profiles[static_cast<size_t>(index)];
+    s << "- " << p.profile.name << " (`" << p.file << "`): " << p.profile.provenance() << "\n";
+  }
+  s << "\n| profile | P | collective | α µs | β ns/B | 8/β Gb/s |\n|---|---:|---|---:|---:|---:|\n";
   for (const auto& [index, world] : used) {
     const ProfileSource& p = v.profiles[static_cast<size_t>(index)];
     for (const auto& [op, fits] : p.profile.collectives) {
       const auto it = fits.find(world);
       if (it == fits.end()) continue;
       const AlphaBeta& f = it->second;
-      s << "| " << p.profile.name << " | `" << p.file << "` | " << p.profile.measured_on << " | "
-        << world << " | " << op << " | " << fmt("%.1f", f.alpha * 1e6) << " | "
-        << fmt("%.3f", f.beta * 1e9) << " | " << fmt("%.3f", f.beta > 0 ? 8e-9 / f.beta : 0)
-        << " |\n";
+      s << "| " << p.profile.name << " | " << world << " | " << op << " | "
+        << fmt("%.1f", f.alpha * 1e6) << " | " << fmt("%.3f", f.beta * 1e9) << " | "
+        << fmt("%.3f", f.beta > 0 ? 8e-9 / f.beta : 0) << " |\n";
     }
   }
   return s.str();

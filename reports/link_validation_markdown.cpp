@@ -142,8 +142,8 @@ std::string render_link_validation_markdown(const LinkValidation& v) {
   s << "### When does a method beat dense SGD?\n\n"
        "Measured on shaped links: the mean step time (comm + compute, every step after warm-up) "
        "against dense SGD's at the same P at each measured rate ("
-    << v.rates.size()
-    << " rates); where the difference changes sign the crossover is interpolated linearly in "
+    << v.rates.size() << (v.rates.size() == 1 ? " rate" : " rates")
+    << "); where the difference changes sign the crossover is interpolated linearly in "
        "1/rate between the two measured rates around it (a rate between them was not "
        "measured). Modeled: `cedar report --crossover`'s α–β sweep on the runs of one rate "
        "alone (compute per step the mean after warm-up, α the profile's allreduce α at P), its "

@@ -1,5 +1,6 @@
 // The plots of `cedar network validate` (reports/link_validation.h): modeled against measured
 // seconds per step, and the relative error of each run at each rate, drawn by gnuplot.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,13 @@ void write_scatter(const LinkValidation& v, const std::string& dir, const std::s
   std::ofstream data(dir + "/data/" + stem + ".tsv");
   data << "# measured comm s/step (shaped links)\tmodeled comm s/step (calibrated profile)\trun\n";
   std::vector<std::string> series;
+  double low = 0, high = 0;  // both axes' range: the line y = x across the whole plot
+  for (const auto& r : v.rows)
+    if (compared(r))
+      for (double x : {r.measured_comm, r.modeled_comm}) {
+        low = low > 0 ? std::min(low, x) : x;
+        high = std::max(high, x);
+      }
   for (const auto& rate : v.rates) {
     bool any = false;
     for (const auto& r : v.rows)
@@ -53,6 +61,8 @@ void write_scatter(const LinkValidation& v, const std::string& dir, const std::s
         "set xlabel 'measured on shaped links: comm s/step (median)'\n"
         "set ylabel 'modeled (calibrated profile): comm s/step (median)'\n"
         "set title 'alpha-beta model against shaped links (y = x: exact)'\n"
+     << "set xrange [" << low / 2 << ":" << high * 2 << "]\nset yrange [" << low / 2 << ":"
+     << high * 2 << "]\nset size square\n"
      << terminals(stem) << "plot ";
   for (size_t i = 0; i < series.size(); ++i)
     gp << "'data/" << stem << ".tsv' index " << i << " using 1:2 with points pt 7 ps 0.8 lc "
@@ -73,7 +83,7 @@ void write_errors(const LinkValidation& v, const std::string& dir, const std::st
     error[r.name][r.links.rate] = 100 * r.relative_error();
   }
   std::ofstream data(dir + "/data/" + stem + ".tsv");
-  data << "run";
+  data << "# run";
   for (const auto& rate : v.rates) data << "\t" << rate;
   data << "\n";
   for (const auto& name : names) {

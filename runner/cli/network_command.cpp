@@ -121,6 +121,7 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
   std::vector<std::string> argv = cluster_launch_command(*cluster, np, {}, self_executable());
   argv.pop_back();  // "run"
   const std::string out = std::filesystem::absolute(args.out).string();
+  // `cedar network validate` (reports/link_validation.h) matches runs to profiles by these words.
   const std::string where = args.measured_on.empty() ? "virtual cluster: " + cluster->describe() +
                                                            ", " + std::to_string(np) + " ranks"
                                                      : args.measured_on;

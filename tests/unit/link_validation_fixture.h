@@ -3,8 +3,6 @@
 // α terms and bus bytes a test chooses, and network profile files as `cedar network calibrate
 // --cluster virtual` writes them, for the tests of `cedar network validate`
 // (tests/unit/link_validation_test.cpp, tests/e2e/validation_fixture_writer.cpp).
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -67,18 +65,19 @@ inline std::string links(int hosts, int ranks_per_host, const std::string& rate,
          "\",\"latency\":\"100ms\",\"qdisc\":\"tbf\",\"subnet\":\"10.213.0.0/24\"}";
 }
 
-inline std::string fresh_db(const std::string& name, const std::string& dir = "") {
-  const std::string path = (dir.empty() ? ::testing::TempDir() : dir + "/") + name;
+// `dir` ends with '/'.
+inline std::string fresh_db(const std::string& dir, const std::string& name) {
+  const std::string path = dir + name;
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
   return path;
 }
 
-// A profile file of one profile calibrated on `hosts` x `ranks_per_host` at `rate` with `np`
-// ranks, with `fits`; its default α and β the first fit's. Returns its path.
-inline std::string profile_file(const std::string& name, int hosts, int ranks_per_host,
-                                const std::string& rate, int np, const std::vector<Fit>& fits,
-                                const std::string& dir = "") {
-  const std::string path = (dir.empty() ? ::testing::TempDir() : dir + "/") + name + ".yaml";
+// A profile file <dir><name>.yaml of one profile calibrated on `hosts` x `ranks_per_host` at
+// `rate` with `np` ranks, with `fits`; its default α and β the first fit's. Returns its path.
+inline std::string profile_file(const std::string& dir, const std::string& name, int hosts,
+                                int ranks_per_host, const std::string& rate, int np,
+                                const std::vector<Fit>& fits) {
+  const std::string path = dir + name + ".yaml";
   auto plural = [](int n, const char* w) {
     return std::to_string(n) + " " + w + (n == 1 ? "" : "s");
   };

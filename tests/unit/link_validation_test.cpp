@@ -19,14 +19,21 @@ namespace cedar {
 namespace {
 
 using link_fixture::Fit;
-using link_fixture::fresh_db;
 using link_fixture::links;
 using link_fixture::Op;
-using link_fixture::profile_file;
 using link_fixture::run_spec;
 using link_fixture::RunSpec;
 using link_fixture::Step;
 using link_fixture::write_run;
+
+std::string fresh_db(const std::string& name) {
+  return link_fixture::fresh_db(::testing::TempDir(), name);
+}
+std::string profile_file(const std::string& name, int hosts, int ranks_per_host,
+                         const std::string& rate, int np, const std::vector<Fit>& fits) {
+  return link_fixture::profile_file(::testing::TempDir(), name, hosts, ranks_per_host, rate, np,
+                                    fits);
+}
 
 const double kAlphaAr = 50e-6, kBetaAr = 1e-7;       // allreduce at P = 2: 80 Mbit/s
 const double kAlphaAgv = 200e-6, kBetaAgv = 1.5e-7;  // allgatherv at P = 2
