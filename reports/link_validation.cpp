@@ -101,7 +101,7 @@ std::map<std::string, LevelModel> level_models(const LinkValidation& v, const Ru
   for (const LevelMix& level : m.levels) {
     if (level.name == "intra") {
       const NetworkProfile& p = find_network_profile(level.profile.empty() ? "shm" : level.profile);
-      out[level.name] = {{p.alpha, p.beta}, "intra: " + p.name + " (" + p.provenance() + ")"};
+      out[level.name] = {{p.alpha, p.beta}, "intra: " + p.name + ", " + p.provenance()};
       continue;
     }
     // Between hosts: one rank per host takes part, as on links of one rank per host.
