@@ -14,6 +14,10 @@ const char* const kRunLevelsQuery =
     "SELECT level, MAX(ranks), MAX(profile) FROM step_levels WHERE run_id = ?1 GROUP BY level "
     "ORDER BY level";
 
+const char* const kStepLevelTermsQuery =
+    "SELECT step, level, profile, ranks, latency_steps, bus_bytes FROM step_levels "
+    "WHERE run_id = ?1 ORDER BY step, level";
+
 const char* const kLevelTotalsQuery = R"SQL(
 SELECT r.id, r.name, r.algorithm, r.world_size, r.seed, l.level, MAX(l.ranks), MAX(l.profile),
        (SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id),
@@ -48,6 +52,16 @@ std::vector<RunLevel> read_run_levels(ResultsReader& db, int64_t run_id) {
   st.bind(1, run_id);
   return read_rows(st, [](const Statement& s) {
     return RunLevel{s.text_column(0), s.text_column(2), s.int_column(1)};
+  });
+}
+
+std::vector<StepLevelTerms> read_step_level_terms(ResultsReader& db, int64_t run_id) {
+  if (!db.has_table("step_levels")) return {};
+  Statement st(db.handle(), db.path(), kStepLevelTermsQuery);
+  st.bind(1, run_id);
+  return read_rows(st, [](const Statement& s) {
+    return StepLevelTerms{s.int_column(0), s.text_column(1), s.text_column(2),
+                          s.int_column(3), s.int_column(4),  s.int_column(5)};
   });
 }
 

@@ -30,6 +30,16 @@ struct RunLevel {
 // In level order.
 std::vector<RunLevel> read_run_levels(ResultsReader& db, int64_t run_id);
 
+// One step's traffic at one level of run `run_id`'s sub-communicators (step_levels, rank 0).
+struct StepLevelTerms {
+  int64_t step = 0;
+  std::string level, profile;
+  int64_t ranks = 0;
+  int64_t latency_steps = 0, bus_bytes = 0;
+};
+// In step and level order.
+std::vector<StepLevelTerms> read_step_level_terms(ResultsReader& db, int64_t run_id);
+
 // One level of one shown run (results/run_queries.h): rank 0's traffic of that level summed over
 // the run's steps, and every rank's from comm_totals' "<level>/<op>" rows (the "<level>/split"
 // that formed the communicators left out).

@@ -10,6 +10,10 @@ const char* const kStepTimesQuery =
     "SELECT s.step, s.epoch, s.wall_seconds, " CEDAR_STEP_SHARE
     " FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.run_id = ?1 ORDER BY s.step";
 
+const char* const kStepSecondsQuery =
+    "SELECT step, compute_seconds, comm_seconds, latency_steps, bus_bytes FROM steps "
+    "WHERE run_id = ?1 ORDER BY step";
+
 const char* const kEvalTimesQuery =
     "SELECT step, wall_seconds FROM evals WHERE run_id = ?1 ORDER BY step";
 
@@ -50,6 +54,15 @@ std::vector<StepTime> read_step_times(ResultsReader& db, int64_t run_id) {
   st.bind(1, run_id);
   return read_rows(st, [](const Statement& s) {
     return StepTime{s.int_column(0), s.int_column(1), s.real_column(2), s.real_column(3)};
+  });
+}
+
+std::vector<StepSeconds> read_step_seconds(ResultsReader& db, int64_t run_id) {
+  Statement st(db.handle(), db.path(), kStepSecondsQuery);
+  st.bind(1, run_id);
+  return read_rows(st, [](const Statement& s) {
+    return StepSeconds{s.int_column(0), s.real_column(1), s.real_column(2), s.int_column(3),
+                       s.int_column(4)};
   });
 }
 

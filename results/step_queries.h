@@ -25,6 +25,16 @@ struct EvalTime {
 
 // Run `run_id`'s step rows, in step order.
 std::vector<StepTime> read_step_times(ResultsReader& db, int64_t run_id);
+
+// One step's seconds and α–β terms as rank 0 recorded them (a parameter server's: the mean of the
+// round's workers).
+struct StepSeconds {
+  int64_t step = 0;
+  double compute_seconds = 0, comm_seconds = 0;  // measured
+  int64_t latency_steps = 0, bus_bytes = 0;      // the α terms and bus bytes of its collectives
+};
+// Run `run_id`'s steps, in step order.
+std::vector<StepSeconds> read_step_seconds(ResultsReader& db, int64_t run_id);
 // Run `run_id`'s evaluations, in step order.
 std::vector<EvalTime> read_eval_times(ResultsReader& db, int64_t run_id);
 // The step rows of run `run_id`'s longest epoch; nullopt for a run without steps.

@@ -30,7 +30,9 @@ void add_report_command(CLI::App& app, Subcommands& out);
 void add_merge_command(CLI::App& app, Subcommands& out);
 void add_export_command(CLI::App& app, Subcommands& out);
 void add_project_command(CLI::App& app, Subcommands& out);
-void add_network_commands(CLI::App& app, Subcommands& out);  // calibrate, show
+void add_network_commands(CLI::App& app, Subcommands& out);  // calibrate, show, validate
+// `cedar network validate`, under the `network` subcommand `network`.
+void add_network_validate_command(CLI::App& network, Subcommands& out);
 void add_list_command(CLI::App& app, Subcommands& out);
 void add_data_commands(CLI::App& app, Subcommands& out);     // list, fetch
 void add_cluster_commands(CLI::App& app, Subcommands& out);  // up, down, status

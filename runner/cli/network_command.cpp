@@ -121,6 +121,7 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
   std::vector<std::string> argv = cluster_launch_command(*cluster, np, {}, self_executable());
   argv.pop_back();  // "run"
   const std::string out = std::filesystem::absolute(args.out).string();
+  // `cedar network validate` (reports/link_validation.h) matches runs to profiles by these words.
   const std::string where = args.measured_on.empty() ? "virtual cluster: " + cluster->describe() +
                                                            ", " + std::to_string(np) + " ranks"
                                                      : args.measured_on;
@@ -165,7 +166,7 @@ int command_network_calibrate(const NetworkCalibrateArgs& args) {
 
 void add_network_commands(CLI::App& app, Subcommands& out) {
   auto calibrate_args = std::make_shared<NetworkCalibrateArgs>();
-  auto* network = app.add_subcommand("network", "network profiles: calibrate, show");
+  auto* network = app.add_subcommand("network", "network profiles: calibrate, show, validate");
   network->require_subcommand(1);
   auto* calibrate = network->add_subcommand(
       "calibrate",
@@ -213,6 +214,7 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
   out.push_back(
       {calibrate, [calibrate_args] { return command_network_calibrate(*calibrate_args); }});
   out.push_back({network_show, [show_file] { return command_network_show(*show_file); }});
+  add_network_validate_command(*network, out);
 }
 
 }  // namespace cedar

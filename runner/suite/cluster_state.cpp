@@ -1,5 +1,7 @@
 #include "runner/suite/cluster_state.h"
 
+#include <dirent.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -27,6 +29,10 @@ case "$h" in
   cedar-h[0-9]*) ;;
   *) echo "rsh-agent: $h is not a host of the virtual cluster" >&2; exit 1 ;;
 esac
+# This host's own Open MPI session folders and shared-memory segments (cluster_state.h).
+files=/dev/shm/$h
+mkdir -p "$files" || exit 1
+export OMPI_MCA_orte_tmpdir_base="$files" OMPI_MCA_btl_vader_backing_directory="$files"
 exec ip netns exec "$h" /bin/sh -c "$*"
 )SH";
 
@@ -136,6 +142,25 @@ void write_cluster_state(const ClusterState& s) {
     << "bridge" << YAML::Value << kClusterBridge << YAML::Key << "hostfile" << YAML::Value
     << s.hostfile() << YAML::Key << "agent" << YAML::Value << s.agent() << YAML::EndMap;
   write_file(s.state_file(), std::string(y.c_str()) + "\n", 0644);
+}
+
+std::vector<std::string> remove_cluster_host_files() {
+  static const std::regex ours("cedar-h[0-9]+");
+  std::vector<std::string> removed;
+  DIR* d = ::opendir(kClusterHostFiles);
+  if (!d) return removed;
+  while (const dirent* e = ::readdir(d))
+    if (std::regex_match(e->d_name, ours))
+      removed.push_back(kClusterHostFiles + ("/" + std::string(e->d_name)));
+  ::closedir(d);
+  // Not std::filesystem::remove_all: in executables linked with the LibTorch wheel it binds to
+  // the wheel's own copy, which crashes.
+  for (const auto& folder : removed)
+    ::nftw(
+        folder.c_str(),
+        [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+        FTW_DEPTH | FTW_PHYS);
+  return removed;
 }
 
 void remove_cluster_state(const std::string& dir) {

@@ -17,6 +17,11 @@ namespace cedar {
 inline constexpr const char* kClusterBridge = "cedar-br0";
 inline constexpr const char* kClusterHostPrefix = "cedar-h";
 inline constexpr const char* kClusterVethPrefix = "cedar-v";
+// Each host's Open MPI files (session folders, shared-memory segments) live in
+// kClusterHostFiles/<host>: every namespace shares this machine's host name, /tmp and /dev/shm,
+// and Open MPI names those files after the host name, so two hosts' ranks would otherwise take
+// the same ones (and crash in the shared-memory transport).
+inline constexpr const char* kClusterHostFiles = "/dev/shm";
 
 struct ClusterSpec {
   int hosts = 2;
@@ -60,6 +65,9 @@ std::optional<ClusterState> read_cluster_state(const std::string& dir);
 void write_cluster_state(const ClusterState& state);
 // Removes the files write_cluster_state writes (absent ones are fine).
 void remove_cluster_state(const std::string& dir);
+// Removes every host's Open MPI folder (kClusterHostFiles/cedar-h<N>) with what it holds; returns
+// the folders removed.
+std::vector<std::string> remove_cluster_host_files();
 
 // The argv that starts this executable's `run` on `world_size` ranks placed on the cluster's
 // hosts: consecutive ranks fill one host's ranks_per_host slots before the next host (so

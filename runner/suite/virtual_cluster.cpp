@@ -153,6 +153,7 @@ std::vector<std::string> remove_cluster(const std::string& dir) {
   }
   const std::vector<std::string> left = links();
   if (!left.empty()) throw std::runtime_error("could not remove link(s): " + joined(left));
+  for (const auto& folder : remove_cluster_host_files()) removed.push_back("folder " + folder);
   remove_cluster_state(dir);
   return removed;
 }

@@ -4,7 +4,8 @@
 # 2(P-1)/P x 4 x parameters, that traffic crossed the shaped link into host 1 (its veth's counter),
 # and the run's provenance, the suite's table note and `cedar report --provenance` say which links
 # it was measured on. Runs that do not fit the cluster are refused before anything starts, and
-# `cedar run` alone refuses the setting. Skips (77) where the machine cannot host a cluster.
+# `cedar run` alone refuses the setting. Then 4 ranks on 2 hosts x 2 ranks (shared memory inside a
+# host) complete too. Skips (77) where the machine cannot host a cluster.
 # Usage: cluster_suite_test.sh CEDAR_BINARY SOURCE_DIR
 source "$(dirname "$0")/cluster_lib.sh"
 CEDAR="$1"
@@ -74,4 +75,22 @@ note="Seconds measured on shaped links: virtual cluster 2x1, 1gbit full duplex p
 check "the suite's table says where its seconds were measured" contains "$out" "$note"
 check "cedar report --provenance says it too" contains "$("$CEDAR" report "$DB" --provenance 2>&1)" "$note"
 [ -n "$links" ] || echo "       provenance: $(q "SELECT provenance FROM runs")"
+
+# Two ranks per host: the ranks of a host share memory (Open MPI's vader), the hosts talk over the
+# links. Every host has this machine's host name, /tmp and /dev/shm, so each must keep its own
+# Open MPI session files and shared-memory segments, or ranks on two hosts take the same ones.
+"$CEDAR" cluster down > /dev/null
+out=$("$CEDAR" cluster up --hosts 2 --ranks-per-host 2 --bandwidth 1gbit --burst 256kb 2>&1)
+check "cluster up 2 x 2 at 1gbit" equals "$?" 0
+sed 's/world_size: \[2\]/world_size: [4]/' vc.yaml > vc4.yaml
+out=$("$CEDAR" suite vc4.yaml --db "$WORK/vc4.db" --quiet 2>&1)
+rc=$?
+check "4 ranks on 2 hosts x 2 ranks: the suite exits 0" equals "$rc" 0
+[ "$rc" = 0 ] || echo "$out" | tail -n 20
+check "... the run completed on 4 ranks" equals \
+  "$(sqlite3 "$WORK/vc4.db" "SELECT status||','||world_size FROM runs")" "completed,4"
+check "each host kept its Open MPI files in its own folder" test -d /dev/shm/cedar-h0 -a \
+  -d /dev/shm/cedar-h1
+"$CEDAR" cluster down > /dev/null
+check "cluster down removes the hosts' folders" test ! -e /dev/shm/cedar-h0 -a ! -e /dev/shm/cedar-h1
 finish

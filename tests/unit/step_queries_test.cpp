@@ -76,6 +76,36 @@ TEST(StepQueries, StepAndEvaluationTimesInStepOrder) {
   EXPECT_TRUE(read_step_times(db, empty).empty());
 }
 
+TEST(StepQueries, StepSecondsAndTermsInStepOrder) {
+  const std::string path = fresh_db("step_queries_seconds.db");
+  int64_t run;
+  {
+    ResultStore store(path);
+    run = store.begin_run(record("s", "a", 1));
+    for (int64_t i : {2, 0, 1}) {  // written out of order
+      StepRow s = step_row(i, 0, 1.0 + double(i));
+      s.compute_seconds = 0.5 + double(i);
+      s.comm_seconds = 0.25 * double(i);
+      s.latency_steps = 2 + i;
+      s.bus_bytes = 1000 * i;
+      store.add_step(run, s);
+    }
+    store.finish_run(run, "completed", "", {});
+  }
+  ResultsReader db(path);
+  const auto steps = read_step_seconds(db, run);
+  ASSERT_EQ(steps.size(), 3u);
+  for (int64_t i = 0; i < 3; ++i) {
+    const StepSeconds& s = steps[size_t(i)];
+    EXPECT_EQ(s.step, i);
+    EXPECT_DOUBLE_EQ(s.compute_seconds, 0.5 + double(i));
+    EXPECT_DOUBLE_EQ(s.comm_seconds, 0.25 * double(i));
+    EXPECT_EQ(s.latency_steps, 2 + i);
+    EXPECT_EQ(s.bus_bytes, 1000 * i);
+  }
+  EXPECT_TRUE(read_step_seconds(db, run + 1).empty());
+}
+
 TEST(StepQueries, CompletedCurvesOfTheLatestCompletedRunOfEachNameAndSeed) {
   const std::string path = fresh_db("step_queries_curves.db");
   int64_t b2, a1_old, a1, b1;
@@ -296,6 +326,20 @@ TEST(CommQueries, OpTotalsLevelsAndLevelTotals) {
     EXPECT_EQ(ops[3].op, "intra/split");
     EXPECT_TRUE(read_op_totals(db, flat).empty());
 
+    const auto terms = read_step_level_terms(db, run);
+    ASSERT_EQ(terms.size(), 4u) << "two steps, two levels each";
+    EXPECT_EQ(terms[0].step, 0);
+    EXPECT_EQ(terms[0].level, "inter");
+    EXPECT_EQ(terms[0].profile, "10gbe");
+    EXPECT_EQ(terms[0].ranks, 2);
+    EXPECT_EQ(terms[0].latency_steps, 2);
+    EXPECT_EQ(terms[0].bus_bytes, 20);
+    EXPECT_EQ(terms[1].level, "intra");
+    EXPECT_EQ(terms[1].latency_steps, 1);
+    EXPECT_EQ(terms[1].bus_bytes, 100);
+    EXPECT_EQ(terms[3].step, 1);
+    EXPECT_TRUE(read_step_level_terms(db, flat).empty());
+
     const auto levels = read_run_levels(db, run);
     ASSERT_EQ(levels.size(), 2u);
     EXPECT_EQ(levels[0].level, "inter");
@@ -335,6 +379,7 @@ TEST(CommQueries, OpTotalsLevelsAndLevelTotals) {
   EXPECT_FALSE(db.has_table("step_levels"));
   EXPECT_TRUE(read_run_levels(db, run).empty());
   EXPECT_TRUE(read_level_totals(db, "h").empty());
+  EXPECT_TRUE(read_step_level_terms(db, run).empty());
   EXPECT_EQ(read_op_totals(db, run).size(), 4u);
 }
 

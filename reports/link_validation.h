@@ -1,0 +1,154 @@
+#pragma once
+// The α–β model against seconds measured on shaped links (`cedar network validate`,
+// docs/network_validation.md).
+//
+// Input: results databases whose runs ran on the virtual cluster (network.cluster: virtual; the
+// run's provenance names its hosts, ranks per host, rate, burst and qdisc), one database per rate
+// (a run's fingerprint holds network.cluster, not the rate), and the network profile files
+// `cedar network calibrate --cluster virtual` wrote on those same links. Each run is modeled with
+// the profile calibrated on its own links: the same hosts × ranks per host, rate and burst, with
+// fits at the run's P (a profile whose measured_on names other links, or that has no fit at P,
+// is an error naming the file).
+//
+// Per run, over its steps after the first `warmup_steps` (step numbers from 0) that moved bytes
+// (bus_bytes > 0: local SGD's steps between averages move none), the medians of:
+//   measured:  comm_seconds (inside the communicator, rank 0) and compute_seconds;
+//   modeled:   each step's own α terms and bus bytes (steps, rank 0) costed with the profile.
+// A calibrated profile has α and β per collective and P: a step's terms are costed with the
+// run's collectives' fits at P weighted by each collective's share of the run's α terms and of
+// its bus bytes (comm_totals, re-costed at P as reports/projection.h does), which is each
+// collective's own fit wherever the run's mix is the same at every step. The levels of a
+// hierarchical exchange are costed on their own: "intra" (ranks of one host, shared memory) on
+// the run's recorded intra profile (nominal), the levels between hosts on the profile calibrated
+// on the same hosts with one rank per host at the level's ranks where one is given, else on the
+// run's own. A parameter-server run is costed as reports/projection.h costs it: per round,
+// 4·W messages and W·(push + pull)/S bytes through the servers' links, with the sendrecv fit.
+//
+// Relative error = (modeled − measured) / measured; communication's share of the step =
+// comm / (comm + compute), both medians. The headline: the median |relative error| at P = 4 over
+// the runs whose communication is at least half the step, against a target (15%).
+//
+// When does a method beat dense SGD? Measured: for each run name and P, the median step
+// (comm + compute) against dense SGD's at the same P at each measured rate; the bandwidth where
+// the difference changes sign is interpolated linearly in 1/rate between the two measured rates
+// around it (the α–β model's step time is linear in 1/rate). Predicted: reports/crossover.h on the
+// runs of one rate alone (α: the profile's allreduce α at P), with compute per step the median
+// after warm-up; its crossover bandwidth is the model's 1/β, turned into a link rate by the share
+// of the rate the calibrated allreduce reached on that link (8 / (β_allreduce · rate)).
+// No LibTorch here.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/network_model.h"
+
+namespace cedar {
+
+// The shaped links a run was measured on (runs.provenance "links", written by `cedar suite` for a
+// run on the virtual cluster).
+struct ShapedLinks {
+  int hosts = 0, ranks_per_host = 0;
+  std::string rate, burst, qdisc;
+  double bits_per_second = 0;  // the rate
+};
+// nullopt where the provenance records no links (a run on the machine's own links). Throws
+// std::invalid_argument for links without hosts, ranks per host or a readable rate.
+std::optional<ShapedLinks> shaped_links_of(const std::string& provenance_json);
+// "2 hosts x 1 rank, 100mbit full duplex per host (tbf, burst 256kb)": how `cedar cluster`
+// describes its links, and so what `cedar network calibrate --cluster virtual` writes after
+// "virtual cluster: " into a profile's measured_on.
+std::string describe_links(const ShapedLinks& links);
+// Bits per second of a tc rate: "100mbit", "1gbit", "1.5gbit", "800kbit", "9600bit". Throws
+// std::invalid_argument naming the rate otherwise.
+double link_rate_bits(const std::string& rate);
+
+// One profile of a profile file.
+struct ProfileSource {
+  std::string file;
+  NetworkProfile profile;
+};
+
+struct LinkValidationRow {
+  std::string database, name, algorithm;
+  int64_t run_id = 0;
+  int world_size = 0, servers = 0;
+  ShapedLinks links;
+  int profile = -1;  // index in LinkValidation::profiles: the run's own (its links, its P)
+  std::string level_profiles;  // levels costed on other profiles: "intra: shm; inter: vc-2x1"
+  int steps = 0;               // steps counted (after warm-up, with bytes)
+  // Medians over the counted steps, seconds per step.
+  double measured_comm = 0, modeled_comm = 0, compute = 0;
+  // Means over every step after warm-up, bytes or not (what the crossover compares).
+  double mean_step_seconds = 0, mean_compute = 0;
+  std::string excluded;  // why it is not compared ("" : compared)
+  double relative_error() const { return (modeled_comm - measured_comm) / measured_comm; }
+  double comm_share() const { return measured_comm / (measured_comm + compute); }
+};
+
+// Where a run beats dense SGD at the same P.
+struct LinkCrossover {
+  std::string name, algorithm;
+  int world_size = 0;
+  // wins: "below", "above", "always" (at every rate compared), "never", "" (no dense to compare).
+  struct Verdict {
+    std::string wins;
+    double bits_per_second = 0;      // "below" / "above": the crossover, as a link rate
+    std::string between;             // measured: the two rates it lies between ("300mbit-1gbit")
+    bool several_crossings = false;  // measured: the sign changed more than once
+    double model_gbps = 0;           // predicted: the α–β model's bandwidth 1/β (Gb/s)
+    std::string rate;                // predicted: the rate of the runs it comes from
+    int profile = -1;  // predicted: the profile whose α and β it used (LinkValidation::profiles)
+  };
+  Verdict measured;
+  std::vector<Verdict> predicted;  // one per rate with the run and dense at this P
+};
+
+struct LinkValidation {
+  int warmup_steps = 0;
+  double target = 0.15;
+  std::vector<std::string> databases;
+  std::vector<ProfileSource> profiles;  // every profile of the files given
+  std::vector<LinkValidationRow> rows;  // by rate, hosts × ranks, P, run id
+  std::vector<LinkCrossover> crossovers;
+  std::vector<std::string> rates;  // measured, ascending
+  std::vector<std::string> notes;  // runs left out and why (e.g. not on shaped links)
+  // The headline: runs at P = 4 compared with communication at least half the step.
+  int headline_runs = 0;
+  double headline_median_abs_error = 0, headline_median_error = 0;
+};
+
+// Throws std::runtime_error naming the database or profile file at fault: a database without
+// completed runs on shaped links, runs at several rates in one database, a run whose links no
+// profile was calibrated on, a profile without fits at the run's P, a file that is not a profile
+// file. Runs without shaped links beside shaped ones are left out (named in `excluded`).
+LinkValidation validate_links(const std::vector<std::string>& databases,
+                              const std::vector<std::string>& profile_files,
+                              const std::string& suite, int warmup_steps, double target = 0.15);
+
+// The crossovers of `v`'s rows (the top of this file); the predicted ones read each database's
+// runs again (suite as given to validate_links).
+std::vector<LinkCrossover> link_crossovers(const LinkValidation& v, const std::string& suite);
+
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> values);
+
+// The tables as markdown: each per rate and links, the headline, the crossover.
+std::string render_link_validation_markdown(const LinkValidation& v);
+// Scatter (modeled against measured, log–log, y = x) and bars (relative error per run and rate)
+// as data, gnuplot scripts and (render) SVG and PNG images in `dir`. Returns the image stems
+// written ("link_validation_scatter", "link_validation_errors").
+std::vector<std::string> write_link_validation_plots(const LinkValidation& v,
+                                                     const std::string& dir, bool draw = true);
+
+// docs/network_validation.md: how it was made, the profiles, the tables, the plots (in
+// <stem>-plots/ beside `path`) and each database's provenance.
+struct LinkValidationDocument {
+  std::string path;     // the markdown written
+  std::string command;  // the command that wrote it, as run
+  std::string suite;    // the suite the runs were read from ("" : every suite)
+  bool render = true;   // run gnuplot on the plots (else their data and scripts only)
+};
+void write_link_validation_document(const LinkValidation& v, const LinkValidationDocument& d);
+
+}  // namespace cedar

@@ -1,0 +1,162 @@
+// The tables of `cedar network validate` (reports/link_validation.h).
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "reports/link_validation.h"
+
+namespace cedar {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Seconds: three significant digits (a run of milliseconds must not read 0.0).
+std::string seconds(double s) { return s >= 100 ? fmt("%.0f", s) : fmt("%.3g", s); }
+std::string percent(double share) { return fmt("%+.1f%%", 100 * share); }
+
+std::string link_rate(double bits) {
+  return bits >= 1e9 ? fmt("%.2f Gbit/s", bits / 1e9) : fmt("%.0f Mbit/s", bits / 1e6);
+}
+
+const ProfileSource& profile_of(const LinkValidation& v, int index) {
+  return v.profiles[static_cast<size_t>(index)];
+}
+
+std::string measured_cell(const LinkCrossover::Verdict& m, const std::string& lowest,
+                          const std::string& highest) {
+  if (m.wins.empty()) return "– (no dense run at the same rates)";
+  if (m.wins == "always") return "at every measured rate (" + lowest + " to " + highest + ")";
+  if (m.wins == "never") return "at no measured rate (" + lowest + " to " + highest + ")";
+  std::string s =
+      m.wins + " " + link_rate(m.bits_per_second) + " (interpolated between " + m.between + ")";
+  if (m.several_crossings) s += "; the difference changes sign more than once";
+  return s;
+}
+
+std::string predicted_cell(const LinkCrossover::Verdict& p) {
+  if (p.wins.empty()) return "–";
+  if (p.wins == "always") return "at every bandwidth";
+  if (p.wins == "never") return "never";
+  return p.wins + " " + link_rate(p.bits_per_second) + " (model " + fmt("%.3g", p.model_gbps) +
+         " Gb/s)";
+}
+
+void render_runs(const LinkValidation& v, std::ostringstream& s) {
+  // One table per rate, links and profile, in the rows' order.
+  std::map<std::tuple<double, int, int, int>, std::vector<const LinkValidationRow*>> tables;
+  std::vector<std::tuple<double, int, int, int>> order;
+  for (const auto& r : v.rows) {
+    const auto key =
+        std::make_tuple(r.links.bits_per_second, r.links.hosts, r.links.ranks_per_host, r.profile);
+    if (!tables.count(key)) order.push_back(key);
+    tables[key].push_back(&r);
+  }
+  for (const auto& key : order) {
+    const auto& rows = tables[key];
+    const LinkValidationRow& first = *rows.front();
+    const ProfileSource& p = profile_of(v, first.profile);
+    s << "### " << first.links.rate << ", " << first.links.hosts << " x "
+      << first.links.ranks_per_host << "\n\n"
+      << "Measured on shaped links: " << describe_links(first.links) << ". Modeled (profile "
+      << p.profile.name << ", `" << p.file << "`, calibrated on " << p.profile.measured_on
+      << ").\n\n"
+      << "| run | P | steps | measured on shaped links: comm s/step | modeled (profile "
+      << p.profile.name
+      << "): comm s/step | (modeled − measured) / measured | compute s/step | comm share |\n"
+         "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    std::string notes;
+    for (const LinkValidationRow* r : rows) {
+      if (!r->excluded.empty()) {
+        s << "| " << r->name << " | " << r->world_size << " | " << r->steps
+          << " | – | – | – | – | – |\n";
+        notes += "- " + r->name + ": not compared: " + r->excluded + "\n";
+        continue;
+      }
+      s << "| " << r->name << " | " << r->world_size << " | " << r->steps << " | "
+        << seconds(r->measured_comm) << " | " << seconds(r->modeled_comm) << " | "
+        << percent(r->relative_error()) << " | " << seconds(r->compute) << " | "
+        << fmt("%.0f%%", 100 * r->comm_share()) << " |\n";
+      if (!r->level_profiles.empty())
+        notes +=
+            "- " + r->name + ": levels modeled on their own profiles (" + r->level_profiles + ")\n";
+    }
+    if (!notes.empty()) s << "\n" << notes;
+    s << "\n";
+  }
+}
+
+void render_crossovers(const LinkValidation& v, std::ostringstream& s) {
+  if (v.crossovers.empty()) return;
+  std::map<int, std::vector<const LinkCrossover*>> by_world;
+  for (const auto& c : v.crossovers) by_world[c.world_size].push_back(&c);
+  const std::string lowest = v.rates.front(), highest = v.rates.back();
+  for (const auto& [world, list] : by_world) {
+    s << "#### P = " << world << "\n\n| run | measured on shaped links: faster than dense SGD |";
+    for (const auto& p : list.front()->predicted) {
+      const std::string profile =
+          p.profile >= 0 ? profile_of(v, p.profile).profile.name : std::string("none");
+      s << " modeled (profile " << profile << ") from the " << p.rate << " runs |";
+    }
+    s << "\n|---|---|";
+    for (size_t i = 0; i < list.front()->predicted.size(); ++i) s << "---|";
+    s << "\n";
+    for (const LinkCrossover* c : list) {
+      s << "| " << c->name << " | " << measured_cell(c->measured, lowest, highest) << " |";
+      for (const auto& p : c->predicted) s << " " << predicted_cell(p) << " |";
+      s << "\n";
+    }
+    s << "\n";
+  }
+}
+
+}  // namespace
+
+std::string render_link_validation_markdown(const LinkValidation& v) {
+  std::ostringstream s;
+  s << "Seconds per step are medians over each run's steps after its first " << v.warmup_steps
+    << " (warm-up) that moved bytes on the link; measured: inside the communicator (rank 0), "
+       "modeled: the α–β cost of the same step's collectives on the profile calibrated on the "
+       "run's own links. Communication's share of the step: measured comm / (comm + compute).\n\n";
+  render_runs(v, s);
+  s << "### The model's error at P = 4\n\n";
+  if (v.headline_runs == 0) {
+    s << "No run at P = 4 spent at least half its step communicating (measured on shaped "
+         "links): no median to hold against the "
+      << fmt("%.0f%%", 100 * v.target) << " target.\n\n";
+  } else {
+    const bool met = v.headline_median_abs_error <= v.target;
+    s << "Over the " << v.headline_runs
+      << " run(s) at P = 4 whose communication is at least half the step (measured on shaped "
+         "links), the median |(modeled − measured) / measured| is "
+      << fmt("%.1f%%", 100 * v.headline_median_abs_error) << " (signed median "
+      << percent(v.headline_median_error)
+      << "; modeled on each run's calibrated profile): " << (met ? "within" : "outside") << " the "
+      << fmt("%.0f%%", 100 * v.target) << " target.\n\n";
+  }
+  s << "### When does a method beat dense SGD?\n\n"
+       "Measured on shaped links: the mean step time (comm + compute, every step after warm-up) "
+       "against dense SGD's at the same P at each measured rate ("
+    << v.rates.size() << (v.rates.size() == 1 ? " rate" : " rates")
+    << "); where the difference changes sign the crossover is interpolated linearly in "
+       "1/rate between the two measured rates around it (a rate between them was not "
+       "measured). Modeled: `cedar report --crossover`'s α–β sweep on the runs of one rate "
+       "alone (compute per step the mean after warm-up, α the profile's allreduce α at P), its "
+       "bandwidth 1/β turned into a link rate by the share of the rate the calibrated allreduce "
+       "reached on that link. A parameter server's P − 1 workers have no dense run of the same "
+       "workers and are left out.\n\n";
+  render_crossovers(v, s);
+  if (!v.notes.empty()) {
+    s << "Left out:\n\n";
+    for (const auto& n : v.notes) s << "- " << n << "\n";
+    s << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace cedar

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Measures what docs/network_validation.md compares, then writes it: the α–β model against
+# seconds measured on the virtual cluster's shaped links (docs/cluster.md). As root, on an
+# otherwise idle machine (the seconds measured are the point):
+#   1. bench/cluster_links.sh: the links' ceiling at each rate (dense VGG-11 on 2 hosts x 1 rank),
+#      kept as <out>/cluster_links.md;
+#   2. for each rate, for each set of links (2 hosts x 1 rank for the runs at P = 2, 2 hosts x 2
+#      ranks for P = 4): `cedar cluster up`, `cedar network calibrate --cluster virtual` into
+#      <out>/<rate>-<H>x<R>.yaml, the runs of experiments/network_validation.yaml at that P into
+#      <out>/<rate>.db (one database per rate: a run's fingerprint holds network.cluster, not the
+#      rate), `cedar cluster down`;
+#   3. `cedar network validate` on the databases and profiles, writing the document.
+# It prints its estimate of the time first and each phase's time as it ends.
+#
+# Usage: scripts/network_validation.sh [--smoke] [--estimate] [OUT_DIR]
+#   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke)
+#   --smoke: proves the pipeline in a few minutes: one rate, dense and top-k at P = 2 only, 3 steps
+#            (1 of warm-up), a short calibration, no links benchmark; the document goes to
+#            OUT_DIR/network_validation.md, not docs/.
+#   --estimate: print the estimate of the time and stop (no root needed).
+#   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
+#   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
+# Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SMOKE=0 ESTIMATE_ONLY=0
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --smoke) SMOKE=1 ;;
+    --estimate) ESTIMATE_ONLY=1 ;;
+    *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+CEDAR=build/cedar
+SUITE=experiments/network_validation.yaml
+BURST="${CEDAR_BURST:-256kb}"
+read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 300mbit 1gbit}"
+if ((SMOKE)); then
+  OUT="${1:-results/network_validation_smoke}"
+  RATES=("${RATES[-1]}")
+  LAYOUTS=("2 1 2")                # hosts, ranks per host, P
+  ONLY='^(dense|topk)/'            # the runs taken
+  SKIP_AT_2='^$' SKIP_AT_4='^$'
+  STEPS=3 WARMUP=1
+  SET_STEPS=(--set train.max_steps=3)
+  CALIBRATE=(--sizes '65536,1048576' --reps 2 --warmup 1)
+  DOCUMENT="$OUT/network_validation.md"
+else
+  OUT="${1:-results/network_validation}"
+  LAYOUTS=("2 1 2" "2 2 4")
+  ONLY='.'
+  SKIP_AT_2='^hierarchical/'       # nodes of one rank at P = 2 (see the suite's comment)
+  SKIP_AT_4='^ps-'                 # a worker beside the server at P = 4 (ditto)
+  STEPS=12 WARMUP=2                # the suite's train.max_steps
+  SET_STEPS=()
+  # Up to 16 MiB (the gradient buckets are 25 MiB; tbf's 256 KB burst carries the small sizes),
+  # 3 timed loops per size to keep the calibration at 100mbit to a few minutes.
+  CALIBRATE=(--sizes '4096,65536,1048576,4194304,16777216' --reps 3)
+  DOCUMENT=docs/network_validation.md
+fi
+[[ -x $CEDAR ]] || { echo "network_validation: no $CEDAR: run scripts/build.sh first" >&2; exit 4; }
+
+# The runs of the suite (index, name, P) each set of links takes.
+mapfile -t ALL < <($CEDAR suite "$SUITE" --dry-run --skip-preflight |
+  awk '$1 ~ /^[0-9]+$/ && $3 == "ranks" {print $1, $2, $4}')
+runs_at() {  # P
+  local skip
+  skip=$([[ $1 == 2 ]] && echo "$SKIP_AT_2" || echo "$SKIP_AT_4")
+  for line in "${ALL[@]}"; do
+    read -r index name ranks <<< "$line"
+    [[ $ranks == "$1" && $name =~ $ONLY && ! $name =~ $skip ]] && echo "$index $name"
+  done
+}
+
+# The estimate: per run, a start (mpirun on the namespaces, the model, the data) and each step's
+# compute and bytes over the link at 58% of the rate (what Open MPI's TCP allreduce reached on
+# these links, docs/benchmarks.md); per set of links, the calibration. Bus MB per step on a host's
+# link from VGG-16's 58.9 MB of gradients and each method's wire format (estimates).
+declare -A MB=([dense/np2]=58.9 [dense/np4]=88.4 [dgc/np2]=0.3 [dgc/np4]=0.9 [topk/np2]=1.2
+  [topk/np4]=3.5 [qsgd/np2]=9.2 [qsgd/np4]=27.6 [powersgd/np2]=0.6 [powersgd/np4]=0.9
+  [ef-signsgd/np2]=1.9 [ef-signsgd/np4]=5.5 [local-sgd/np2]=14.7 [local-sgd/np4]=22.1
+  [gtopk/np2]=0.3 [gtopk/np4]=0.5 [dpsgd/np2]=117.8 [dpsgd/np4]=117.8 [hierarchical/np4]=9.2
+  [ps-bsp/np2]=117.8)
+estimate() {  # rate -> seconds
+  local bits total=0 line index name mb P
+  bits=$(awk -v r="$1" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u);
+    print n * (u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1) }')
+  for layout in "${LAYOUTS[@]}"; do
+    read -r _ _ P <<< "$layout"
+    total=$(awk -v t="$total" -v b="$bits" -v p="$P" -v smoke="$SMOKE" \
+      'BEGIN { print t + (smoke ? 20 : 20 + (p == 2 ? 100 : 200) * 1e8 / b) }')
+    while read -r index name; do
+      mb=${MB[$name]:-1}
+      total=$(awk -v t="$total" -v b="$bits" -v p="$P" -v s="$STEPS" -v mb="$mb" \
+        'BEGIN { print t + 15 + s * ((p == 2 ? 0.6 : 1.2) + mb * 8e6 / (0.58 * b)) }')
+    done < <(runs_at "$P")
+  done
+  echo "$total"
+}
+minutes() { awk -v s="$1" 'BEGIN { printf "%.0f min", s / 60 }'; }
+echo "network_validation: estimated time on a quiet 2-core machine:"
+grand=$((SMOKE ? 0 : 60 * ${#RATES[@]}))  # bench/cluster_links.sh: about a minute per rate
+for rate in "${RATES[@]}"; do
+  s=$(estimate "$rate")
+  grand=$(awk -v a="$grand" -v b="$s" 'BEGIN { print a + b }')
+  echo "  $rate: $(minutes "$s")"
+done
+echo "  in all, with the links benchmark: $(minutes "$grand")"
+((ESTIMATE_ONLY)) && exit 0
+
+[[ $(id -u) == 0 ]] || { echo "network_validation: needs root (the virtual cluster's namespaces and tbf)" >&2; exit 4; }
+if $CEDAR cluster status > /dev/null 2>&1; then
+  echo "network_validation: a virtual cluster is up: \`$CEDAR cluster down\` first" >&2
+  exit 4
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+trap '$CEDAR cluster down > /dev/null 2>&1 || true' EXIT
+mkdir -p "$OUT"
+
+phase() { echo "network_validation: $1 ($(minutes "$SECONDS") so far)"; }
+if ((!SMOKE)); then
+  bench/cluster_links.sh "$OUT/links" "${RATES[@]}" | tee "$OUT/cluster_links.md"
+  phase "links measured"
+fi
+failed=()
+for rate in "${RATES[@]}"; do
+  DB="$OUT/$rate.db"
+  for layout in "${LAYOUTS[@]}"; do
+    read -r H R P <<< "$layout"
+    profile="$OUT/$rate-${H}x$R.yaml"
+    $CEDAR cluster up --hosts "$H" --ranks-per-host "$R" --bandwidth "$rate" --burst "$BURST" > /dev/null
+    $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" --out "$profile" \
+      --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" > "$OUT/$rate-${H}x$R-calibrate.log" 2>&1 ||
+      { cat "$OUT/$rate-${H}x$R-calibrate.log" >&2; exit 1; }
+    while read -r index name; do
+      if ! $CEDAR suite "$SUITE" --db "$DB" --only "$index" --quiet --set network.cluster=virtual \
+        "${SET_STEPS[@]}" < /dev/null >> "$OUT/$rate-runs.log" 2>&1; then  # mpirun reads stdin
+        failed+=("$rate $name")
+      fi
+    done < <(runs_at "$P")
+    $CEDAR cluster down > /dev/null
+    phase "$rate on $H x $R measured"
+  done
+done
+((${#failed[@]} == 0)) || printf 'network_validation: failed (see %s/<rate>-runs.log): %s\n' \
+  "$OUT" "${failed[*]}" >&2
+dbs=()
+for rate in "${RATES[@]}"; do dbs+=("$OUT/$rate.db"); done
+$CEDAR network validate "${dbs[@]}" --profiles "$OUT"/*.yaml --suite network_validation \
+  --warmup "$WARMUP" --document "$DOCUMENT"
+phase "$DOCUMENT written"
