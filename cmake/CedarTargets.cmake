@@ -7,9 +7,11 @@ endfunction()
 
 # One precompiled <torch/torch.h> built once (in cedar_torch_pch) and reused by every target
 # that compiles LibTorch code with the same flags.
+# CEDAR_PCH_VARIANT (a suffix, set in a folder whose code compiles with other flags) picks that
+# folder's own precompiled headers (cedar_define_torch_pch(<suffix>)).
 function(cedar_torch_pch target)
-  if(TARGET cedar_torch_pch)
-    target_precompile_headers(${target} REUSE_FROM cedar_torch_pch)
+  if(TARGET cedar_torch_pch${CEDAR_PCH_VARIANT})
+    target_precompile_headers(${target} REUSE_FROM cedar_torch_pch${CEDAR_PCH_VARIANT})
   endif()
 endfunction()
 
@@ -18,8 +20,8 @@ endfunction()
 # a precompiled header makes reachable, so the smaller header leaves it about a third of the work
 # per translation unit (algorithms/lag.cpp at -O3: 10 s -> 3.7 s).
 function(cedar_tensor_pch target)
-  if(TARGET cedar_tensor_pch)
-    target_precompile_headers(${target} REUSE_FROM cedar_tensor_pch)
+  if(TARGET cedar_tensor_pch${CEDAR_PCH_VARIANT})
+    target_precompile_headers(${target} REUSE_FROM cedar_tensor_pch${CEDAR_PCH_VARIANT})
   endif()
 endfunction()
 
@@ -100,16 +102,19 @@ function(cedar_add_mpi_tests exe)
   endforeach()
 endfunction()
 
-# The precompiled LibTorch headers, each built once from an empty translation unit.
+# The precompiled LibTorch headers, each built once from an empty translation unit, with the
+# compile options of the folder that calls this; cedar_define_torch_pch(<suffix>) defines a
+# folder's own pair, cedar_torch_pch<suffix> and cedar_tensor_pch<suffix>.
 function(cedar_define_torch_pch)
-  add_library(cedar_torch_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
-  target_link_libraries(cedar_torch_pch PUBLIC torch)
-  target_precompile_headers(cedar_torch_pch PRIVATE <torch/torch.h>)
-  cedar_warnings(cedar_torch_pch)
-  add_library(cedar_tensor_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
-  target_link_libraries(cedar_tensor_pch PUBLIC torch)
-  target_precompile_headers(cedar_tensor_pch PRIVATE <torch/types.h>)
-  cedar_warnings(cedar_tensor_pch)
+  set(suffix "${ARGV0}")
+  add_library(cedar_torch_pch${suffix} STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
+  target_link_libraries(cedar_torch_pch${suffix} PUBLIC torch)
+  target_precompile_headers(cedar_torch_pch${suffix} PRIVATE <torch/torch.h>)
+  cedar_warnings(cedar_torch_pch${suffix})
+  add_library(cedar_tensor_pch${suffix} STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_anchor.cpp)
+  target_link_libraries(cedar_tensor_pch${suffix} PUBLIC torch)
+  target_precompile_headers(cedar_tensor_pch${suffix} PRIVATE <torch/types.h>)
+  cedar_warnings(cedar_tensor_pch${suffix})
 endfunction()
 
 # cedar_add_file_tests(exe SOURCES files... LIBS libs...): one GoogleTest executable registered as
