@@ -90,6 +90,9 @@ void check_full_batch(const ExperimentConfig& c, const YAML::Node& root) {
     throw ConfigError(at("train.full_batch", train, "full_batch") +
                       ": train.full_batch: the convex models compute in float64; train.overlap "
                       "and train.amp are for the networks");
+  if (c.train.fusion != "size")
+    throw ConfigError(at("train.fusion", train, "fusion") + ": train.fusion: " + c.train.fusion +
+                      ": the convex models are one tensor, a single bucket; use size");
   if (c.algorithm == "ps")
     throw ConfigError(
         at("algorithm", root, "algorithm") +

@@ -92,6 +92,7 @@ struct TrainConfig {
   uint64_t seed = 1;
   double target_accuracy = 0;
   double bucket_mb = 25;
+  std::string fusion = "size";
   bool overlap = false;
   std::string device = "cpu";
   std::string backend = "auto";
@@ -119,6 +120,17 @@ struct TrainConfig {
     v("target_accuracy", target_accuracy, "stop once test accuracy reaches this (0: off)",
       in_range(0, 1));
     v("bucket_mb", bucket_mb, "gradient fusion bucket size in MiB", greater_than(0));
+    // At size (fixed buckets, the default) not in the resolved configuration: runs from before
+    // the key keep their fingerprint.
+    v("fusion", fusion,
+      "how gradients are grouped into buckets: size (buckets of bucket_mb), or from the network "
+      "model (docs/configuration.md, Gradient fusion) on backward's gradient times, timed on rank "
+      "0 before the first step, and one allreduce's alpha-beta cost on network.profile and "
+      "network.allreduce: mgwfbp (MG-WFBP's merge rule, Shi et al. 2019), optimal (the grouping "
+      "of least predicted time) or auto (the bucket size of least predicted time among 1, 2, 4, "
+      "..., 64 MiB and bucket_mb); the buckets go into the log, the run's provenance and its "
+      "checkpoints",
+      unrecorded_at("size", one_of({"size", "mgwfbp", "optimal", "auto"})));
     v("overlap", overlap,
       "exchange each bucket during backward, as soon as its gradients are ready");
     v("device", device,

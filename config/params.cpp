@@ -73,6 +73,10 @@ Bound output_only(Bound bound) {
   bound.output = true;
   return bound;
 }
+Bound unrecorded_at(std::string value, Bound bound) {
+  bound.unrecorded = std::move(value);
+  return bound;
+}
 
 std::string where(const Source& src, const std::string& key_path, const YAML::Node& node) {
   // An override replaces the whole subtree under its key, whose nodes then carry positions

@@ -29,6 +29,9 @@ struct Bound {
   // Where output goes, not what runs: read, checked and documented, but left out of the resolved
   // configuration (YamlDumper), so that it is no part of a run's fingerprint.
   bool output = false;
+  // A string key left out of the resolved configuration while it holds this value, so that a key
+  // added with it as default leaves the fingerprints of runs that do not use it as they were.
+  std::optional<std::string> unrecorded;
   std::string describe() const;
   bool admits(double v) const;
 };
@@ -38,6 +41,8 @@ Bound in_range(double lo, double hi, bool hi_open = false);
 Bound one_of(std::vector<std::string> choices);
 // `bound` marked as a key of where output goes (Bound::output).
 Bound output_only(Bound bound = {});
+// `bound` marked as left out of the resolved configuration at `value` (Bound::unrecorded).
+Bound unrecorded_at(std::string value, Bound bound = {});
 
 // Where a node came from, for messages: "file.yaml:12:5" or "--set train.epochs=3".
 struct Source {
@@ -83,6 +88,8 @@ class YamlDumper {
   template <class T>
   void operator()(const char* key, T& value, const char* doc, const Bound& bound = {}) {
     if (bound.output) return;
+    if constexpr (std::is_same_v<T, std::string>)
+      if (bound.unrecorded && value == *bound.unrecorded) return;
     if constexpr (std::is_floating_point_v<T>) {
       out_ << YAML::Key << key << YAML::Value << YAML::Precision(15) << value;
     } else {

@@ -20,6 +20,9 @@ void check_parameter_server_run(const ExperimentConfig& cfg, const ParameterServ
          ": LAG's rule is stated for synchronous "
          "rounds (use mode: bsp)");
   if (cfg.train.overlap) fail("train.overlap is not supported with algorithm ps");
+  if (cfg.train.fusion != "size")
+    fail("train.fusion '" + cfg.train.fusion +
+         "' is not supported with algorithm ps (its workers do not exchange buckets)");
   if (!cfg.train.trace.empty())
     fail(
         "train.trace is not supported with algorithm ps (its workers and servers do not record "

@@ -37,6 +37,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
       comm_(comm),
       control_(control),
       store_(store),
+      run_id_(run_id),
       device_(device),
       quiet_(quiet),
       network_(find_network_profile(cfg.network.profile)),
@@ -82,8 +83,9 @@ RunSummary Trainer::run() {
   broadcast_initial_state();
   if (trace_) trace_->initial(params_, buffers_);
   comm_.reset_step();
-  build_optimizer();
   build_loader();
+  if (resume_step_ < 0) choose_fusion();  // a resumed run's buckets are in its checkpoint
+  build_optimizer();
   // A fresh run starts at epoch 0; a resumed one where its checkpoint left off.
   const LoaderPosition resume_at = start_or_resume();
   model_->train();

@@ -111,6 +111,15 @@ class Trainer {
   void record_step(int64_t epoch, const StepContext& ctx, const LocalStep& local,
                    const StepAgreement& agreed);
 
+  // Tensor fusion from the network model (runner/train/trainer_fusion.cpp): train.fusion's
+  // buckets from backward's gradient times, measured before the first step, or from a checkpoint.
+  void choose_fusion();
+  std::vector<double> measure_gradient_times();
+  void use_fusion_groups(const std::vector<int64_t>& groups);
+  void save_fusion(TensorMap& state) const;
+  // True when the buckets (and so the optimizer's gradients) were rebuilt.
+  bool restore_fusion(const TensorMap& state);
+
   // Checkpoints (runner/train/trainer_checkpoint.cpp): every rank writes, then rank 0 commits.
   void save_checkpoint(const LoaderPosition& pos);
   // Restores the state of checkpoint resume_step_; returns the loader position.
@@ -123,6 +132,7 @@ class Trainer {
   MeteredCommunicator& comm_;
   Communicator& control_;
   ResultStore* store_;
+  int64_t run_id_;
   torch::Device device_;
   bool quiet_;
   NetworkProfile network_;
@@ -131,6 +141,7 @@ class Trainer {
 
   std::vector<NamedTensor> params_, buffers_;
   std::vector<GradBucket> buckets_;
+  std::vector<int64_t> fusion_groups_;  // the buckets' tensor counts; empty: train.fusion: size
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<BatchSource> loader_;
   int64_t steps_per_epoch_ = 0;

@@ -36,6 +36,7 @@ void Trainer::save_checkpoint(const LoaderPosition& pos) {
   for (const auto& [key, buffers] : optimizer_->more_buffers())
     save_buffers(state, "optimizer." + key + ".", *buffers);
   state["optimizer.steps"] = torch::tensor({optimizer_->steps()}, torch::kLong);
+  save_fusion(state);
   AlgorithmState alg;
   algorithm_->save_state(alg);
   for (const auto& [key, t] : alg) state["algorithm." + key] = t.cpu();
@@ -57,6 +58,7 @@ void Trainer::save_checkpoint(const LoaderPosition& pos) {
 LoaderPosition Trainer::restore_checkpoint() {
   torch::NoGradGuard no_grad;
   TensorMap state = checkpoints_->read(resume_step_);
+  if (restore_fusion(state)) build_optimizer();  // over the restored buckets' gradients
   for (auto& p : params_) copy_into(p.tensor, need(state, "model.param." + p.name), p.name);
   for (auto& b : buffers_) copy_into(b.tensor, need(state, "model.buffer." + b.name), b.name);
   restore_buffers(state, "optimizer.momentum.", params_, optimizer_->momentum_buffers());

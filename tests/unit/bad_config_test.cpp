@@ -181,6 +181,12 @@ const std::vector<BadConfig>& bad_configs() {
       {"zero batch size", "train: {batch_size: 0}\n", {}, {"train.batch_size: value 0 is out of range [1, inf)"}},
       {"target accuracy above 1", "train: {target_accuracy: 1.5}\n", {}, {"train.target_accuracy: value 1.5"}},
       {"zero bucket size", "train: {bucket_mb: 0}\n", {}, {"train.bucket_mb: value 0 is out of range (0, inf)"}},
+      {"unknown fusion", "train: {fusion: greedy}\n", {},
+       {"$F:1:17: train.fusion", "'greedy' is not one of size|mgwfbp|optimal|auto"}},
+      {"fusion of the one-tensor convex models",
+       "model: {name: linear}\ndata: {name: synthetic-regression, shards: 2}\n"
+       "train: {full_batch: true, fusion: mgwfbp}\n",
+       {}, {"$F:3:35: train.fusion: mgwfbp: the convex models are one tensor"}},
       {"negative train limit", "data: {train_limit: -5}\n", {}, {"data.train_limit: value -5"}},
       {"negative prefetch depth", "data: {prefetch: -1}\n", {},
        {"$F:1:18: data.prefetch: value -1 is out of range [0, 64]"}},

@@ -168,6 +168,27 @@ TEST(Config, TraceKeysAreReadCheckedAndNotPartOfTheResolvedConfiguration) {
   EXPECT_EQ(ExperimentConfig{}.train.trace_steps, "10-14");
 }
 
+TEST(Config, FusionKeyIsRecordedOnlyAwayFromItsDefault) {
+  auto p = write_yaml("fusion.yaml", "train: {epochs: 1}\n");
+  const ExperimentConfig plain = load_experiment(p);
+  EXPECT_EQ(plain.train.fusion, "size");
+  // At the default the resolved configuration (the run's fingerprint) is what it was before the
+  // key existed; any other value is recorded and reads back.
+  const std::string unset = resolved_yaml(plain, "{}");
+  EXPECT_EQ(unset.find("fusion"), std::string::npos) << unset;
+  EXPECT_EQ(resolved_yaml(load_experiment(p, {"train.fusion=size"}), "{}"), unset);
+  for (const char* mode : {"mgwfbp", "optimal", "auto"}) {
+    const ExperimentConfig c = load_experiment(p, {std::string("train.fusion=") + mode});
+    EXPECT_EQ(c.train.fusion, mode);
+    const std::string y = resolved_yaml(c, "{}");
+    EXPECT_NE(y.find(std::string("fusion: ") + mode), std::string::npos) << y;
+    EXPECT_EQ(load_experiment(write_yaml("fusion_rt.yaml", y)).train.fusion, mode);
+  }
+  const std::string e = error_of(p, {"train.fusion=fastest"});
+  EXPECT_NE(e.find("--set train.fusion"), std::string::npos) << e;
+  EXPECT_NE(e.find("'fastest' is not one of size|mgwfbp|optimal|auto"), std::string::npos) << e;
+}
+
 TEST(StepRange, RangesAndSingleSteps) {
   EXPECT_EQ(parse_step_range("10-14").first, 10);
   EXPECT_EQ(parse_step_range("10-14").last, 14);
