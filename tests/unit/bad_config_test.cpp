@@ -393,6 +393,8 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
        {"optimizer.nesterov: LARS"}},
       {"mixed precision with the parameter server", "model: {name: lenet5}\ndata: {name: synthetic}\nalgorithm: ps\ntrain: {amp: bf16, threads: 1}\n",
        {"train.amp 'bf16': algorithm ps trains in fp32"}},
+      {"priority schedule with an algorithm that compresses buckets", "model: {name: lenet5}\ndata: {name: synthetic}\nalgorithm: qsgd\ntrain: {overlap: true, schedule: priority, threads: 1}\n",
+       {"train.schedule: priority cuts the buckets into slices", "algorithm 'qsgd'", "priority scheduling runs dense"}},
       {"two-level allreduce on nodes that do not divide the ranks", "model: {name: lenet5}\ndata: {name: synthetic}\nnetwork: {allreduce: two_level, ranks_per_node: 3}\ntrain: {threads: 1}\n",
        {"network.allreduce: two_level needs nodes of equal size", "3 ranks per node", "the 1 ranks"}},
   };
