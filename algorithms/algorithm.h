@@ -151,6 +151,13 @@ struct AlgorithmInfo {
   // module), so that `every: registered` and the tests and benchmarks that build every algorithm
   // from its defaults leave it out.
   bool runs_from_defaults = true;
+  // Its exchange treats every gradient element on its own: the update of an element depends only
+  // on that element's gradients on the ranks (and the step), not on the bucket's other elements,
+  // its index, its entries' shapes or the order buckets come in. Such an exchange may be cut
+  // anywhere, so train.schedule: priority (runner/train/exchange_schedule.h) runs it on slices of
+  // the buckets; tests/algorithms/elementwise_exchange_test.cpp checks that each algorithm with
+  // the trait gives bitwise the same update on slices as on the whole bucket.
+  bool elementwise_exchange = false;
   // The settings under which it trains like dense SGD; where there is none, why not.
   std::vector<LosslessSetting> lossless{};
   std::string not_lossless_because{};

@@ -31,6 +31,7 @@ AlgorithmInfo dense_sgd_algorithm() {
       "dense", "dense synchronous SGD: allreduce-average of every gradient (the baseline)",
       "bulk-synchronous data-parallel SGD");
   info.device_independent = true;
+  info.elementwise_exchange = true;
   info.lossless = {{"{}", 0}};  // the baseline itself
   return info;
 }

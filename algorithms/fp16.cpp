@@ -57,6 +57,7 @@ AlgorithmInfo fp16_algorithm() {
       "Training. ICLR 2018");
   info.device_independent = true;
   info.codec = "fp16";
+  info.elementwise_exchange = true;  // each element rounded, gathered and averaged alone
   info.not_lossless_because = "rounding to half precision loses bits by design";
   return info;
 }

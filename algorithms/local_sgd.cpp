@@ -102,6 +102,7 @@ AlgorithmInfo local_sgd_algorithm() {
       "Stich, ICLR 2019; Lin, Stich, Patel, Jaggi, ICLR 2020");
   info.device_independent = true;
   info.acts_after_step = true;
+  info.elementwise_exchange = true;  // allreduce-averages each element, or sends nothing
   // Averaging parameters and momentum after every step: the sums differ in order only.
   info.lossless = {{"{period: 1, post_local_switch_epoch: 0, average_momentum: true}", 1e-4}};
   return info;

@@ -205,6 +205,10 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
                       ": train.amp: fp16 (loss scaling) is not supported with train.overlap: "
                       "true; use bf16 or turn overlap off");
   }
+  if (c.train.schedule == "priority" && !c.train.overlap)
+    throw ConfigError(where(c.source, "train.schedule", key_in(train, "schedule")) +
+                      ": train.schedule: priority orders the exchanges that overlap backward; set "
+                      "train.overlap: true");
   check_full_batch(c, root);
   try {
     parse_step_range(c.train.trace_steps);

@@ -94,6 +94,8 @@ struct TrainConfig {
   double bucket_mb = 25;
   std::string fusion = "size";
   bool overlap = false;
+  std::string schedule = "fifo";
+  double slice_kb = 4000;
   std::string device = "cpu";
   std::string backend = "auto";
   std::string amp = "off";
@@ -133,6 +135,16 @@ struct TrainConfig {
       unrecorded_at("size", one_of({"size", "mgwfbp", "optimal", "auto"})));
     v("overlap", overlap,
       "exchange each bucket during backward, as soon as its gradients are ready");
+    v("schedule", schedule,
+      "order of the exchanges overlapping backward (train.overlap): fifo (whole buckets in the "
+      "order backward fills them) or priority (slices of slice_kb, the first layers' first among "
+      "those ready on every rank, agreed before each slice: P3, ByteScheduler; elementwise "
+      "algorithms only)",
+      one_of({"fifo", "priority"}));
+    v("slice_kb", slice_kb,
+      "schedule priority: slice size in kB (1000 bytes) of fp32 gradients; 4000 = ByteScheduler's "
+      "default partition (1,000,000 parameters), 160 = P3's released code's slice (40,000)",
+      at_least(0.004));
     v("device", device,
       "where tensors live: cpu, cuda (the local rank's GPU: local rank mod GPUs) or auto (cuda "
       "where a GPU is visible)",

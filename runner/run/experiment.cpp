@@ -22,6 +22,7 @@
 #include "runner/train/collective_timeout.h"
 #include "runner/train/comm_totals.h"
 #include "runner/train/communicators.h"
+#include "runner/train/exchange_schedule.h"
 #include "runner/train/log.h"
 #include "runner/train/machine_load.h"
 #include "runner/train/optimizer.h"
@@ -190,6 +191,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
   std::string algorithm_yaml;
   auto algorithm = make_run_algorithm(cfg, rank, algorithm_yaml);
   check_optimizer_for(cfg.optimizer, *algorithm, cfg.algorithm);
+  check_schedule_for(cfg);
   LoadedDataset data = load_dataset(dataset_spec(cfg));
   auto model = make_run_model(cfg, data, comms->device);
   const ParameterServerParams* ps = parameter_server_params(*algorithm);

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runner/train/priority_schedule.h"
+#include "runner/train/sliced_buckets.h"
 #include "runner/train/timeline.h"
 
 namespace cedar {
@@ -24,11 +26,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 BackwardOverlap::BackwardOverlap(std::vector<GradBucket>& buckets,
-                                 const std::vector<NamedTensor>& params)
+                                 const std::vector<NamedTensor>& params, int64_t slice_elements)
     : buckets_(buckets) {
   std::map<std::string, Slot> by_name;
   for (size_t b = 0; b < buckets_.size(); ++b)
-    for (const auto& e : buckets_[b].entries) by_name[e.name] = Slot{b, e.grad};
+    for (size_t i = 0; i < buckets_[b].entries.size(); ++i)
+      by_name[buckets_[b].entries[i].name] = Slot{b, i, buckets_[b].entries[i].grad};
   for (const auto& p : params) {
     auto it = by_name.find(p.name);
     if (it == by_name.end())
@@ -41,6 +44,11 @@ BackwardOverlap::BackwardOverlap(std::vector<GradBucket>& buckets,
   }
   missing_.assign(buckets_.size(), 0);
   filled_.assign(slots_.size(), false);
+  if (slice_elements > 0) {
+    std::vector<std::pair<size_t, size_t>> entry_of;
+    for (const Slot& s : slots_) entry_of.push_back({s.bucket, s.entry});
+    slices_ = std::make_unique<SlicedBuckets>(buckets_, entry_of, slice_elements);
+  }
   if (const char* trace = std::getenv("CEDAR_OVERLAP_TRACE")) trace_path_ = trace;
   ready_at_.assign(buckets_.size(), 0);
   exchange_start_.assign(buckets_.size(), 0);
@@ -64,6 +72,11 @@ void BackwardOverlap::start(Algorithm& algorithm, Communicator& comm, StepContex
     std::fill(missing_.begin(), missing_.end(), 0);
     for (const Slot& s : slots_) ++missing_[s.bucket];
     std::fill(filled_.begin(), filled_.end(), false);
+    if (slices_) {
+      slices_->reset();
+      std::fill(exchange_start_.begin(), exchange_start_.end(), 0);
+      std::fill(exchange_end_.begin(), exchange_end_.end(), 0);
+    }
     error_ = nullptr;
     algorithm_ = &algorithm;
     comm_ = &comm;
@@ -82,10 +95,15 @@ void BackwardOverlap::gradient_ready(size_t slot, const at::Tensor& grad) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (filled_[slot]) return;
-    filled_[slot] = true;
-    if (--missing_[s.bucket] == 0) ready_at_[s.bucket] = seconds_since(step_start_);
+    fill(slot, seconds_since(step_start_));
   }
   ready_.notify_all();
+}
+
+void BackwardOverlap::fill(size_t slot, double at_seconds) {
+  filled_[slot] = true;
+  if (--missing_[slots_[slot].bucket] == 0) ready_at_[slots_[slot].bucket] = at_seconds;
+  if (slices_) slices_->gradient_in(slot);
 }
 
 void BackwardOverlap::finish() {
@@ -94,8 +112,7 @@ void BackwardOverlap::finish() {
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (filled_[i]) continue;
     slots_[i].view.zero_();
-    filled_[i] = true;
-    if (--missing_[slots_[i].bucket] == 0) ready_at_[slots_[i].bucket] = backward_end_;
+    fill(i, backward_end_);
   }
   armed_ = false;
   ready_.notify_all();
@@ -106,7 +123,8 @@ void BackwardOverlap::finish() {
 
 void BackwardOverlap::write_trace() {
   std::ofstream out(trace_path_ + "." + std::to_string(::getpid()), std::ios::app);
-  const double exchanges_end = exchange_end_.empty() ? 0 : exchange_end_.back();
+  const double exchanges_end =
+      exchange_end_.empty() ? 0 : *std::max_element(exchange_end_.begin(), exchange_end_.end());
   for (size_t b = 0; b < buckets_.size(); ++b)
     out << started_ << " " << b << " " << buckets_[b].flat.numel() << " " << ready_at_[b] << " "
         << exchange_start_[b] << " " << exchange_end_[b] << " " << backward_end_ << " "
@@ -126,12 +144,14 @@ void BackwardOverlap::record(Timeline& timeline, int64_t step, double backward_s
     timeline.add(step, kTraceGradients, "gradients of bucket " + std::to_string(b), from, ready)
         .bucket = static_cast<int64_t>(b);
     from = ready;
+    if (slices_) continue;  // the slices' exchanges follow
     TimelineEvent& e = timeline.add(step, kTraceExchange, "exchange bucket " + std::to_string(b),
                                     t0 + exchange_start_[b] * 1e6, t0 + exchange_end_[b] * 1e6,
                                     kTraceExchangeThread);
     e.bucket = static_cast<int64_t>(b);
     e.elements = buckets_[b].flat.numel();
   }
+  if (slices_) slices_->record(timeline, step);
 }
 
 void BackwardOverlap::worker(int threads) {
@@ -147,6 +167,13 @@ void BackwardOverlap::worker(int threads) {
     std::unique_lock<std::mutex> lock(mu_);
     ready_.wait(lock, [&] { return stop_ || started_ > finished_; });
     if (stop_) return;
+    if (slices_) {
+      exchange_slices(lock);
+      if (stop_) return;
+      finished_ = started_;
+      ready_.notify_all();
+      continue;
+    }
     for (size_t b = 0; b < buckets_.size() && !error_; ++b) {
       ready_.wait(lock, [&] { return missing_[b] == 0 || stop_; });
       if (stop_) return;
@@ -163,6 +190,47 @@ void BackwardOverlap::worker(int threads) {
     finished_ = started_;
     ready_.notify_all();
   }
+}
+
+void BackwardOverlap::exchange_slices(std::unique_lock<std::mutex>& lock) {
+  // The ready set is read under the lock the hooks fill it under; a round that agreed on no slice
+  // waits for this rank's set to grow (priority_schedule.h).
+  const ReadySlices ready = [&](std::optional<int64_t> grown_past) -> std::optional<ReadySnapshot> {
+    std::unique_lock<std::mutex> l(mu_);
+    if (grown_past)
+      ready_.wait(
+          l, [&] { return stop_ || slices_->complete() || slices_->ready_count() > *grown_past; });
+    if (stop_) return std::nullopt;
+    return slices_->snapshot();
+  };
+  const auto exchange = [&](int64_t i) {
+    const double start = trace_clock_us(), start_s = seconds_since(step_start_);
+    algorithm_->reduce_gradients(slices_->bucket(i), *comm_, *ctx_);
+    slices_->exchanged(i, start, trace_clock_us());
+    // The bucket's exchange, for CEDAR_OVERLAP_TRACE: from its first slice's start to its last's
+    // end.
+    const auto b = static_cast<size_t>(slices_->slice(i).bucket);
+    const double end_s = seconds_since(step_start_);
+    std::lock_guard<std::mutex> l(mu_);
+    if (exchange_end_[b] == 0 || start_s < exchange_start_[b]) exchange_start_[b] = start_s;
+    exchange_end_[b] = std::max(exchange_end_[b], end_s);
+  };
+  lock.unlock();
+  std::vector<ScheduleRound> rounds;
+  try {
+    rounds = exchange_in_priority_order(slices_->size(), *comm_, ready, exchange);
+  } catch (...) {
+    lock.lock();
+    error_ = std::current_exception();
+    return;
+  }
+  lock.lock();
+  int64_t empty = 0;
+  for (const ScheduleRound& r : rounds) empty += r.chosen < 0;
+  ctx_->stats["schedule_slices"] = static_cast<double>(slices_->size());
+  ctx_->stats["schedule_rounds"] = static_cast<double>(rounds.size());
+  ctx_->stats["schedule_rounds_without_slice"] = static_cast<double>(empty);
+  slices_->set_rounds(std::move(rounds));
 }
 
 }  // namespace cedar

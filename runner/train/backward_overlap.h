@@ -5,6 +5,9 @@
 // with earlier layers. Buckets are exchanged in their fixed index order (reverse model order, the
 // order backward produces them), so every rank issues the same collectives in the same order and
 // the results equal those of exchanging after backward.
+// With slice_elements > 0 (train.schedule: priority) the buckets are cut into slices instead
+// (runner/train/sliced_buckets.h), exchanged one at a time in the order the ranks agree on
+// (runner/train/priority_schedule.h): the highest-priority slice ready on every rank first.
 // Benchmark only: with CEDAR_OVERLAP_TRACE=FILE each rank appends, per step and bucket, when the
 // bucket's last gradient arrived and when its exchange started and ended, in seconds since the
 // step's backward started, and when backward ended (bench/overlap.sh reads it).
@@ -15,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,11 +28,13 @@
 
 namespace cedar {
 
+class SlicedBuckets;
 class Timeline;
 
 class BackwardOverlap {
  public:
-  BackwardOverlap(std::vector<GradBucket>& buckets, const std::vector<NamedTensor>& params);
+  BackwardOverlap(std::vector<GradBucket>& buckets, const std::vector<NamedTensor>& params,
+                  int64_t slice_elements = 0);
   ~BackwardOverlap();
   BackwardOverlap(const BackwardOverlap&) = delete;
   BackwardOverlap& operator=(const BackwardOverlap&) = delete;
@@ -46,12 +52,16 @@ class BackwardOverlap {
 
  private:
   struct Slot {
-    size_t bucket;
+    size_t bucket, entry;
     at::Tensor view;  // the parameter's gradient view in its bucket
   };
   void gradient_ready(size_t slot, const at::Tensor& grad);
-  // The communication thread: for each started step, exchanges buckets in index order.
+  // Marks slot i's gradient in (under the lock).
+  void fill(size_t slot, double at_seconds);
+  // The communication thread: for each started step, exchanges buckets in index order, or the
+  // slices in the agreed order.
   void worker(int threads);
+  void exchange_slices(std::unique_lock<std::mutex>& lock);
 
   std::vector<GradBucket>& buckets_;
   std::vector<at::Tensor> params_;
@@ -76,6 +86,7 @@ class BackwardOverlap {
   std::vector<double> ready_at_, exchange_start_, exchange_end_;
   double backward_end_ = 0;
   void write_trace();
+  std::unique_ptr<SlicedBuckets> slices_;  // train.schedule: priority, else null
 };
 
 }  // namespace cedar

@@ -57,6 +57,8 @@ std::string timeline_json(const std::vector<TimelineEvent>& events) {
     nlohmann::json args = {{"step", e.step}};
     if (e.bucket >= 0) args["bucket"] = e.bucket;
     if (e.elements >= 0) args["elements"] = e.elements;
+    if (e.slice >= 0) args["slice"] = e.slice;
+    if (e.priority >= 0) args["priority"] = e.priority;
     list.push_back({{"name", e.name},
                     {"cat", e.category},
                     {"ph", "X"},

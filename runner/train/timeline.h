@@ -3,7 +3,8 @@
 // category, start, duration, thread) of one rank, written as a Chrome trace, the JSON format
 // Perfetto (ui.perfetto.dev) and chrome://tracing load:
 //   {"traceEvents": [{"name", "cat", "ph": "X", "ts" (µs), "dur" (µs), "pid" (rank), "tid",
-//                     "args": {"step", "bucket"?, "elements"?}}, ...], "displayTimeUnit": "ms"}
+//                     "args": {"step", "bucket"?, "elements"?, "slice"?, "priority"?}}, ...],
+//    "displayTimeUnit": "ms"}
 // plus metadata events naming the process (rank) and threads. Times are the monotonic clock's
 // (CLOCK_MONOTONIC), so the files of ranks on one host line up. Each rank writes its own file
 // (timeline_path): gathering would add traffic to the run it observes. No LibTorch here.
@@ -25,6 +26,10 @@ inline constexpr const char* kTraceExchange = "exchange";  // Algorithm::reduce_
 inline constexpr const char* kTraceWait = "wait";  // overlap: backward done, exchanges not yet
 inline constexpr const char* kTraceOptimizer = "optimizer";
 inline constexpr const char* kTraceAfterStep = "after_step";  // Algorithm::after_step
+// train.schedule: priority (runner/train/priority_schedule.h): the moment a slice's gradients are
+// all in on this rank (no duration), and each round of the ranks' agreement on the next slice.
+inline constexpr const char* kTraceReady = "ready";
+inline constexpr const char* kTraceNegotiate = "negotiate";
 
 // Threads: the training loop, and the exchange thread of train.overlap.
 inline constexpr int kTraceMainThread = 0;
@@ -37,7 +42,9 @@ struct TimelineEvent {
   int rank = 0, thread = kTraceMainThread;
   int64_t step = 0;
   int64_t bucket = -1;    // exchange and gradients events (-1: none)
-  int64_t elements = -1;  // exchange events: the bucket's gradient entries
+  int64_t elements = -1;  // exchange events: the bucket's (or slice's) gradient entries
+  int64_t slice = -1;     // train.schedule: priority: the slice (negotiate: the one chosen)
+  int64_t priority = -1;  // ... and its priority (0 first: model position of its first layer)
   double end_us() const { return start_us + duration_us; }
 };
 

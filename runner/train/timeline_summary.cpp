@@ -12,9 +12,9 @@ namespace cedar {
 namespace {
 
 // Phases in the order a step runs them; categories a file adds beyond these follow.
-const std::vector<std::string> kPhaseOrder = {kTraceStep,      kTraceForward,  kTraceBackward,
-                                              kTraceGradients, kTraceExchange, kTraceWait,
-                                              kTraceOptimizer, kTraceAfterStep};
+const std::vector<std::string> kPhaseOrder = {
+    kTraceStep,      kTraceForward,  kTraceBackward, kTraceGradients, kTraceReady,
+    kTraceNegotiate, kTraceExchange, kTraceWait,     kTraceOptimizer, kTraceAfterStep};
 
 double overlap_us(double a0, double a1, double b0, double b1) {
   return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
@@ -49,6 +49,8 @@ std::vector<TimelineEvent> read_timeline(const std::string& path) {
       e.step = args.value("step", int64_t{0});
       e.bucket = args.value("bucket", int64_t{-1});
       e.elements = args.value("elements", int64_t{-1});
+      e.slice = args.value("slice", int64_t{-1});
+      e.priority = args.value("priority", int64_t{-1});
       events.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -68,7 +70,12 @@ TimelineSummary summarize_timeline(const std::vector<TimelineEvent>& events) {
     if (e.category == kTraceBackward) backward[{e.rank, e.step}] = {e.start_us, e.end_us()};
   }
   std::map<std::pair<int, int64_t>, StepOverlap> steps;
+  std::map<std::pair<int, int64_t>, std::vector<std::pair<double, std::pair<int64_t, int64_t>>>>
+      slices;  // (rank, step) -> (start, (slice, priority))
   for (const TimelineEvent& e : events) {
+    if (e.category == kTraceNegotiate) ++steps[{e.rank, e.step}].rounds;
+    if (e.category == kTraceExchange && e.slice >= 0)
+      slices[{e.rank, e.step}].push_back({e.start_us, {e.slice, e.priority}});
     if (e.category != kTraceStep && e.category != kTraceExchange) continue;
     StepOverlap& o = steps[{e.rank, e.step}];
     o.rank = e.rank;
@@ -87,7 +94,12 @@ TimelineSummary summarize_timeline(const std::vector<TimelineEvent>& events) {
     }
   for (const auto& [category, us] : by_category) s.phase_us.emplace_back(category, us);
   std::vector<double> shares;
-  for (const auto& [key, o] : steps) {
+  for (auto& [key, o] : steps) {
+    o.rank = key.first;
+    o.step = key.second;
+    auto& wire = slices[key];
+    std::sort(wire.begin(), wire.end());
+    for (const auto& [start, slice] : wire) o.slices.push_back(slice);
     s.steps.push_back(o);
     if (o.exchange_us > 0) shares.push_back(o.hidden_share());
   }
@@ -122,6 +134,19 @@ std::string format_timeline_summary(const TimelineSummary& s) {
                   o.rank, static_cast<long long>(o.step), o.backward_us / 1e3, o.exchange_us / 1e3,
                   o.hidden_us / 1e3, o.hidden_share());
     out += line;
+  }
+  for (const StepOverlap& o : s.steps) {
+    if (o.slices.empty()) continue;
+    std::snprintf(
+        line, sizeof line, "  rank %d step %lld: %zu slices in %lld rounds, on the wire:", o.rank,
+        static_cast<long long>(o.step), o.slices.size(), static_cast<long long>(o.rounds));
+    out += line;
+    for (const auto& [slice, priority] : o.slices) {
+      std::snprintf(line, sizeof line, " %lld(p%lld)", static_cast<long long>(slice),
+                    static_cast<long long>(priority));
+      out += line;
+    }
+    out += "\n";
   }
   return out;
 }

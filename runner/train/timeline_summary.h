@@ -21,6 +21,10 @@ struct StepOverlap {
   int rank = 0;
   int64_t step = 0;
   double backward_us = 0, exchange_us = 0, hidden_us = 0;
+  // train.schedule: priority: the slices' exchanges in the order they started, each as (slice,
+  // priority), and the rounds of negotiation (both empty / 0 for whole buckets).
+  std::vector<std::pair<int64_t, int64_t>> slices;
+  int64_t rounds = 0;
   double hidden_share() const { return exchange_us > 0 ? hidden_us / exchange_us : 0; }
 };
 
@@ -34,7 +38,7 @@ struct TimelineSummary {
 
 TimelineSummary summarize_timeline(const std::vector<TimelineEvent>& events);
 // The summary as a table: phases with their total and per-step milliseconds, then the hidden
-// share (median and per step).
+// share (median and per step), then, for sliced exchanges, each step's slices in wire order.
 std::string format_timeline_summary(const TimelineSummary& summary);
 
 }  // namespace cedar

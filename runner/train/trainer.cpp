@@ -12,6 +12,7 @@
 #include "runner/train/backward_overlap.h"
 #include "runner/train/buckets.h"
 #include "runner/train/evaluator.h"
+#include "runner/train/exchange_schedule.h"
 #include "runner/train/hold_for_signal.h"
 #include "runner/train/log.h"
 #include "runner/train/lr_schedule.h"
@@ -95,7 +96,9 @@ RunSummary Trainer::run() {
                       " computes a second gradient of the step's batch before its exchange, "
                       "which an exchange started inside backward cannot wait for; set "
                       "train.overlap: false");
-  if (cfg_.train.overlap) overlap = std::make_unique<BackwardOverlap>(buckets_, params_);
+  if (cfg_.train.overlap)
+    overlap =
+        std::make_unique<BackwardOverlap>(buckets_, params_, priority_slice_elements(cfg_.train));
 
   for (int64_t epoch = resume_at.epoch; epoch < cfg_.train.epochs && !reached_target_; ++epoch) {
     const bool resumed = resume_step_ >= 0 && epoch == resume_at.epoch;

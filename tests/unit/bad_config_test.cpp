@@ -77,6 +77,12 @@ const std::vector<BadConfig>& bad_configs() {
        {"$F:1:14: train.amp: fp16 (loss scaling) is not supported with train.overlap"}},
       {"fp16 with overlap by override", "train: {overlap: true}\n", {"train.amp=fp16"},
        {"--set train.amp: train.amp: fp16", "not supported with train.overlap"}},
+      {"unknown exchange schedule", "train: {schedule: lifo}\n", {},
+       {"$F:1:19: train.schedule: 'lifo' is not one of fifo|priority"}},
+      {"priority schedule without overlap", "train: {schedule: priority}\n", {},
+       {"$F:1:19: train.schedule: priority orders the exchanges that overlap backward", "train.overlap: true"}},
+      {"slices of no gradient", "train: {overlap: true, schedule: priority, slice_kb: 0.001}\n", {},
+       {"train.slice_kb", "0.001"}},
       {"unknown lr scaling", "optimizer: {lr_scaling: cubic}\n", {}, {"'cubic' is not one of none|linear|sqrt"}},
       {"trace steps not a range", "train: {trace_steps: last5}\n", {},
        {"$F:1:22: train.trace_steps: 'last5' is not a step number"}},
@@ -367,6 +373,7 @@ TEST(BadConfig, NearbyGoodValuesAreAccepted) {
       "train: {device: auto, backend: nccl}\n",
       "train: {amp: fp16, device: cpu}\n",
       "train: {amp: bf16, overlap: true}\n",
+      "train: {overlap: true, schedule: priority, slice_kb: 160}\n",
   };
   for (size_t i = 0; i < good.size(); ++i) {
     const std::string path = write_yaml("good_config_" + std::to_string(i) + ".yaml", good[i]);
@@ -392,6 +399,8 @@ TEST(BadConfig, RunTimeChecksNameTheValue) {
        {"optimizer.nesterov: LARS"}},
       {"mixed precision with the parameter server", "model: {name: lenet5}\ndata: {name: synthetic}\nalgorithm: ps\ntrain: {amp: bf16, threads: 1}\n",
        {"train.amp 'bf16': algorithm ps trains in fp32"}},
+      {"priority schedule with an algorithm that compresses buckets", "model: {name: lenet5}\ndata: {name: synthetic}\nalgorithm: qsgd\ntrain: {overlap: true, schedule: priority, threads: 1}\n",
+       {"train.schedule: priority cuts the buckets into slices", "algorithm 'qsgd'", "priority scheduling runs dense"}},
       {"two-level allreduce on nodes that do not divide the ranks", "model: {name: lenet5}\ndata: {name: synthetic}\nnetwork: {allreduce: two_level, ranks_per_node: 3}\ntrain: {threads: 1}\n",
        {"network.allreduce: two_level needs nodes of equal size", "3 ranks per node", "the 1 ranks"}},
   };

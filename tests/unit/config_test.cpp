@@ -96,6 +96,20 @@ TEST(Config, AllreduceSchemeDefaultsToTheLibraryAndAnUnknownOneIsNamed) {
       << e;
 }
 
+TEST(Config, ExchangeScheduleDefaultsToFifoAndPriorityTakesASliceSize) {
+  const ExperimentConfig d = load_experiment(write_yaml("sched.yaml", "train: {epochs: 1}\n"));
+  EXPECT_EQ(d.train.schedule, "fifo");
+  EXPECT_EQ(d.train.slice_kb, 4000);
+  const ExperimentConfig p = load_experiment(
+      write_yaml("sched_p.yaml", "train: {overlap: true, schedule: priority, slice_kb: 160}\n"));
+  EXPECT_EQ(p.train.schedule, "priority");
+  EXPECT_EQ(p.train.slice_kb, 160);
+  // Both are part of what runs: the resolved configuration holds them.
+  const std::string resolved = resolved_yaml(p, "{}");
+  EXPECT_NE(resolved.find("schedule: priority"), std::string::npos) << resolved;
+  EXPECT_NE(resolved.find("slice_kb: 160"), std::string::npos) << resolved;
+}
+
 TEST(Config, StepScheduleNeedsMilestones) {
   auto p = write_yaml("step.yaml", "optimizer: {schedule: step}\n");
   EXPECT_NE(error_of(p).find("optimizer.milestones"), std::string::npos);

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
+#include <vector>
 
 #include "runner/train/timeline_summary.h"
 
@@ -86,6 +88,36 @@ TEST(TimelineSummary, EvenStepCountsAndRanksAreMedianedPerRankAndStep) {
   ASSERT_EQ(s.steps.size(), 3u);
   EXPECT_DOUBLE_EQ(s.median_hidden_share, 0.5);
   EXPECT_LT(summarize_timeline({}).median_hidden_share, 0);
+}
+
+TEST(TimelineSummary, SlicedExchangesAreListedInTheOrderTheyStarted) {
+  // train.schedule: priority: rank 0's step 7 exchanged slices 2 (priority 3) at 50, 0 (priority
+  // 0) at 10 and 1 (priority 0) at 30, after 4 rounds of negotiation; events out of order in the
+  // file. The slices and priorities round-trip through the JSON.
+  const std::string path = temp_file("sliced.json");
+  Timeline tl(path, StepRange{7, 7}, 0);
+  tl.add(7, kTraceBackward, "backward", 0, 40);
+  for (const auto& [slice, priority, start] :
+       std::vector<std::tuple<int64_t, int64_t, double>>{{2, 3, 50}, {0, 0, 10}, {1, 0, 30}}) {
+    TimelineEvent& e = tl.add(7, kTraceExchange, "exchange", start, start + 5, 1);
+    e.slice = slice;
+    e.priority = priority;
+  }
+  for (int k = 0; k < 4; ++k) tl.add(7, kTraceNegotiate, "negotiate", 8.0 * k, 8.0 * k + 1, 1);
+  tl.step_done(7);
+  const auto events = read_timeline(path);
+  ASSERT_EQ(events.size(), 8u);
+  EXPECT_EQ(events[1].slice, 2);
+  EXPECT_EQ(events[1].priority, 3);
+  EXPECT_EQ(events[0].slice, -1);  // no slice on the backward event
+  const TimelineSummary s = summarize_timeline(events);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].rounds, 4);
+  EXPECT_EQ(s.steps[0].slices, (std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {1, 0}, {2, 3}}));
+  const std::string table = format_timeline_summary(s);
+  EXPECT_NE(table.find("rank 0 step 7: 3 slices in 4 rounds, on the wire: 0(p0) 1(p0) 2(p3)"),
+            std::string::npos)
+      << table;
 }
 
 TEST(TimelineSummary, FilesThatAreNoTraceAreNamed) {
