@@ -140,11 +140,11 @@ struct TrainConfig {
       "order backward fills them) or priority (slices of slice_kb, the first layers' first among "
       "those ready on every rank, agreed before each slice: P3, ByteScheduler; elementwise "
       "algorithms only)",
-      one_of({"fifo", "priority"}));
+      unrecorded_at("fifo", one_of({"fifo", "priority"})));
     v("slice_kb", slice_kb,
       "schedule priority: slice size in kB (1000 bytes) of fp32 gradients; 4000 = ByteScheduler's "
       "default partition (1,000,000 parameters), 160 = P3's released code's slice (40,000)",
-      at_least(0.004));
+      unrecorded_at(4000.0, at_least(0.004)));
     v("device", device,
       "where tensors live: cpu, cuda (the local rank's GPU: local rank mod GPUs) or auto (cuda "
       "where a GPU is visible)",
@@ -271,7 +271,7 @@ struct NetworkConfig {
       "(binary-tree reduce to rank 0 and broadcast back) or two_level (tree inside each node of "
       "ranks_per_node ranks, ring among the nodes' first ranks); bytes and latency steps are "
       "counted per message sent, and `cedar project` costs the scheme the run used",
-      one_of(known_allreduce_scheme_names()));
+      unrecorded_at("library", one_of(known_allreduce_scheme_names())));
     v("cluster", cluster,
       "where `cedar suite` starts the ranks: none (mpirun on this machine) or virtual (on the "
       "hosts of `cedar cluster up`, ranks_per_host consecutive ranks per host, shared memory "

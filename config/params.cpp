@@ -77,6 +77,10 @@ Bound unrecorded_at(std::string value, Bound bound) {
   bound.unrecorded = std::move(value);
   return bound;
 }
+Bound unrecorded_at(double value, Bound bound) {
+  bound.unrecorded_number = value;
+  return bound;
+}
 
 std::string where(const Source& src, const std::string& key_path, const YAML::Node& node) {
   // An override replaces the whole subtree under its key, whose nodes then carry positions

@@ -29,9 +29,11 @@ struct Bound {
   // Where output goes, not what runs: read, checked and documented, but left out of the resolved
   // configuration (YamlDumper), so that it is no part of a run's fingerprint.
   bool output = false;
-  // A string key left out of the resolved configuration while it holds this value, so that a key
-  // added with it as default leaves the fingerprints of runs that do not use it as they were.
+  // A key left out of the resolved configuration while it holds this value (a string key's
+  // `unrecorded`, a number's `unrecorded_number`), so that a key added with it as default leaves
+  // the fingerprints of runs that do not use it as they were.
   std::optional<std::string> unrecorded;
+  std::optional<double> unrecorded_number;
   std::string describe() const;
   bool admits(double v) const;
 };
@@ -43,6 +45,7 @@ Bound one_of(std::vector<std::string> choices);
 Bound output_only(Bound bound = {});
 // `bound` marked as left out of the resolved configuration at `value` (Bound::unrecorded).
 Bound unrecorded_at(std::string value, Bound bound = {});
+Bound unrecorded_at(double value, Bound bound = {});
 
 // Where a node came from, for messages: "file.yaml:12:5" or "--set train.epochs=3".
 struct Source {
@@ -90,6 +93,8 @@ class YamlDumper {
     if (bound.output) return;
     if constexpr (std::is_same_v<T, std::string>)
       if (bound.unrecorded && value == *bound.unrecorded) return;
+    if constexpr (std::is_arithmetic_v<T>)
+      if (bound.unrecorded_number && double(value) == *bound.unrecorded_number) return;
     if constexpr (std::is_floating_point_v<T>) {
       out_ << YAML::Key << key << YAML::Value << YAML::Precision(15) << value;
     } else {

@@ -203,6 +203,32 @@ TEST(Config, FusionKeyIsRecordedOnlyAwayFromItsDefault) {
   EXPECT_NE(e.find("'fastest' is not one of size|mgwfbp|optimal|auto"), std::string::npos) << e;
 }
 
+// Keys added after runs were recorded leave those runs' fingerprints as they were at their
+// defaults (network.allreduce: library, train.schedule: fifo, train.slice_kb: 4000), and are
+// recorded, and read back, at any other value.
+TEST(Config, ExchangeKeysAreRecordedOnlyAwayFromTheirDefaults) {
+  auto p = write_yaml("exchange_keys.yaml", "train: {epochs: 1}\n");
+  const std::string plain = resolved_yaml(load_experiment(p), "{}");
+  for (const char* key : {"allreduce", "schedule: fifo", "slice_kb"})
+    EXPECT_EQ(plain.find(key), std::string::npos) << key << " in\n" << plain;
+  EXPECT_EQ(resolved_yaml(load_experiment(p, {"network.allreduce=library", "train.schedule=fifo",
+                                              "train.slice_kb=4000"}),
+                          "{}"),
+            plain);
+  const ExperimentConfig c = load_experiment(p, {"network.allreduce=tree", "train.overlap=true",
+                                                 "train.schedule=priority", "train.slice_kb=160"});
+  const std::string y = resolved_yaml(c, "{}");
+  for (const char* kv : {"allreduce: tree", "schedule: priority", "slice_kb: 160"})
+    EXPECT_NE(y.find(kv), std::string::npos) << kv << " not in\n" << y;
+  const ExperimentConfig back = load_experiment(write_yaml("exchange_keys_rt.yaml", y));
+  EXPECT_EQ(back.network.allreduce, "tree");
+  EXPECT_EQ(back.train.schedule, "priority");
+  EXPECT_EQ(back.train.slice_kb, 160);
+  // A slice size away from its default is recorded under fifo too (it is the value of a key).
+  EXPECT_NE(resolved_yaml(load_experiment(p, {"train.slice_kb=500"}), "{}").find("slice_kb: 500"),
+            std::string::npos);
+}
+
 TEST(StepRange, RangesAndSingleSteps) {
   EXPECT_EQ(parse_step_range("10-14").first, 10);
   EXPECT_EQ(parse_step_range("10-14").last, 14);
