@@ -16,7 +16,6 @@ read -r -a RATES <<< "${RATES[*]}"
 BURST="${CEDAR_BURST:-256kb}"
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-trap 'build/cedar cluster down > /dev/null 2>&1 || true' EXIT
 median() { awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 bits() { awk -v r="$1" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u);
   print n * (u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1) }'; }
@@ -26,8 +25,12 @@ for rate in "${RATES[@]}"; do
   DB="$OUT/cluster_links-$rate.db"  # one database per rate: a run's fingerprint holds no rate
   rm -f "$DB" "$DB"-*
   build/cedar cluster up --hosts 2 --ranks-per-host 1 --bandwidth "$rate" --burst "$BURST" > /dev/null
+  # Only a cluster this script brought up is taken down on the way out (an `up` refused because
+  # another is up leaves that one alone).
+  trap 'build/cedar cluster down > /dev/null 2>&1 || true' EXIT
   build/cedar suite bench/cluster_links.yaml --db "$DB" --quiet > "$OUT/cluster_links-$rate.log" 2>&1
   build/cedar cluster down > /dev/null
+  trap - EXIT
   bus=$(sqlite3 "$DB" "SELECT MAX(bus_bytes) FROM steps")
   comm=$(sqlite3 "$DB" "SELECT comm_seconds FROM steps WHERE step >= 2 ORDER BY 1" | median)
   awk -v rate="$rate" -v burst="$BURST" -v bus="$bus" -v t="$comm" -v bps="$(bits "$rate")" 'BEGIN {
