@@ -7,9 +7,9 @@
 // becomes ready preempts the lower-priority ones still waiting, between two slices, as in P3's
 // priority-based update; a slice once started runs to its end):
 //
-//   round k: every rank takes its set of ready slices (round 0 once it holds at least one), as a
-//   bitmap of one bit per slice in
-//            priority order (bit i of byte i/8 for slice i, ceil(n/8) bytes), and allgathers it;
+//   round k: every rank takes its set of ready slices (round 0 once it holds at least one), as
+//            a bitmap of one bit per slice in priority order (bit i of byte i/8 for slice i,
+//            ceil(n/8) bytes), and allgathers it;
 //            every rank ANDs the ranks' bitmaps, so all hold the same set of slices ready
 //            everywhere, and exchanges the first of them (highest priority) not yet exchanged.
 //            When there is none, each rank waits until its own ready set has grown past the one it
