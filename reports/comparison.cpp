@@ -8,6 +8,7 @@
 #include "comm/network_model.h"
 #include "reports/byte_ratios.h"
 #include "reports/gap_rounds.h"
+#include "reports/number_format.h"
 #include "reports/precision.h"
 #include "reports/provenance_table.h"
 #include "reports/throughput.h"
@@ -30,12 +31,6 @@ const char* const kThroughputLegend =
     "img/s/rank: training throughput of one rank, the images it trained on ÷ the wall-clock of "
     "those steps (evaluations left out), median over epochs, mean over the seeds the time columns "
     "use.";
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Training images per second on one rank; "–" when unknown.
 std::string rate(const ComparisonRow& r) {

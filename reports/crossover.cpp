@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/number_format.h"
 #include "reports/provenance_table.h"
 
 namespace cedar {
@@ -20,12 +21,6 @@ const std::vector<double> kCrossoverSweepGbps = {0.1, 0.3, 1, 3, 10, 25, 100, 20
 namespace {
 
 double beta_of(double gbps) { return 8.0 / (gbps * 1e9); }
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string gbps(double v) {
   return v >= 10 ? fmt("%.0f", v) : v >= 1 ? fmt("%.1f", v) : fmt("%.2g", v);

@@ -3,18 +3,10 @@
 #include <cstdio>
 #include <sstream>
 
+#include "reports/number_format.h"
 #include "results/comm_queries.h"
 
 namespace cedar {
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
 
 std::vector<LevelBytes> load_level_bytes(const std::string& db_path, const std::string& suite) {
   ResultsReader db(db_path);

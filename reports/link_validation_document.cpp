@@ -8,16 +8,11 @@
 #include <stdexcept>
 
 #include "reports/link_validation.h"
+#include "reports/number_format.h"
 #include "reports/provenance_table.h"
 
 namespace cedar {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // The profiles the runs were modeled with: where each was calibrated, then each fit at the P of
 // its runs.

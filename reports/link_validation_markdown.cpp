@@ -6,15 +6,10 @@
 #include <tuple>
 
 #include "reports/link_validation.h"
+#include "reports/number_format.h"
 
 namespace cedar {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Seconds: three significant digits (a run of milliseconds must not read 0.0).
 std::string seconds(double s) { return s >= 100 ? fmt("%.0f", s) : fmt("%.3g", s); }

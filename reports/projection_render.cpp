@@ -5,16 +5,12 @@
 #include <vector>
 
 #include "comm/network_model.h"
+#include "reports/number_format.h"
 #include "reports/projection.h"
 
 namespace cedar {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 bool uses(const Projection& p, const char* family) {
   auto in = [&](const std::vector<CollectiveMix>& mix) {
     for (const auto& c : mix) {
