@@ -35,10 +35,19 @@ void for_each_run(const std::string& path, const std::string& fingerprint, bool 
   sqlite3* db = open_existing(path);
   if (!db) return;
   try {
-    bool has_uuid = false;
+    bool has_runs = false, has_uuid = false;
     {
       Statement cols(db, path, "PRAGMA table_info(runs)");
-      while (cols.next()) has_uuid = has_uuid || cols.text_column(1) == "uuid";
+      while (cols.next()) {
+        has_runs = true;
+        has_uuid = has_uuid || cols.text_column(1) == "uuid";
+      }
+    }
+    // A database another process has just created and not yet given its tables (SQLite creates
+    // the file on open, the schema in a later transaction) records no run yet.
+    if (!has_runs) {
+      sqlite3_close(db);
+      return;
     }
     // A main database of an older schema has no uuids yet (the next merge migrates it).
     Statement st(db, path,

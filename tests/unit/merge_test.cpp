@@ -116,6 +116,21 @@ TEST(Merge, AShardStillBeingWrittenWaits) {
   EXPECT_TRUE(completed_in_results(db, stable_hash("name: live")));  // now in main
 }
 
+// Another suite sharing the database has just created its file and not yet its tables (SQLite
+// creates the file on open, the schema in a later transaction): no run is recorded there yet,
+// which is not an error.
+TEST(Merge, ADatabaseWhoseTablesAreNotCreatedYetHoldsNoRuns) {
+  const std::string db = fresh_db("being_created");
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(handle, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(handle);
+  ASSERT_TRUE(std::filesystem::exists(db));
+  EXPECT_FALSE(completed_in_results(db, stable_hash("name: any")));
+  EXPECT_TRUE(recorded_runs(db, stable_hash("name: any")).empty());
+  EXPECT_FALSE(find_resumable_run(db, stable_hash("name: any")).has_value());
+}
+
 // Attempt 0 writes steps 0-9 (evaluations after 5 and 9) and vanishes; attempt 1 resumes from the
 // checkpoint after step 6 and writes steps 6-19 (evaluation after 19). One run results: steps
 // 0-19 once each, evaluations after 5 and 19, attempt 1's status and totals.
