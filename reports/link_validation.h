@@ -23,16 +23,18 @@
 // on the same hosts with one rank per host at the level's ranks where one is given, else on the
 // run's own. A parameter-server run is costed as reports/projection.h costs it: per round,
 // 4·W messages and W·(push + pull)/S bytes through the servers' links, with the sendrecv fit.
+// Its rows are then left out of the comparison (`excluded`): a parameter server's step row
+// records one direction of a round (the push), not the round the model costs.
 //
 // Relative error = (modeled − measured) / measured; communication's share of the step =
 // comm / (comm + compute), both medians. The headline: the median |relative error| at P = 4 over
 // the runs whose communication is at least half the step, against a target (15%).
 //
-// When does a method beat dense SGD? Measured: for each run name and P, the median step
+// When does a method beat dense SGD? Measured: for each run name and P, the mean step
 // (comm + compute) against dense SGD's at the same P at each measured rate; the bandwidth where
 // the difference changes sign is interpolated linearly in 1/rate between the two measured rates
 // around it (the α–β model's step time is linear in 1/rate). Predicted: reports/crossover.h on the
-// runs of one rate alone (α: the profile's allreduce α at P), with compute per step the median
+// runs of one rate alone (α: the profile's allreduce α at P), with compute per step the mean
 // after warm-up; its crossover bandwidth is the model's 1/β, turned into a link rate by the share
 // of the rate the calibrated allreduce reached on that link (8 / (β_allreduce · rate)).
 // No LibTorch here.
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "comm/network_model.h"
+#include "reports/link_validation_arguments.h"
 
 namespace cedar {
 
@@ -143,11 +146,14 @@ std::vector<std::string> write_link_validation_plots(const LinkValidation& v,
 
 // docs/network_validation.md: how it was made, the profiles, the tables, the plots (in
 // <stem>-plots/ beside `path`) and each database's provenance.
+// `shown` is the command as the document names it (its databases, in the order of
+// LinkValidation::databases, read from there; its document the one the commands name); the
+// profiles' files in `v` are shown as they are.
 struct LinkValidationDocument {
-  std::string path;     // the markdown written
-  std::string command;  // the command that wrote it, as run
-  std::string suite;    // the suite the runs were read from ("" : every suite)
-  bool render = true;   // run gnuplot on the plots (else their data and scripts only)
+  std::string path;               // the markdown written
+  LinkValidationArguments shown;  // recorded in the document and shown as its commands
+  std::string findings;           // the findings file's text ("" : no such section)
+  bool render = true;             // run gnuplot on the plots (else their data and scripts only)
 };
 void write_link_validation_document(const LinkValidation& v, const LinkValidationDocument& d);
 

@@ -9,7 +9,10 @@
 #      <out>/<rate>-<H>x<R>.yaml, the runs of experiments/network_validation.yaml at that P into
 #      <out>/<rate>.db (one database per rate: a run's fingerprint holds network.cluster, not the
 #      rate), `cedar cluster down`;
-#   3. `cedar network validate` on the databases and profiles, writing the document.
+#   3. `cedar network validate` on the databases and profiles, writing the document, the
+#      databases' dumps and the profiles beside it (docs/network_validation-data/, from which
+#      `cedar network validate --regenerate` writes it again), and the findings of
+#      docs/network_validation_findings.md when that file exists.
 # It prints its estimate of the time first and each phase's time as it ends.
 #
 # Usage: scripts/network_validation.sh [--smoke] [--estimate] [OUT_DIR]
@@ -147,6 +150,10 @@ done
   "$OUT" "${failed[*]}" >&2
 dbs=()
 for rate in "${RATES[@]}"; do dbs+=("$OUT/$rate.db"); done
+# The findings written on an earlier measurement are kept in the document (read them again).
+findings=()
+FINDINGS="${DOCUMENT%.md}_findings.md"
+[[ -f $FINDINGS ]] && findings=(--findings "$FINDINGS")
 $CEDAR network validate "${dbs[@]}" --profiles "$OUT"/*.yaml --suite network_validation \
-  --warmup "$WARMUP" --document "$DOCUMENT"
+  --warmup "$WARMUP" --document "$DOCUMENT" "${findings[@]}"
 phase "$DOCUMENT written"

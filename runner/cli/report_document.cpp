@@ -1,9 +1,6 @@
 // `cedar report --document` and `--regenerate` (runner/cli/report_document.h).
 #include "runner/cli/report_document.h"
 
-#include <ftw.h>
-#include <stdlib.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +18,7 @@
 #include "reports/provenance_table.h"
 #include "results/gzip_file.h"
 #include "results/sql_dump.h"
+#include "runner/cli/temporary_folder.h"
 
 namespace cedar {
 namespace {
@@ -55,26 +53,6 @@ void claim_history(const ReportArgs& args, const std::vector<ComparisonRow>& row
       break;
     }
 }
-
-// A temporary folder, removed with everything in it when it goes out of scope.
-struct TemporaryFolder {
-  std::string path;
-  TemporaryFolder() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/cedar-regenerate-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-      throw std::runtime_error(pattern + ": cannot create a temporary folder");
-    path = pattern;
-  }
-  // Not std::filesystem::remove_all: in executables linked with the LibTorch wheel it binds to
-  // the wheel's own copy, which crashes.
-  ~TemporaryFolder() {
-    ::nftw(
-        path.c_str(),
-        [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
-        FTW_DEPTH | FTW_PHYS);
-  }
-};
 
 }  // namespace
 

@@ -21,6 +21,7 @@ check() {  # check "description" command...
   else FAILED=$((FAILED + 1)); FAILED_CHECKS+=("$what"); echo "FAIL - $what"; fi
 }
 equals() { [ "$1" == "$2" ] || { echo "       expected '$2', got '$1'"; return 1; }; }
+differs() { [ "$1" != "$2" ] || { echo "       expected something other than '$2'"; return 1; }; }
 contains() { [[ "$1" == *"$2"* ]] || { echo "       expected to find '$2' in: $1"; return 1; }; }
 greater() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }' || { echo "       expected $1 > $2"; return 1; }; }
 q() { sqlite3 "$DB" "$1"; }

@@ -2,7 +2,8 @@
 # End to end: `cedar network validate` on two tiny databases of runs "measured on shaped links"
 # at 100mbit and 1gbit and the profiles calibrated there (tests/e2e/validation_fixture_writer.cpp
 # writes them with known per-step seconds): its tables, the document with its plots' data and
-# scripts, and the error for a database whose links no profile given was calibrated on. The
+# scripts, its regeneration from the dumps and profile copies beside it alone, and the error for
+# a database whose links no profile given was calibrated on. The
 # expected numbers are worked out here from the writer's seconds and the α–β formulas. No root.
 # Usage: network_validation_report_test.sh CEDAR_BINARY VALIDATION_FIXTURE_WRITER
 source "$(dirname "$0")/lib.sh"
@@ -12,9 +13,11 @@ WORK=$(mktemp -d /tmp/cedar-e2e-validation.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 "$WRITER" "$WORK" || exit 1
 
+printf 'Top-k beats dense below the crossover.\n' > "$WORK/findings.md"
 out=$("$CEDAR" network validate "$WORK/100mbit.db" "$WORK/1gbit.db" \
   --profiles "$WORK/vc-100mbit-2x1.yaml" "$WORK/vc-1gbit-2x1.yaml" --warmup 1 \
-  --document "$WORK/docs/validation.md" --no-render 2> "$WORK/stderr")
+  --document "$WORK/docs/validation.md" --findings "$WORK/findings.md" --no-render \
+  2> "$WORK/stderr")
 check "cedar network validate exits 0" equals "$?" 0
 # Dense at 100mbit: steps 1-3 measured 0.30, 0.20, 0.25 s (median 0.25) beside 0.10 s of compute;
 # modeled 2 α + 1,000,000 β = 2e-4 + 0.2 = 0.2002 s: (0.2002 - 0.25) / 0.25 = -19.9%, share 71%.
@@ -53,6 +56,43 @@ check "the scatter plot's data and script" test -s "$WORK/docs/validation-plots/
 check "the error bars' data: one row per run" equals \
   "$(grep -vc '^#' "$WORK/docs/validation-plots/data/link_validation_errors.tsv")" 2
 check "--no-render draws no image" test ! -e "$WORK/docs/validation-plots/link_validation_scatter.svg"
+
+check "the findings are a section of their own" contains "$doc" \
+  "## Findings
+
+Top-k beats dense below the crossover."
+check "each database's dump and each profile's copy beside the document" test \
+  -s "$WORK/docs/validation-data/100mbit.sql.gz" -a -s "$WORK/docs/validation-data/1gbit.sql.gz" \
+  -a -s "$WORK/docs/validation-data/vc-100mbit-2x1.yaml" \
+  -a -s "$WORK/docs/validation-data/vc-1gbit-2x1.yaml"
+
+# Regenerated from the data beside the document alone: the databases and profiles it names moved
+# away, a byte of the document and of a plot's data file compared.
+mkdir "$WORK/moved"
+mv "$WORK"/*.db "$WORK"/vc-*.yaml "$WORK/moved/"
+"$CEDAR" network validate --regenerate "$WORK/docs/validation.md" --output-dir "$WORK/again" \
+  > /dev/null 2> "$WORK/regenerate.log"
+check "--regenerate exits 0" equals "$?" 0
+check "--regenerate writes the same document" equals \
+  "$(cmp "$WORK/docs/validation.md" "$WORK/again/validation.md" 2>&1 && echo same)" same
+check "... and the same plot data" equals "$(cmp "$WORK/docs/validation-plots/data/link_validation_scatter.tsv" \
+  "$WORK/again/validation-plots/data/link_validation_scatter.tsv" 2>&1 && echo same)" same
+# A changed dump shows: top-k's measured seconds at 100mbit doubled in it.
+gzip -dc "$WORK/docs/validation-data/100mbit.sql.gz" > "$WORK/dump.sql"
+before=$(md5sum < "$WORK/dump.sql")
+sed -i -E 's/([(,])0\.005([,)])/\10.01\2/g' "$WORK/dump.sql"
+check "the dump holds the seconds it is read from" differs "$(md5sum < "$WORK/dump.sql")" "$before"
+gzip -9nc "$WORK/dump.sql" > "$WORK/docs/validation-data/100mbit.sql.gz"
+"$CEDAR" network validate --regenerate "$WORK/docs/validation.md" --output-dir "$WORK/changed" \
+  > /dev/null 2>&1
+check "... and a changed dump changes the document" differs \
+  "$(cat "$WORK/changed/validation.md")" "$doc"
+rm "$WORK/docs/validation-data/vc-1gbit-2x1.yaml"
+err=$("$CEDAR" network validate --regenerate "$WORK/docs/validation.md" --output-dir "$WORK/x" 2>&1)
+check "a missing profile copy is an error" equals "$?" 2
+check "... naming the copy and the profile file" contains "$err" \
+  "no copy $WORK/docs/validation-data/vc-1gbit-2x1.yaml of profile file $WORK/vc-1gbit-2x1.yaml"
+mv "$WORK"/moved/* "$WORK/"
 
 err=$("$CEDAR" network validate "$WORK/100mbit.db" --profiles "$WORK/vc-1gbit-2x1.yaml" 2>&1 > /dev/null)
 check "a profile of other links is refused" equals "$?" 2

@@ -255,6 +255,10 @@ TEST(LinkValidation, ParameterServerRoundOnTheServersLink) {
   // on the sendrecv fit.
   EXPECT_NEAR(row(v, "ps-bsp/np2").modeled_comm, 4 * 30e-6 + double(push + pull) * 0.9e-7, 1e-9);
   EXPECT_TRUE(v.crossovers.empty()) << "no dense run of the same workers";
+  // A step row's seconds and bus bytes are one direction of the round (the push), the model's
+  // the whole round: the two are not compared, and say why.
+  EXPECT_NE(row(v, "ps-bsp/np2").excluded.find("one direction of a round"), std::string::npos)
+      << row(v, "ps-bsp/np2").excluded;
 }
 
 TEST(LinkValidation, DescribesLinksAsTheClusterDoes) {
