@@ -16,7 +16,7 @@ namespace {
 using Samples = std::vector<std::pair<int64_t, double>>;
 
 bool is_time(const std::string& metric) {
-  return metric == "wall_speedup" || metric == "modeled_speedup";
+  return metric == "wall_speedup" || metric == "modeled_speedup" || metric == "step_speedup";
 }
 // Full-batch runs (reports/gap_rounds.h): the baseline's rounds to the gap ÷ the run's, paired by
 // seed (a seed fixes the data set in both arms).
@@ -70,6 +70,7 @@ std::optional<Samples> samples(const Claim& c, const std::string& run, const Com
           : c.metric == "final_gap"     ? s.final_gap  // NaN: none recorded
           : c.metric == "best_accuracy" ? 100 * s.best_accuracy
           : c.metric == "wall_speedup"  ? s.wall_seconds
+          : c.metric == "step_speedup"  ? s.median_step_seconds
           : c.metric == "modeled_speedup"
               ? (p >= 0 && p < static_cast<int>(s.modeled_seconds.size()) ? s.modeled_seconds[p]
                                                                           : 0)

@@ -8,8 +8,9 @@
 namespace cedar {
 
 const std::vector<std::string> kClaimMetrics = {
-    "accuracy",    "accuracy_gap", "best_accuracy",   "payload_compression", "wire_ratio",
-    "compression", "wall_speedup", "modeled_speedup", "gap_rounds_ratio",    "final_gap"};
+    "accuracy",        "accuracy_gap",     "best_accuracy", "payload_compression",
+    "wire_ratio",      "compression",      "wall_speedup",  "step_speedup",
+    "modeled_speedup", "gap_rounds_ratio", "final_gap"};
 
 namespace {
 

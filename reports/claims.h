@@ -40,8 +40,8 @@
 //     - accuracy_gap (run − baseline, points): paired by seed (Student t over the per-seed
 //       differences) where both arms ran exactly the same seeds (a seed fixes initialisation and
 //       data order in both), Welch's t where they did not;
-//     - ratios (wall_speedup, modeled_speedup, and byte findings): the interval of the mean
-//       log-ratio, exponentiated, i.e. of the geometric mean ratio. Times are measurements
+//     - ratios (wall_speedup, step_speedup, modeled_speedup, and byte findings): the interval of
+//       the mean log-ratio, exponentiated, i.e. of the geometric mean ratio. Times are measurements
 //       repeated once per seed; a seed does not fix the machine's load, so times are never
 //       paired: Welch's t on log baseline time − log run time. Byte findings (e.g. LAG's skipped
 //       uploads, which depend on the gradients) are paired by seed like accuracy gaps
@@ -63,7 +63,9 @@ namespace cedar {
 // accuracy (final test accuracy, %), accuracy_gap (run − baseline, points), best_accuracy (%),
 // payload_compression (dense fp32 payload / the run's payload: the papers' definition),
 // wire_ratio (dense SGD's bus bytes at the same world size / the run's bus bytes: what the
-// network carries), wall_speedup (baseline wall / run wall), modeled_speedup (baseline / run
+// network carries), wall_speedup (baseline wall / run wall), step_speedup (the baseline's median
+// step seconds / the run's, after step 0 and without evaluations: the throughput ratio at the same
+// batch size, reports/throughput.h), modeled_speedup (baseline / run
 // modeled training time on `profile`), gap_rounds_ratio (full-batch runs: the baseline's
 // communication rounds to its train.target_gap ÷ the run's, paired by seed), final_gap (the last
 // step's f(θ) − f*). `compression` is accepted as the older name of

@@ -99,6 +99,7 @@ std::vector<RunResult> load_runs(const std::string& db_path, const std::string& 
     r.workers = t.run.workers.value_or(t.run.world_size);
     r.amp = amp_of(t.run.config);
     r.images_per_second = training_images_per_second(db, r.id, batch_size_of(t.run.config));
+    r.median_step_seconds = median_step_seconds(db, r.id);
     r.other_load = other_load_of(t.run.provenance.value_or(""));
     const GapResult gap = read_gap_result(db, r.id, r.workers);
     if (gap.has_gap) {
@@ -179,8 +180,8 @@ std::vector<ComparisonRow> compare_runs(const std::vector<RunResult>& runs, doub
           ttt += r->time_to_target;
         }
       }
-      SeedRun one{r->seed, r->final_accuracy, r->best_accuracy, r->wall_seconds, 0, 0,
-                  {},      r->final_gap,      r->rounds_to_gap};
+      SeedRun one{r->seed, r->final_accuracy, r->best_accuracy, r->wall_seconds,       0, 0,
+                  {},      r->final_gap,      r->rounds_to_gap, r->median_step_seconds};
       if (row.algorithm != "ps") {  // as for the row's ratios below
         one.payload_compression =
             payload_compression(double(r->dense_bytes_per_rank), double(r->payload_bytes_per_rank));

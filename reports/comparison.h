@@ -19,10 +19,11 @@ struct RunResult {
   int64_t payload_bytes_per_rank = 0;  // mean over ranks of the bytes each rank sent
   int64_t bus_bytes = 0;               // rank 0
   int64_t dense_bytes_per_rank = 0;    // what dense fp32 allreduce would have sent
-  double time_to_target = -1;    // wall-clock of the first evaluation at the target (-1: never)
-  double compute_seconds = 0;    // rank 0, summed over steps
-  int64_t latency_steps = 0;     // alpha terms of its collectives, summed over steps
-  double images_per_second = 0;  // per rank, training (reports/throughput.h); 0: unknown
+  double time_to_target = -1;      // wall-clock of the first evaluation at the target (-1: never)
+  double compute_seconds = 0;      // rank 0, summed over steps
+  int64_t latency_steps = 0;       // alpha terms of its collectives, summed over steps
+  double images_per_second = 0;    // per rank, training (reports/throughput.h); 0: unknown
+  double median_step_seconds = 0;  // one rank's step, after step 0 (reports/throughput.h)
   // The largest share of its hosts' CPU other processes used while it trained (< 0: not
   // recorded; reports/provenance_table.h).
   double other_load = -1;
@@ -39,6 +40,7 @@ struct SeedRun {
   double payload_compression = 0, wire_ratio = 0;  // this run's own, as in reports/byte_ratios.h
   std::vector<double> modeled_seconds;             // same order as network_profiles()
   double final_gap = std::numeric_limits<double>::quiet_NaN(), rounds_to_gap = -1;  // RunResult's
+  double median_step_seconds = 0;                                                   // RunResult's
 };
 
 struct ComparisonRow {

@@ -37,6 +37,29 @@ double training_images_per_second(const std::vector<StepTime>& steps,
   return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
 }
 
+double median_step_seconds(const std::vector<StepTime>& steps, const std::vector<EvalTime>& evals,
+                           int64_t from_step) {
+  std::map<int64_t, double> eval_end;
+  for (const auto& e : evals) eval_end[e.step] = e.wall_seconds;
+  std::vector<double> seconds;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const StepTime& s = steps[i];
+    if (s.step < std::max<int64_t>(1, from_step) || !(s.share > 0)) continue;
+    double from = steps[i - 1].wall_seconds;
+    auto e = eval_end.find(s.step);
+    if (e != eval_end.end() && e->second >= from && e->second <= s.wall_seconds) from = e->second;
+    seconds.push_back(std::max(0.0, s.wall_seconds - from) / s.share);
+  }
+  if (seconds.empty()) return 0;
+  std::sort(seconds.begin(), seconds.end());
+  const size_t n = seconds.size();
+  return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+}
+
+double median_step_seconds(ResultsReader& db, int64_t run_id, int64_t from_step) {
+  return median_step_seconds(read_step_times(db, run_id), read_eval_times(db, run_id), from_step);
+}
+
 double training_images_per_second(ResultsReader& db, int64_t run_id, int64_t batch_size) {
   if (batch_size <= 0) return 0;
   return training_images_per_second(read_step_times(db, run_id), read_eval_times(db, run_id),

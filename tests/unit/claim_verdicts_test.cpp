@@ -146,6 +146,31 @@ TEST(ClaimVerdicts, AccuracyIsAOneSampleInterval) {
   EXPECT_EQ(v[0].baseline_seeds, 0);
 }
 
+// Step speed-up against a named baseline: median step seconds, not wall-clock. FIFO's steps take
+// 0.3, 0.33, 0.363 s and priority's 0.2, 0.22, 0.242 s (walls equal): 1.5 within the same factor
+// as above, ×/÷ exp(2.77644510519779 · ln 1.1 · √(2/3)).
+TEST(ClaimVerdicts, StepSpeedupComparesMedianStepsNotWalls) {
+  auto path = write("step.yaml", R"(claims:
+  - {kind: finding, run: priority, baseline: fifo, metric: step_speedup, at_least: 1.2}
+  - {kind: finding, run: priority, baseline: fifo, metric: wall_speedup, at_least: 1.2}
+)");
+  std::vector<RunResult> runs;
+  const double steps[] = {0.3, 0.33, 0.363};
+  for (int s = 1; s <= 3; ++s) {
+    runs.push_back(seed_run("fifo", "dense", s, 0.9, 100));
+    runs.back().median_step_seconds = steps[s - 1];
+    runs.push_back(seed_run("priority", "dense", s, 0.9, 100));
+    runs.back().median_step_seconds = steps[s - 1] / 1.5;
+  }
+  auto v = evaluate_claims(load_claims(path), compare_runs(runs));
+  const double factor = std::exp(kT975df4 * std::log(1.1) * std::sqrt(2.0 / 3.0));
+  EXPECT_NEAR(*v[0].measured, 1.5, 1e-9);
+  EXPECT_NEAR(*v[0].margin, factor, 1e-9);
+  EXPECT_EQ(v[0].verdict, "reproduced");  // [1.21, 1.86] ≥ 1.2
+  EXPECT_NEAR(*v[1].measured, 1.0, 1e-9);
+  EXPECT_EQ(v[1].verdict, "not reproduced");
+}
+
 // Wall-clock speed-up over repeated runs: Welch's t on log times (times never pair).
 // Dense walls 100, 110, 121 s and DGC's 50, 55, 60.5 s: the logs differ by ln 2 in mean, each arm's
 // log variance is (ln 1.1)², so se = ln 1.1 · √(2/3) and ν = 4 (equal sizes and variances);

@@ -49,6 +49,34 @@ TEST(Throughput, AnEvaluationOutsideTheGapIsNotSubtracted) {
   EXPECT_DOUBLE_EQ(training_images_per_second(steps, {{2, 9.0}}, 4), 4.0);
 }
 
+// Step seconds (step_speedup's measure): the gaps of steps 1-11 of three_epochs() less the
+// evaluations in them are 0.5 (×3), 0.25 (×4) and 0.125 (×4): the median of eleven is 0.25.
+TEST(StepSeconds, MedianAfterStepZeroEvaluationsLeftOut) {
+  EXPECT_DOUBLE_EQ(median_step_seconds(three_epochs(), kEvals), 0.25);
+  // From step 8: four steps of 0.125 s, the evaluation after step 8 left out (with it, step 8
+  // took 1.125 s and the median of four would still be 0.125: steps 2-3 show the difference).
+  EXPECT_DOUBLE_EQ(median_step_seconds(three_epochs(), kEvals, 8), 0.125);
+  auto first_epoch = three_epochs();
+  first_epoch.resize(4);
+  EXPECT_DOUBLE_EQ(median_step_seconds(first_epoch, kEvals, 2), 0.5);  // not (3.5 + 0.5) / 2
+  EXPECT_DOUBLE_EQ(median_step_seconds(first_epoch, {}, 2), 2.0);
+}
+
+TEST(StepSeconds, StepZeroNeverCountsAndNoStepIsUnknown) {
+  // Step 0's row comes 10 s after the start (set-up); the others 1 s apart.
+  std::vector<StepTime> steps = {{0, 0, 10.0}, {1, 0, 11.0}, {2, 0, 12.0}};
+  EXPECT_DOUBLE_EQ(median_step_seconds(steps, {}, 0), 1.0);
+  EXPECT_EQ(median_step_seconds({steps[0]}, {}), 0);
+  EXPECT_EQ(median_step_seconds({}, {}), 0);
+}
+
+TEST(StepSeconds, AnAsynchronousRowIsOneWorkersStep) {
+  // Rows every 0.25 s, each a third of a round: a worker's step takes 0.75 s.
+  std::vector<StepTime> steps;
+  for (int64_t i = 0; i < 6; ++i) steps.push_back({i, 0, 0.25 * double(i + 1), 1.0 / 3});
+  EXPECT_NEAR(median_step_seconds(steps, {}), 0.75, 1e-12);
+}
+
 TEST(Throughput, UnknownWithoutBatchSizeOrSteps) {
   EXPECT_EQ(training_images_per_second(three_epochs(), kEvals, 0), 0);
   EXPECT_EQ(training_images_per_second({}, kEvals, 8), 0);
