@@ -101,7 +101,8 @@ void check_distinct_file_names(const LinkValidationArguments& a) {
                                   "): their dumps beside the document would collide");
   for (const auto& p : a.profiles)
     if (!copies.insert(fs::path(p).filename().string()).second)
-      throw std::invalid_argument(p + ": another profile file given has the same name: their "
+      throw std::invalid_argument(p +
+                                  ": another profile file given has the same name: their "
                                   "copies beside the document would collide");
 }
 

@@ -9,7 +9,8 @@
 namespace cedar {
 
 // Validates the databases and profiles `a` names, prints the tables, writes the document
-// `a.document` with its plots, and dumps each database and copies each profile file into the data folder beside it.
+// `a.document` with its plots, and dumps each database and copies each profile file into the data
+// folder beside it.
 void write_link_validation_with_data(const LinkValidationArguments& a, bool render);
 
 // Writes `document` again from the dumps and profile copies beside it, with the arguments it
