@@ -100,7 +100,10 @@ struct LinkCrossover {
     std::string between;             // measured: the two rates it lies between ("300mbit-1gbit")
     bool several_crossings = false;  // measured: the sign changed more than once
     double model_gbps = 0;           // predicted: the α–β model's bandwidth 1/β (Gb/s)
-    std::string rate;                // predicted: the rate of the runs it comes from
+    // predicted: the calibrated allreduce's 8/β over the link's rate; above 1 the fit is faster
+    // than the link (seen at P = 4 with 2 ranks per host) and no link rate is given (0).
+    double fit_over_rate = 0;
+    std::string rate;  // predicted: the rate of the runs it comes from
     int profile = -1;  // predicted: the profile whose α and β it used (LinkValidation::profiles)
   };
   Verdict measured;

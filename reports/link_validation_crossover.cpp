@@ -99,9 +99,10 @@ std::map<std::string, LinkCrossover::Verdict> predicted_verdicts(const LinkValid
     verdict.wins = p.wins;
     verdict.rate = rate;
     verdict.profile = dense->profile;
+    verdict.fit_over_rate = reached;
     if (p.wins == "below" || p.wins == "above") {
       verdict.model_gbps = p.crossover_gbps;
-      verdict.bits_per_second = p.crossover_gbps * 1e9 / reached;
+      if (reached <= 1) verdict.bits_per_second = p.crossover_gbps * 1e9 / reached;
     }
     out[p.name] = verdict;
   }

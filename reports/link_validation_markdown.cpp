@@ -38,6 +38,9 @@ std::string predicted_cell(const LinkCrossover::Verdict& p) {
   if (p.wins.empty()) return "–";
   if (p.wins == "always") return "at every bandwidth";
   if (p.wins == "never") return "never";
+  if (!(p.bits_per_second > 0))
+    return p.wins + " the model's " + fmt("%.3g", p.model_gbps) + " Gb/s (the allreduce fit is " +
+           fmt("%.2f", p.fit_over_rate) + "x the link's rate: no link rate follows)";
   return p.wins + " " + link_rate(p.bits_per_second) + " (model " + fmt("%.3g", p.model_gbps) +
          " Gb/s)";
 }

@@ -261,6 +261,36 @@ TEST(LinkValidation, ParameterServerRoundOnTheServersLink) {
       << row(v, "ps-bsp/np2").excluded;
 }
 
+// A calibrated allreduce whose 8/β is above the link's rate (here 1.5 times it) gives the model's
+// bandwidth but no link rate: dividing by a share of the rate above 1 would be meaningless.
+TEST(LinkValidation, APredictionFromAFitFasterThanTheLinkGivesNoLinkRate) {
+  const int64_t S = 4'000'000, s = 80'000;
+  const std::string db = fresh_db("lv_fit_above_rate.db");
+  {
+    ResultStore store(db);
+    for (const std::string name : {"dense", "topk"}) {
+      RunSpec r = run_spec(name + "/np2", name, 2, links(2, 1, "100mbit"));
+      const bool sparse = name == "topk";
+      for (int i = 0; i < 4; ++i)
+        r.steps.push_back({sparse ? 0.5 : 0.4, sparse ? 1.5 : 9.6, sparse ? 1 : 2, sparse ? s : S});
+      r.ops = {sparse ? Op{"allgather", 1, s, s} : Op{"allreduce", 1, S, S}};
+      write_run(store, r);
+    }
+  }
+  const LinkValidation v = validate_links({db}, {profile_2x1("100mbit", 8 / (1.5 * 100e6))}, "", 1);
+  ASSERT_EQ(v.crossovers.size(), 1u);
+  ASSERT_EQ(v.crossovers[0].predicted.size(), 1u);
+  const LinkCrossover::Verdict& p = v.crossovers[0].predicted[0];
+  EXPECT_EQ(p.wins, "below");
+  EXPECT_GT(p.model_gbps, 0);
+  EXPECT_EQ(p.bits_per_second, 0) << "no link rate from a fit faster than the link";
+  EXPECT_NEAR(p.fit_over_rate, 1.5, 1e-9);
+  const std::string md = render_link_validation_markdown(v);
+  EXPECT_NE(md.find("the allreduce fit is 1.50x the link's rate: no link rate follows"),
+            std::string::npos)
+      << md;
+}
+
 TEST(LinkValidation, DescribesLinksAsTheClusterDoes) {
   ClusterState c;
   c.spec.hosts = 3;
