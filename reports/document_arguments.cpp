@@ -43,17 +43,19 @@ std::string document_arguments_comment(const DocumentArguments& a) {
   return kLead + j.dump() + kTail + "\n";
 }
 
-DocumentArguments read_document_arguments(const std::string& text, const std::string& path) {
-  const size_t at = text.find(kLead);
-  const size_t end = at == std::string::npos ? at : text.find('\n', at);
-  const std::string line =
-      at == std::string::npos ? "" : text.substr(at, end == std::string::npos ? end : end - at);
+std::string recorded_comment(const std::string& text, const std::string& lead) {
+  const size_t at = text.find(lead);
+  if (at == std::string::npos) return "";
+  const size_t end = text.find('\n', at);
+  const std::string line = text.substr(at, end == std::string::npos ? end : end - at);
   const size_t tail = line.rfind(kTail);
-  const std::string lead = kLead;
-  nlohmann::json j = tail == std::string::npos || tail < lead.size()
-                         ? nlohmann::json()
-                         : nlohmann::json::parse(line.substr(lead.size(), tail - lead.size()),
-                                                 nullptr, /*allow_exceptions=*/false);
+  if (tail == std::string::npos || tail < lead.size()) return "";
+  return line.substr(lead.size(), tail - lead.size());
+}
+
+DocumentArguments read_document_arguments(const std::string& text, const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(recorded_comment(text, kLead), nullptr,
+                                                 /*allow_exceptions=*/false);
   if (!j.is_object())
     throw std::runtime_error(path +
                              ": no recorded report arguments (a line '<!-- cedar report "

@@ -23,6 +23,11 @@ std::string document_arguments_comment(const DocumentArguments& a);
 // document holds none (written before they were recorded, or by hand).
 DocumentArguments read_document_arguments(const std::string& text, const std::string& path);
 
+// What an HTML comment of a document records: the text between `lead` and the last " -->" on
+// the line where `lead` first occurs ("" when there is no such line). Both the report's and
+// `cedar network validate`'s documents record their arguments this way, as JSON.
+std::string recorded_comment(const std::string& text, const std::string& lead);
+
 // The commands that make the runs and write the document, one per line, as a user types them
 // at the repository's root.
 std::string document_commands(const DocumentArguments& a);

@@ -28,16 +28,8 @@ std::string link_validation_arguments_comment(const LinkValidationArguments& a) 
 
 LinkValidationArguments read_link_validation_arguments(const std::string& text,
                                                        const std::string& path) {
-  const size_t at = text.find(kLead);
-  const size_t end = at == std::string::npos ? at : text.find('\n', at);
-  const std::string line =
-      at == std::string::npos ? "" : text.substr(at, end == std::string::npos ? end : end - at);
-  const size_t tail = line.rfind(kTail);
-  const std::string lead = kLead;
-  nlohmann::json j = tail == std::string::npos || tail < lead.size()
-                         ? nlohmann::json()
-                         : nlohmann::json::parse(line.substr(lead.size(), tail - lead.size()),
-                                                 nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = nlohmann::json::parse(recorded_comment(text, kLead), nullptr,
+                                                 /*allow_exceptions=*/false);
   auto strings = [&](const char* key) {
     if (!j.is_object() || !j.contains(key) || !j[key].is_array() || j[key].empty())
       return std::vector<std::string>();

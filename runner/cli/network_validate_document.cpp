@@ -4,26 +4,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "reports/link_validation.h"
 #include "results/gzip_file.h"
 #include "results/sql_dump.h"
 #include "runner/cli/temporary_folder.h"
+#include "runner/cli/text_file.h"
 
 namespace cedar {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the " + what);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -53,14 +45,14 @@ void write_link_validation_with_data(const LinkValidationArguments& a, bool rend
   d.path = a.document;
   d.shown = a;
   d.render = render;
-  if (!a.findings.empty()) d.findings = read_text(a.findings, "findings file");
+  if (!a.findings.empty()) d.findings = read_text_file(a.findings, "findings file");
   write_link_validation_document(v, d);
   const std::string data = link_validation_data_dir(a.document);
   fs::create_directories(data);
   for (const auto& db : a.databases)
     write_gzip_file(link_validation_dump_path(a.document, db), dump_suite_sql(db, a.suite));
   for (const auto& p : a.profiles)
-    write_text(link_validation_profile_copy(a.document, p), read_text(p, "profile file"));
+    write_text(link_validation_profile_copy(a.document, p), read_text_file(p, "profile file"));
   std::fprintf(stderr,
                "cedar network validate: %s written, plots beside it, its databases' dumps and "
                "profiles in %s/\n",
@@ -69,7 +61,7 @@ void write_link_validation_with_data(const LinkValidationArguments& a, bool rend
 
 void regenerate_link_validation(const std::string& document, const std::string& output_dir) {
   const LinkValidationArguments a =
-      read_link_validation_arguments(read_text(document, "document"), document);
+      read_link_validation_arguments(read_text_file(document, "document"), document);
   check_distinct_file_names(a);
   TemporaryFolder tmp;
   std::vector<std::string> databases, profiles;
@@ -96,7 +88,7 @@ void regenerate_link_validation(const std::string& document, const std::string& 
     d.path = (fs::path(output_dir) / fs::path(document).filename()).string();
     d.render = false;
   }
-  if (!a.findings.empty()) d.findings = read_text(a.findings, "findings file");
+  if (!a.findings.empty()) d.findings = read_text_file(a.findings, "findings file");
   write_link_validation_document(v, d);
   std::fprintf(stderr, "cedar network validate: %s written again from %s/\n", d.path.c_str(),
                link_validation_data_dir(document).c_str());

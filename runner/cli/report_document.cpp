@@ -19,6 +19,7 @@
 #include "results/gzip_file.h"
 #include "results/sql_dump.h"
 #include "runner/cli/temporary_folder.h"
+#include "runner/cli/text_file.h"
 
 namespace cedar {
 namespace {
@@ -27,14 +28,6 @@ namespace fs = std::filesystem;
 
 // A dump above this size is too large to keep in the repository beside its document.
 constexpr uintmax_t kDumpWarnBytes = 5u << 20;
-
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the " + what);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The claims' history, and the line the verdicts get when claims changed after the runs.
 void claim_history(const ReportArgs& args, const std::vector<ComparisonRow>& rows,
@@ -113,7 +106,7 @@ void write_document(const ReportArgs& args, const DocumentOutput& out,
   for (auto& r : runs)
     if (!r.command.empty()) r.command = portable_command(r.command, out.shown_db, args.claims);
   d.provenance = render_provenance_markdown(runs);
-  if (!args.findings.empty()) d.findings = read_file(args.findings, "findings file");
+  if (!args.findings.empty()) d.findings = read_text_file(args.findings, "findings file");
   std::ofstream(out.path, std::ios::binary) << render_document(d);
   std::fprintf(stderr, "cedar report: %s written, plots in %s\n", out.path.c_str(),
                plot_dir.c_str());
@@ -131,7 +124,7 @@ void write_document(const ReportArgs& args, const DocumentOutput& out,
 int regenerate_document(const ReportArgs& args,
                         int (*report)(const ReportArgs&, const DocumentOutput&)) {
   const DocumentArguments recorded =
-      read_document_arguments(read_file(args.regenerate, "document"), args.regenerate);
+      read_document_arguments(read_text_file(args.regenerate, "document"), args.regenerate);
   const std::string dump = document_dump_path(args.regenerate);
   if (!fs::exists(dump))
     throw std::runtime_error(args.regenerate + ": no results dump " + dump +
