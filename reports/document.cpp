@@ -60,6 +60,8 @@ std::string render_document(const DocumentSections& d) {
   if (!d.claim_history.empty()) s << "## Claim history\n\n" << d.claim_history << "\n";
   if (!d.findings.empty()) s << "## Findings\n\n" << d.findings << "\n";
   if (!d.crossover.empty()) s << "## When does compression help?\n\n" << d.crossover << "\n";
+  if (!d.hidden_exchange.empty())
+    s << "## Communication hidden behind backward\n\n" << d.hidden_exchange << "\n";
   if (!d.plots.empty()) {
     s << "## Plots\n\n";
     for (const auto& p : d.plots) {

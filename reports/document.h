@@ -28,6 +28,7 @@ struct DocumentSections {
   std::string commands;         // the commands that produce the runs and this document
   SuiteTiming timing;
   std::string comparison, claims, crossover, provenance;  // rendered markdown ("" to leave out)
+  std::string hidden_exchange;     // reports/hidden_exchange.h ("" to leave out)
   std::string claims_notice;       // a line above the verdicts: claims changed after the runs
   std::string claim_history;       // reports/claim_history.h ("" to leave out)
   std::vector<std::string> plots;  // image paths relative to the document (SVG shown, PNG linked)

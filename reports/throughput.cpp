@@ -4,7 +4,9 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <utility>
 
+#include "reports/median.h"
 #include "reports/run_config.h"
 
 namespace cedar {
@@ -31,10 +33,7 @@ double training_images_per_second(const std::vector<StepTime>& steps,
   std::vector<double> rates;
   for (const auto& [epoch, totals] : epochs)
     if (totals.second > 0) rates.push_back(double(batch_size) * totals.first / totals.second);
-  if (rates.empty()) return 0;
-  std::sort(rates.begin(), rates.end());
-  const size_t n = rates.size();
-  return n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+  return median_of(std::move(rates));
 }
 
 double median_step_seconds(const std::vector<StepTime>& steps, const std::vector<EvalTime>& evals,
@@ -50,10 +49,7 @@ double median_step_seconds(const std::vector<StepTime>& steps, const std::vector
     if (e != eval_end.end() && e->second >= from && e->second <= s.wall_seconds) from = e->second;
     seconds.push_back(std::max(0.0, s.wall_seconds - from) / s.share);
   }
-  if (seconds.empty()) return 0;
-  std::sort(seconds.begin(), seconds.end());
-  const size_t n = seconds.size();
-  return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+  return median_of(std::move(seconds));
 }
 
 double median_step_seconds(ResultsReader& db, int64_t run_id, int64_t from_step) {

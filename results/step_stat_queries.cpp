@@ -27,6 +27,16 @@ GROUP BY r.id, CAST(v.value AS INTEGER)
 ORDER BY r.id, CAST(v.value AS INTEGER)
 )SQL";
 
+const char* const kOverlapQuery = R"SQL(
+SELECT r.id, r.name, r.world_size, r.seed, e.step, e.value, h.value
+FROM runs r
+JOIN step_stats e ON e.run_id = r.id AND e.key = 'overlap_exchange_seconds'
+JOIN step_stats h ON h.run_id = r.id AND h.step = e.step AND h.key = 'overlap_hidden_seconds'
+WHERE (?1 = '' OR r.suite = ?1) AND r.status <> 'running' AND )SQL" CEDAR_LATEST_FINISHED_RUN
+                                  R"SQL(
+ORDER BY r.id, e.step
+)SQL";
+
 }  // namespace
 
 GapStats read_gap_stats(ResultsReader& db, int64_t run_id) {
@@ -54,6 +64,16 @@ std::vector<StalenessCount> read_staleness_counts(ResultsReader& db, const std::
   while (st.next())
     out.push_back({st.int_column(0), st.text_column(1), st.int_column(2), st.int_column(3),
                    st.int_column(4), st.int_column(5), st.int_column(6), st.int_column(7)});
+  return out;
+}
+
+std::vector<OverlapStep> read_overlap_steps(ResultsReader& db, const std::string& suite) {
+  Statement st(db.handle(), db.path(), kOverlapQuery);
+  st.bind(1, suite);
+  std::vector<OverlapStep> out;
+  while (st.next())
+    out.push_back({st.int_column(0), st.text_column(1), st.int_column(2), st.int_column(3),
+                   st.int_column(4), st.real_column(5), st.real_column(6)});
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Typed reads of step_stats (results/schema.sql), the values an algorithm reports per step: a
-// full-batch run's optimality gap, LAG's uploads, a parameter server's staleness.
+// full-batch run's optimality gap, LAG's uploads, a parameter server's staleness, the exchange
+// time train.overlap hid behind backward.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,5 +37,18 @@ struct StalenessCount {
 // For the shown runs of `suite` (results/run_queries.h) that recorded staleness: one row per run
 // and staleness, in order of run id and staleness.
 std::vector<StalenessCount> read_staleness_counts(ResultsReader& db, const std::string& suite);
+
+// One step of a run with train.overlap: its exchanges' time and the part of it backward hid
+// (stats 'overlap_exchange_seconds' and 'overlap_hidden_seconds', runner/train/exchange_overlap.h).
+struct OverlapStep {
+  int64_t run_id = 0;
+  std::string name;
+  int64_t world_size = 0, seed = 0;
+  int64_t step = 0;
+  double exchange_seconds = 0, hidden_seconds = 0;
+};
+// For the shown runs of `suite` (every suite when empty; the latest finished run of each name,
+// seed and world size) that recorded both: one row per step, in order of run id and step.
+std::vector<OverlapStep> read_overlap_steps(ResultsReader& db, const std::string& suite);
 
 }  // namespace cedar

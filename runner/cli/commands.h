@@ -80,6 +80,7 @@ struct ReportArgs {
   bool crossover = false;   // also when each run beats dense SGD over a bandwidth sweep
   bool levels = false;      // also the bytes per level of hierarchical exchanges
   bool staleness = false;   // also the staleness of parameter-server runs' updates
+  bool overlap = false;     // also the share of the exchange train.overlap hid behind backward
   std::string networks;     // YAML file of extra network profiles (empty: the built-in ones)
   std::vector<int> workers = {16, 64};    // crossover: worker counts besides the measured one
   std::string latency_profile = "10gbe";  // crossover: the profile whose α the sweep holds

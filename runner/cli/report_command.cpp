@@ -10,6 +10,7 @@
 #include "reports/claims.h"
 #include "reports/comparison.h"
 #include "reports/document_arguments.h"
+#include "reports/hidden_exchange.h"
 #include "reports/level_bytes.h"
 #include "reports/plots.h"
 #include "reports/provenance_table.h"
@@ -72,6 +73,13 @@ int report_main(const ReportArgs& args, const DocumentOutput& document) {
   if (args.staleness)
     std::printf("\n### Staleness\n\n%s",
                 render_staleness_markdown(load_staleness(args.db, args.suite)).c_str());
+  if (args.overlap) {
+    const std::string hidden =
+        render_hidden_exchange_markdown(load_hidden_exchange(args.db, args.suite));
+    std::printf("\n### Communication hidden behind backward\n\n%s",
+                hidden.empty() ? "No run recorded it (only runs with train.overlap do).\n"
+                               : hidden.c_str());
+  }
   if (args.provenance)
     std::printf("\n### Provenance\n\n%s",
                 render_provenance_markdown(load_provenance(args.db, args.suite)).c_str());
@@ -156,6 +164,8 @@ void add_report_command(CLI::App& app, Subcommands& out) {
                    "per step and per run");
   report->add_flag("--staleness", report_args->staleness,
                    "also the staleness distribution of parameter-server runs' applied updates");
+  report->add_flag("--overlap", report_args->overlap,
+                   "also the share of each run's exchange that train.overlap hid behind backward");
   report->add_flag("--provenance", report_args->provenance,
                    "also print each run's command line, library versions, CPU / GPU and threads");
   report

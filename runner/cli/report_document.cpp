@@ -13,6 +13,7 @@
 #include "reports/crossover.h"
 #include "reports/document.h"
 #include "reports/document_arguments.h"
+#include "reports/hidden_exchange.h"
 #include "reports/plots.h"
 #include "reports/portable_command.h"
 #include "reports/provenance_table.h"
@@ -101,6 +102,13 @@ void write_document(const ReportArgs& args, const DocumentOutput& out,
   for (const auto& script : write_plots(args.db, args.suite, plot_dir, out.render).scripts)
     d.plots.push_back(plots_rel + "/" + fs::path(script).stem().string() + ".svg");
   d.plots.push_back(plots_rel + "/crossover.svg");
+  // Runs with train.overlap: how much of their exchange backward hid, as a table and a figure.
+  const std::vector<HiddenExchangeRow> hidden = load_hidden_exchange(args.db, args.suite);
+  d.hidden_exchange = render_hidden_exchange_markdown(hidden);
+  if (!hidden.empty()) {
+    write_hidden_exchange_plot(hidden, plot_dir, out.render);
+    d.plots.push_back(plots_rel + "/hidden_exchange.svg");
+  }
   std::vector<RunProvenance> runs = load_provenance(args.db, args.suite);
   if (!args.claims.empty()) claim_history(args, rows, runs, d);
   for (auto& r : runs)

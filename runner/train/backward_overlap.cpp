@@ -77,6 +77,7 @@ void BackwardOverlap::start(Algorithm& algorithm, Communicator& comm, StepContex
       std::fill(exchange_start_.begin(), exchange_start_.end(), 0);
       std::fill(exchange_end_.begin(), exchange_end_.end(), 0);
     }
+    exchanges_.clear();
     error_ = nullptr;
     algorithm_ = &algorithm;
     comm_ = &comm;
@@ -154,6 +155,15 @@ void BackwardOverlap::record(Timeline& timeline, int64_t step, double backward_s
   if (slices_) slices_->record(timeline, step);
 }
 
+ExchangeOverlap BackwardOverlap::exchange_overlap(double backward_start,
+                                                  double backward_end) const {
+  const double t0 = std::chrono::duration<double>(step_start_.time_since_epoch()).count();
+  ExchangeOverlap x;
+  for (const auto& [start, end] : exchanges_)
+    x.add(t0 + start, t0 + end, backward_start, backward_end);
+  return x;
+}
+
 void BackwardOverlap::worker(int threads) {
   // A new thread starts with default intra-op settings: use the trainer's thread count.
   at::set_num_threads(threads);
@@ -186,6 +196,7 @@ void BackwardOverlap::worker(int threads) {
       }
       lock.lock();
       exchange_end_[b] = seconds_since(step_start_);
+      exchanges_.push_back({exchange_start_[b], exchange_end_[b]});
     }
     finished_ = started_;
     ready_.notify_all();
@@ -203,15 +214,19 @@ void BackwardOverlap::exchange_slices(std::unique_lock<std::mutex>& lock) {
     if (stop_) return std::nullopt;
     return slices_->snapshot();
   };
+  const double step_start_us =
+      std::chrono::duration<double, std::micro>(step_start_.time_since_epoch()).count();
   const auto exchange = [&](int64_t i) {
-    const double start = trace_clock_us(), start_s = seconds_since(step_start_);
+    const double start = trace_clock_us();
     algorithm_->reduce_gradients(slices_->bucket(i), *comm_, *ctx_);
-    slices_->exchanged(i, start, trace_clock_us());
+    const double end = trace_clock_us();
+    slices_->exchanged(i, start, end);
     // The bucket's exchange, for CEDAR_OVERLAP_TRACE: from its first slice's start to its last's
     // end.
     const auto b = static_cast<size_t>(slices_->slice(i).bucket);
-    const double end_s = seconds_since(step_start_);
+    const double start_s = (start - step_start_us) / 1e6, end_s = (end - step_start_us) / 1e6;
     std::lock_guard<std::mutex> l(mu_);
+    exchanges_.push_back({start_s, end_s});
     if (exchange_end_[b] == 0 || start_s < exchange_start_[b]) exchange_start_[b] = start_s;
     exchange_end_[b] = std::max(exchange_end_[b], end_s);
   };

@@ -22,9 +22,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "runner/train/exchange_overlap.h"
 
 namespace cedar {
 
@@ -49,6 +51,9 @@ class BackwardOverlap {
   // on the exchange thread, into `timeline` as step `step`.
   void record(Timeline& timeline, int64_t step, double backward_start_us,
               double backward_end_us) const;
+  // After finish(): the step's exchanges (each bucket's, or each slice's) against backward's
+  // interval [backward_start, backward_end] in steady-clock seconds (monotonic_seconds()).
+  ExchangeOverlap exchange_overlap(double backward_start, double backward_end) const;
 
  private:
   struct Slot {
@@ -83,6 +88,8 @@ class BackwardOverlap {
   // train.trace).
   std::string trace_path_;
   std::chrono::steady_clock::time_point step_start_;
+  // This step's exchanges, in seconds since step_start_, in the order they ran.
+  std::vector<std::pair<double, double>> exchanges_;
   std::vector<double> ready_at_, exchange_start_, exchange_end_;
   double backward_end_ = 0;
   void write_trace();

@@ -8,6 +8,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "runner/train/exchange_overlap.h"
+
 namespace cedar {
 namespace {
 
@@ -15,10 +17,6 @@ namespace {
 const std::vector<std::string> kPhaseOrder = {
     kTraceStep,      kTraceForward,  kTraceBackward, kTraceGradients, kTraceReady,
     kTraceNegotiate, kTraceExchange, kTraceWait,     kTraceOptimizer, kTraceAfterStep};
-
-double overlap_us(double a0, double a1, double b0, double b1) {
-  return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -83,9 +81,14 @@ TimelineSummary summarize_timeline(const std::vector<TimelineEvent>& events) {
     const auto b = backward.find({e.rank, e.step});
     if (b != backward.end()) o.backward_us = b->second.second - b->second.first;
     if (e.category != kTraceExchange) continue;
-    o.exchange_us += e.duration_us;
+    // A step without a backward event hides nothing: an empty interval before the exchange.
+    ExchangeOverlap x;
     if (b != backward.end())
-      o.hidden_us += overlap_us(e.start_us, e.end_us(), b->second.first, b->second.second);
+      x.add(e.start_us, e.end_us(), b->second.first, b->second.second);
+    else
+      x.add(e.start_us, e.end_us(), e.start_us, e.start_us);
+    o.exchange_us += x.exchange;
+    o.hidden_us += x.hidden;
   }
   for (const std::string& phase : kPhaseOrder)
     if (const auto it = by_category.find(phase); it != by_category.end()) {

@@ -67,12 +67,17 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   double exposed_comm = -1;  // with overlap: time waiting for exchanges after backward
   if (overlap) {
     // Not with fp16 (config/experiment_config.cpp refuses it): the exchange starts in backward.
+    const double b0 = monotonic_seconds();
     overlap->start(*algorithm_, comm_, ctx);
     backward_from.backward();
     const double w0 = monotonic_seconds();
     overlap->finish();
     const double w1 = monotonic_seconds();
     exposed_comm = w1 - w0;
+    // How much of the exchange backward hid (runner/train/exchange_overlap.h).
+    const ExchangeOverlap hidden = overlap->exchange_overlap(b0, w0);
+    ctx.stats["overlap_exchange_seconds"] = hidden.exchange;
+    ctx.stats["overlap_hidden_seconds"] = hidden.hidden;
     if (tl) {
       tl->add(step_, kTraceBackward, "backward", backward_us, w0 * 1e6);
       tl->add(step_, kTraceWait, "wait for exchanges", w0 * 1e6, w1 * 1e6);

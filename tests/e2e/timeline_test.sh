@@ -86,6 +86,42 @@ share=$(sed -nE 's/^hidden exchange share.*median ([0-9.]+)$/\1/p' <<< "$summary
 check "... and gives a hidden share in [0, 1]" awk -v s="$share" 'BEGIN { exit !(s != "" && s >= 0 && s <= 1) }'
 echo "       overlapped run: hidden exchange share (median) $share"
 
+# Every step records its exchange time and the part backward hid (step_stats); on the traced steps
+# rank 0's values are what its timeline says: the exchange events' durations and their parts
+# inside the backward event, computed here from the file.
+OV=$(q "SELECT MAX(id) FROM runs WHERE world_size = 2")
+check "every step records the overlap's exchange and hidden seconds" equals \
+  "$(q "SELECT COUNT(*) FROM step_stats WHERE run_id = $OV AND key IN ('overlap_exchange_seconds', 'overlap_hidden_seconds')")" 32
+check "... with 0 <= hidden <= exchange" equals "$(q "SELECT COUNT(*) FROM step_stats e JOIN step_stats h USING (run_id, step)
+  WHERE e.run_id = $OV AND e.key = 'overlap_exchange_seconds' AND h.key = 'overlap_hidden_seconds'
+  AND h.value >= 0 AND h.value <= e.value AND e.value > 0")" 16
+stats_of_traced() {
+  q "SELECT e.step || ' ' || e.value || ' ' || h.value FROM step_stats e JOIN step_stats h USING (run_id, step)
+     WHERE e.run_id = $OV AND e.key = 'overlap_exchange_seconds' AND h.key = 'overlap_hidden_seconds'
+     AND e.step BETWEEN 3 AND 6 ORDER BY e.step"
+}
+same_as_trace() {  # same_as_trace TRACE < "step exchange hidden" lines
+  python3 -c '
+import json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+rows = [l.split() for l in sys.stdin if l.strip()]
+if len(rows) != 4: print("       %d rows, expected 4" % len(rows)); sys.exit(1)
+for step, exchange, hidden in rows:
+    ev = [e for e in events if e["args"]["step"] == int(step)]
+    b = [e for e in ev if e["cat"] == "backward"][0]
+    b0, b1 = b["ts"], b["ts"] + b["dur"]
+    ex = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e["cat"] == "exchange"]
+    want_exchange = sum(t1 - t0 for t0, t1 in ex) / 1e6
+    want_hidden = sum(max(0.0, min(t1, b1) - max(t0, b0)) for t0, t1 in ex) / 1e6
+    if abs(float(exchange) - want_exchange) > 1e-6 or abs(float(hidden) - want_hidden) > 1e-6:
+        print("       step %s: recorded %s / %s s, the trace says %.9f / %.9f" % (step, exchange, hidden, want_exchange, want_hidden)); sys.exit(1)
+' "$1"
+}
+check "rank 0's recorded exchange and hidden seconds of steps 3-6 are its trace's" \
+  same_as_trace "$WORK/ov.rank0.json" <<< "$(stats_of_traced)"
+report=$("$CEDAR" report "$DB" --suite e2e --overlap 2>&1)
+check "cedar report --overlap shows the run: 2 ranks, 1 seed, 15 steps after step 0" contains "$report" "| timeline | 2 | 1 | 15 | "
+
 # Overlap off, one rank, a range running past the last step: written when the run ends, with the
 # steps it reached (14 and 15 of 1024 / 32 = 32 steps, max_steps 16); every exchange after backward.
 "$CEDAR" run "$WORK/small.yaml" --db "$DB" --quiet --set train.max_steps=16 \
@@ -93,6 +129,8 @@ echo "       overlapped run: hidden exchange share (median) $share"
 check "overlap-off traced run exits 0" equals "$?" 0
 check "one rank: the plain file name; steps 14-15; exchanges after backward" check_trace "$WORK/plain.json" 14 15 0
 check "its hidden share is 0" contains "$("$CEDAR" trace summary "$WORK/plain.json")" "median 0.000"
+check "... and it records no overlap stats" equals "$(q "SELECT COUNT(*) FROM step_stats s JOIN runs r ON r.id = s.run_id
+  WHERE r.world_size = 1 AND s.key LIKE 'overlap_%'")" 0
 
 # Where the trace goes is not what runs: the same run without it has the same fingerprint.
 "$CEDAR" run "$WORK/small.yaml" --db "$DB" --quiet --set train.max_steps=16 > /dev/null 2>&1

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "runner/train/exchange_overlap.h"
 #include "runner/train/timeline_summary.h"
 
 namespace cedar {
@@ -41,6 +42,26 @@ const char* kHandWritten = R"({"traceEvents": [
   {"name": "exchange bucket 0", "cat": "exchange", "ph": "X", "ts": 2200, "dur": 100, "pid": 0, "tid": 0, "args": {"step": 5}},
   {"name": "optimizer", "cat": "optimizer", "ph": "X", "ts": 2300, "dur": 7, "pid": 0, "tid": 0, "args": {"step": 5}}
 ]})";
+
+// Backward over [10, 20]: an exchange inside it is hidden whole, one across its end in part, one
+// after it not at all, one that began before backward (not possible in a run) only from 10 on.
+TEST(ExchangeOverlap, TheExchangesPartsInsideBackward) {
+  ExchangeOverlap x;
+  EXPECT_EQ(x.hidden_share(), 0);  // nothing exchanged
+  x.add(12, 14, 10, 20);           // 2 of 2 hidden
+  x.add(18, 23, 10, 20);           // 2 of 5
+  x.add(23, 26, 10, 20);           // 0 of 3
+  EXPECT_DOUBLE_EQ(x.exchange, 10);
+  EXPECT_DOUBLE_EQ(x.hidden, 4);
+  EXPECT_DOUBLE_EQ(x.hidden_share(), 0.4);
+  x.add(8, 11, 10, 20);  // 1 of 3
+  EXPECT_DOUBLE_EQ(x.exchange, 13);
+  EXPECT_DOUBLE_EQ(x.hidden, 5);
+  ExchangeOverlap none;
+  none.add(5, 9, 10, 20);  // all before backward
+  EXPECT_DOUBLE_EQ(none.hidden, 0);
+  EXPECT_DOUBLE_EQ(none.exchange, 4);
+}
 
 TEST(TimelineSummary, HiddenShareOfAHandWrittenTrace) {
   const auto events = read_timeline(temp_file("hand.json", kHandWritten));
