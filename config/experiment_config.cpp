@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/depthguard.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -50,6 +51,20 @@ void check_known(const std::string& value, const std::vector<std::string>& known
   const YAML::Node node = key_in(section, "name");
   throw ConfigError(where(src, key, node) + ": " + key + ": unknown " + what + " '" + value +
                     "' (known: " + join_names(known) + ")");
+}
+
+// network.profile and intra_profile name built-in profiles unless network.profiles gives a file
+// of more (read where the run starts, comm/run_network_profiles.h): checked here without one.
+void check_builtin_profiles(const NetworkConfig& n, const Source& src, const YAML::Node& section) {
+  if (!n.profiles.empty()) return;
+  const auto check = [&](const char* key, const std::string& value, const Bound& choices) {
+    if (std::find(choices.choices.begin(), choices.choices.end(), value) != choices.choices.end())
+      return;
+    throw ConfigError(where(src, std::string("network.") + key, key_in(section, key)) +
+                      ": network." + key + ": '" + value + "' is not one of " + choices.describe());
+  };
+  check("profile", n.profile, one_of(known_network_profile_names()));
+  check("intra_profile", n.intra_profile, one_of(NetworkConfig::intra_profile_choices()));
 }
 
 bool is_regression_data(const std::string& name) {
@@ -162,6 +177,7 @@ ExperimentConfig parse_experiment(const YAML::Node& root, Source source) {
   load_params(c.train, root["train"], c.source, "train");
   load_params(c.optimizer, root["optimizer"], c.source, "optimizer");
   load_params(c.network, root["network"], c.source, "network");
+  check_builtin_profiles(c.network, c.source, root["network"]);
   load_params(c.results, root["results"], c.source, "results");
   check_known(c.model.name, known_model_names(), "model", "model.name", c.source, root["model"]);
   check_known(c.data.name, known_dataset_names(), "dataset", "data.name", c.source, root["data"]);

@@ -12,6 +12,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/parameter_server.h"
+#include "comm/run_network_profiles.h"
 #include "datasets/loader.h"
 #include "models/model.h"
 #include "results/disk_space.h"
@@ -204,7 +205,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     outcome.evaluated_model = "server-held model";
     outcome.payload_of = "per worker";
   }
-  const std::string resolved = resolved_yaml(cfg, algorithm_yaml);
+  const std::string resolved = resolved_yaml(cfg, algorithm_yaml) + network_profiles_note(cfg);
   const std::string fingerprint = run_fingerprint(resolved, backend.size());
   std::unique_ptr<RunResults> results;
   if (rank == 0) {  // the run continued, or a new one

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "algorithms/algorithm.h"
+#include "comm/run_network_profiles.h"
 #include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "models/model.h"
@@ -307,7 +308,9 @@ PreflightReport preflight(const Suite& suite, const PreflightOptions& opts) {
       const ExperimentConfig cfg = load_experiment(suite.file, r.overrides);
       std::string algorithm_yaml;
       find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
-      report.fingerprints[i] = run_fingerprint(resolved_yaml(cfg, algorithm_yaml), r.world_size);
+      run_network_profiles(cfg);  // names a profile it lacks, or a missing file, before launching
+      report.fingerprints[i] = run_fingerprint(
+          resolved_yaml(cfg, algorithm_yaml) + network_profiles_note(cfg), r.world_size);
       valid[i] = true;
     } catch (const std::exception& e) {
       problems.add("configuration", e.what(), r.name);

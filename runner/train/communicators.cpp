@@ -7,6 +7,7 @@
 #include "algorithms/algorithm.h"
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "comm/watched_communicator.h"
 #include "runner/train/collective_timeout.h"
 
@@ -61,10 +62,6 @@ int run_ranks_per_node(const ExperimentConfig& cfg) {
   return cfg.network.ranks_per_node > 0 ? cfg.network.ranks_per_node : ranks_on_this_node();
 }
 
-const NetworkProfile& level_profile(const ExperimentConfig& cfg, const std::string& level) {
-  return find_network_profile(level == "intra" ? cfg.network.intra_profile : cfg.network.profile);
-}
-
 std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg) {
   auto c = std::make_unique<RunCommunicators>();
   // With overlap the communication thread shares cores with backward, and a parameter server's
@@ -106,8 +103,9 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
   use_allreduce_scheme(cfg, *c->metered);
   if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
     throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
-  c->emulated = level_profile(cfg, "");
-  c->emulated_intra = level_profile(cfg, "intra");
+  const RunNetworkProfiles profiles = run_network_profiles(cfg);
+  c->emulated = profiles.inter;
+  c->emulated_intra = profiles.intra;
   if (cfg.network.emulate) {
     // Each level of sub-communicators with its own profile: inside a node, between nodes.
     c->metered->emulate(&c->emulated);

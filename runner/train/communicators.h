@@ -53,8 +53,5 @@ int ranks_on_this_node();
 // The ranks of one node as the run sees them: network.ranks_per_node, or when 0 the launcher's
 // count (ranks_on_this_node()).
 int run_ranks_per_node(const ExperimentConfig& cfg);
-// The profile that models and emulates the traffic of `level` ("" for the run's communicator):
-// network.intra_profile for "intra", network.profile for the rest (between nodes).
-const NetworkProfile& level_profile(const ExperimentConfig& cfg, const std::string& level);
 
 }  // namespace cedar

@@ -41,7 +41,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
       run_id_(run_id),
       device_(device),
       quiet_(quiet),
-      network_(find_network_profile(cfg.network.profile)),
+      profiles_(run_network_profiles(cfg)),
       amp_dtype_(amp_dtype(cfg.train.amp)),
       // The totals count this rank's own traffic; a dense all-reduce on one rank sends nothing.
       recorder_(store, run_id, comm.size() > 1 ? fp32_parameter_bytes(*model_) : 0,

@@ -9,6 +9,7 @@
 #include "comm/collective_watchdog.h"
 #include "comm/metered_communicator.h"
 #include "comm/network_model.h"
+#include "comm/run_network_profiles.h"
 #include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "models/model.h"
@@ -68,7 +69,7 @@ class Trainer {
     CommCounters comm;                           // this rank's metered traffic in the step
     std::map<std::string, CommCounters> levels;  // its part on each level of sub-communicators
     double compute_seconds = 0;
-    // That traffic's time: each level's on its profile (communicators.h level_profile), the
+    // That traffic's time: each level's on its profile (level_profile below), the
     // rest on network.profile.
     double modeled_comm_seconds = 0;
     // fp16 (train.amp): the loss scale of the step, and whether the step was skipped because a
@@ -135,7 +136,11 @@ class Trainer {
   int64_t run_id_;
   torch::Device device_;
   bool quiet_;
-  NetworkProfile network_;
+  // network.profile and network.intra_profile (comm/run_network_profiles.h), read once.
+  RunNetworkProfiles profiles_;
+  const NetworkProfile& level_profile(const std::string& level) const {
+    return level == "intra" ? profiles_.intra : profiles_.inter;
+  }
   std::optional<at::ScalarType> amp_dtype_;  // autocast's dtype (train.amp; none: off)
   std::unique_ptr<LossScaler> scaler_;       // fp16 only
 

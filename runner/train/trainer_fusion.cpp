@@ -83,7 +83,7 @@ void Trainer::choose_fusion() {
       std::vector<double>(ready.data_ptr<double>(), ready.data_ptr<double>() + ready.numel()));
   const AllreduceScheme scheme = parse_allreduce_scheme(cfg_.network.allreduce);
   const AllreduceCost cost =
-      allreduce_cost(scheme, comm_.size(), network_, level_profile(cfg_, "intra"),
+      allreduce_cost(scheme, comm_.size(), profiles_.inter, profiles_.intra,
                      scheme == AllreduceScheme::two_level ? run_ranks_per_node(cfg_) : 1);
   const FusionPlan plan = plan_fusion(mode, layers, cost, cfg_.train.bucket_mb);
   use_fusion_groups(plan.groups);

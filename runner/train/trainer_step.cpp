@@ -134,9 +134,9 @@ Trainer::LocalStep Trainer::train_step(const Batch& batch, StepContext& ctx,
   for (const auto& [level, c] : local.levels) {
     own_latency -= c.latency_steps;
     own_bus -= c.bus_bytes;
-    local.modeled_comm_seconds += level_profile(cfg_, level).seconds(c.latency_steps, c.bus_bytes);
+    local.modeled_comm_seconds += level_profile(level).seconds(c.latency_steps, c.bus_bytes);
   }
-  local.modeled_comm_seconds += network_.seconds(own_latency, own_bus);
+  local.modeled_comm_seconds += profiles_.inter.seconds(own_latency, own_bus);
   wait_for_device(device_);
   const double t1 = monotonic_seconds();
   double step_time = t1 - t0;
@@ -220,7 +220,7 @@ void Trainer::record_step(int64_t epoch, const StepContext& ctx, const LocalStep
   if (recorder_.writes_rows()) {
     m.stats.assign(ctx.stats.begin(), ctx.stats.end());
     for (const auto& [level, c] : local.levels) {
-      const NetworkProfile& profile = level_profile(cfg_, level);
+      const NetworkProfile& profile = level_profile(level);
       const auto ranks = comm_.level_ranks().find(level);
       m.levels.push_back({level, profile.name,
                           ranks == comm_.level_ranks().end() ? 0 : int64_t{ranks->second}, c.calls,

@@ -105,6 +105,53 @@ check "... which steps 9 and 10 exchange" equals \
   "$(jq -c '[.[].bytes]' <<< "$before")"
 check "resume: losses equal the fixed buckets' run" equals "$(losses resumed)" "$(losses size)"
 
+# A calibrated profile from a file (network.profiles): the fusion model costs the allreduce with
+# the file's fit for allreduce at P = 2, the step rows with its default alpha and beta, and what
+# the file holds is part of the run's fingerprint. A ring allreduce of n bytes on 2 ranks takes
+# 2 latency steps and n bus bytes: startup 2 x 1e-4 s, 2e-8 s per byte.
+write_profiles() {  # write_profiles ALPHA
+  cat > "$WORK/profiles.yaml" <<YAML
+networks:
+  - name: vc-test
+    alpha: $1
+    beta: 4.0e-8
+    measured_on: "hand-written for the test"
+    collectives:
+      allreduce: {2: {alpha: 1.0e-4, beta: 2.0e-8}}
+YAML
+}
+write_profiles 2.0e-4
+PROFILED=(--set network.profiles="$WORK/profiles.yaml" --set network.profile=vc-test)
+run2 "$WORK/lenet.yaml" --db "$DB" --quiet --set name=profiled "${PROFILED[@]}" \
+  --set train.fusion=mgwfbp > "$WORK/profiled.log" 2>&1
+check "a profile from network.profiles: mgwfbp completes" equals "$(q "SELECT status FROM runs WHERE name='profiled'")" completed
+check "... costing the allreduce with the file's fit at P = 2" equals \
+  "$(fusion_field profiled .allreduce_startup_seconds),$(fusion_field profiled .allreduce_seconds_per_byte)" "0.0002,2.0e-08"
+check "... every step's modeled seconds on the file's alpha and beta" equals "$(q "SELECT COUNT(*) || ',' ||
+  SUM(ABS(modeled_comm_seconds - (2.0e-4 * latency_steps + 4.0e-8 * bus_bytes)) < 1e-12) FROM steps
+  WHERE run_id = (SELECT id FROM runs WHERE name='profiled')")" "16,16"
+check "... the run's record holds what the file held" contains \
+  "$(q "SELECT config FROM runs WHERE name='profiled'")" "# network.profiles: $WORK/profiles.yaml held:"
+hash_now() {  # a 2-step run with the profile file as it is now; prints its fingerprint
+  run2 "$WORK/lenet.yaml" --db "$DB" --quiet --set name=fingerprint "${PROFILED[@]}" \
+    --set train.max_steps=2 --set train.overlap=false > /dev/null 2>&1
+  q "SELECT config_hash FROM runs WHERE id = (SELECT MAX(id) FROM runs WHERE name='fingerprint')"
+}
+first=$(hash_now)
+write_profiles 3.0e-4
+changed=$(hash_now)
+write_profiles 2.0e-4
+again=$(hash_now)
+check "the fingerprint follows the file: changed with it" differs "$changed" "$first"
+check "... and the same for the same file" equals "$again" "$first"
+out=$("$CEDAR" run "$WORK/lenet.yaml" --db "$DB" --quiet --set network.profiles="$WORK/profiles.yaml" \
+  --set network.profile=nope 2>&1)
+check "a name the file lacks is refused, naming the key and the file" contains "$out" \
+  "network.profile: unknown network profile 'nope'"
+check "... and the file" contains "$out" "nor in $WORK/profiles.yaml"
+out=$("$CEDAR" run "$WORK/lenet.yaml" --db "$DB" --quiet --set network.profile=vc-test 2>&1)
+check "without network.profiles only built-in names are taken" contains "$out" "network.profile: 'vc-test' is not one of"
+
 # Bad values name the key.
 out=$("$CEDAR" run "$WORK/lenet.yaml" --db "$DB" --quiet --set train.fusion=greedy 2>&1)
 check "an unknown grouping is refused, naming the key" contains "$out" "train.fusion: 'greedy' is not one of size|mgwfbp|optimal|auto"
