@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of fuzz/ with clang (AddressSanitizer + UndefinedBehaviorSanitizer)
 # into build-fuzz/ and runs each one for a fixed time, printing the executions per target.
-#   scripts/fuzz.sh --quick            # 10 s per target (CI: a smoke run; longer runs find more)
+#   scripts/fuzz.sh --quick            # 5 s per target (CI: a smoke run; longer runs find more)
 #   scripts/fuzz.sh --seconds 600      # longer
 #   scripts/fuzz.sh --seconds 60 fuzz_idx fuzz_qsgd   # some targets only
 #   scripts/fuzz.sh --build-only       # build the targets, run nothing
@@ -17,7 +17,7 @@ build_only=false
 targets=()
 while (($#)); do
   case "$1" in
-    --quick) seconds=10 ;;
+    --quick) seconds=5 ;;
     --seconds) seconds="$2"; shift ;;
     --build-only) build_only=true ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
