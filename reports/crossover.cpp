@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "reports/gnuplot.h"
 #include "reports/number_format.h"
 #include "reports/provenance_table.h"
 
@@ -212,10 +213,7 @@ std::vector<std::string> write_crossover_plot(const std::vector<CrossoverPoint>&
   gp << "set terminal pngcairo size 900,500 noenhanced\nset output 'crossover.png'\nreplot\n";
   gp.close();
   if (!render) return {};
-  const std::string cmd = "cd '" + dir + "' && gnuplot crossover.gp 2>&1";
-  if (std::system(cmd.c_str()) != 0)
-    throw std::runtime_error("gnuplot failed on " + dir +
-                             "/crossover.gp (is gnuplot-nox installed?)");
+  render_gnuplot(dir, "crossover.gp");
   return {dir + "/crossover.svg", dir + "/crossover.png"};
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "reports/gnuplot.h"
 #include "reports/median.h"
 #include "results/step_stat_queries.h"
 
@@ -118,12 +118,7 @@ std::string write_hidden_exchange_plot(const std::vector<HiddenExchangeRow>& row
         "set terminal pngcairo size 900,500 noenhanced\nset output 'hidden_exchange.png'\n"
         "replot\n";
   gp.close();
-  if (render) {
-    const std::string cmd = "cd '" + dir + "' && gnuplot hidden_exchange.gp 2>&1";
-    if (std::system(cmd.c_str()) != 0)
-      throw std::runtime_error("gnuplot failed on " + dir +
-                               "/hidden_exchange.gp (is gnuplot-nox installed?)");
-  }
+  if (render) render_gnuplot(dir, "hidden_exchange.gp");
   return dir + "/hidden_exchange.svg";
 }
 

@@ -1,12 +1,12 @@
 // The plots of `cedar network validate` (reports/link_validation.h): modeled against measured
 // seconds per step, and the relative error of each run at each rate, drawn by gnuplot.
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 
+#include "reports/gnuplot.h"
 #include "reports/link_validation.h"
 
 namespace cedar {
@@ -16,12 +16,7 @@ bool compared(const LinkValidationRow& r) {
   return r.excluded.empty() && r.measured_comm > 0 && r.modeled_comm > 0;
 }
 
-void render(const std::string& dir, const std::string& stem) {
-  const std::string cmd = "cd '" + dir + "' && gnuplot '" + stem + ".gp' 2>&1";
-  if (std::system(cmd.c_str()) != 0)
-    throw std::runtime_error("gnuplot failed on " + dir + "/" + stem +
-                             ".gp (is gnuplot-nox installed?)");
-}
+void render(const std::string& dir, const std::string& stem) { render_gnuplot(dir, stem + ".gp"); }
 
 const char* const kTerminals =
     "set terminal pngcairo size 900,560 noenhanced\nset output '%s.png'\nreplot\n";

@@ -1,7 +1,6 @@
 #include "reports/plots.h"
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "reports/gnuplot.h"
 #include "reports/provenance_table.h"
 #include "results/step_queries.h"
 
@@ -185,10 +185,7 @@ PlotOutput write_plots(const std::string& db_path, const std::string& suite, con
     std::ofstream(path) << script(f, title, std::string(f.suffix).empty() ? evals : losses);
     out.scripts.push_back(path);
     if (!render) continue;
-    std::string cmd = "cd '" + dir + "' && gnuplot '" + std::string(f.name) + ".gp' 2>&1";
-    int rc = std::system(cmd.c_str());
-    if (rc != 0)
-      throw std::runtime_error("gnuplot failed on " + path + " (is gnuplot-nox installed?)");
+    render_gnuplot(dir, std::string(f.name) + ".gp");
     out.images.push_back(dir + "/" + f.name + ".svg");
     out.images.push_back(dir + "/" + f.name + ".png");
   }
