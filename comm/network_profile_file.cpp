@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "comm/alpha_beta_least_squares.h"
@@ -88,11 +89,18 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot read the network profiles file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_network_profiles(text.str(), path);
+}
+
+std::vector<NetworkProfile> parse_network_profiles(const std::string& text,
+                                                   const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(path + ": cannot read the network profiles file");
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
                       std::to_string(e.mark.column + 1) + ": " + e.msg);

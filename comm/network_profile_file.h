@@ -25,6 +25,10 @@ namespace cedar {
 // repeats one in the file or a built-in one, or a missing file.
 std::vector<NetworkProfile> load_network_profiles(const std::string& path);
 
+// The same from the file's text, already read; `path` names it in errors.
+std::vector<NetworkProfile> parse_network_profiles(const std::string& text,
+                                                   const std::string& path);
+
 // The built-in profiles followed by those of `path` (none when empty).
 std::vector<NetworkProfile> network_profiles_with(const std::string& path);
 

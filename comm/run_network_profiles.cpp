@@ -9,15 +9,37 @@
 
 namespace cedar {
 
+namespace {
+
+std::string read_profiles_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("network.profiles: " + path + ": cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string note_of(const std::string& path, const std::string& text) {
+  std::string note = "# network.profiles: " + path + " held:\n";
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) note += "#   " + line + "\n";
+  return note;
+}
+
+}  // namespace
+
 RunNetworkProfiles run_network_profiles(const ExperimentConfig& cfg) {
   const std::string& path = cfg.network.profiles;
   std::vector<NetworkProfile> from_file;
+  std::string note;
   if (!path.empty()) {
+    const std::string text = read_profiles_file(path);
     try {
-      from_file = load_network_profiles(path);
+      from_file = parse_network_profiles(text, path);
     } catch (const ConfigError& e) {
       throw ConfigError(std::string("network.profiles: ") + e.what());
     }
+    note = note_of(path, text);
   }
   const auto named = [&](const std::string& key, const std::string& name) {
     for (const NetworkProfile& p : from_file)
@@ -29,20 +51,7 @@ RunNetworkProfiles run_network_profiles(const ExperimentConfig& cfg) {
     }
   };
   return {named("network.profile", cfg.network.profile),
-          named("network.intra_profile", cfg.network.intra_profile)};
-}
-
-std::string network_profiles_note(const ExperimentConfig& cfg) {
-  if (cfg.network.profiles.empty()) return "";
-  std::ifstream in(cfg.network.profiles, std::ios::binary);
-  if (!in)
-    throw ConfigError("network.profiles: " + cfg.network.profiles + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string note = "# network.profiles: " + cfg.network.profiles + " held:\n";
-  std::istringstream lines(text.str());
-  for (std::string line; std::getline(lines, line);) note += "#   " + line + "\n";
-  return note;
+          named("network.intra_profile", cfg.network.intra_profile), note};
 }
 
 }  // namespace cedar

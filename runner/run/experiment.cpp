@@ -205,7 +205,7 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
     outcome.evaluated_model = "server-held model";
     outcome.payload_of = "per worker";
   }
-  const std::string resolved = resolved_yaml(cfg, algorithm_yaml) + network_profiles_note(cfg);
+  const std::string resolved = resolved_yaml(cfg, algorithm_yaml) + comms->profiles.note;
   const std::string fingerprint = run_fingerprint(resolved, backend.size());
   std::unique_ptr<RunResults> results;
   if (rank == 0) {  // the run continued, or a new one
@@ -240,9 +240,9 @@ RunOutcome run_experiment(const ExperimentConfig& cfg, const RunOptions& opts) {
           opts.quiet, checkpoints.get(), checkpoints ? outcome.resumed_from_step : -1});
     };
   } else {
-    trainer =
-        std::make_unique<Trainer>(cfg, model, data, std::move(algorithm), *comms->metered, control,
-                                  row_store, outcome.run_id, comms->device, opts.quiet);
+    trainer = std::make_unique<Trainer>(cfg, comms->profiles, model, data, std::move(algorithm),
+                                        *comms->metered, control, row_store, outcome.run_id,
+                                        comms->device, opts.quiet);
     trainer->set_checkpoints(checkpoints.get(), outcome.resumed_from_step);
     trainer->set_watchdog(comms->watchdog.get());
     training = [&] { return trainer->run(); };

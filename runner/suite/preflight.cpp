@@ -308,9 +308,10 @@ PreflightReport preflight(const Suite& suite, const PreflightOptions& opts) {
       const ExperimentConfig cfg = load_experiment(suite.file, r.overrides);
       std::string algorithm_yaml;
       find_algorithm(cfg.algorithm).make(cfg.algorithm_params, cfg.source, &algorithm_yaml);
-      run_network_profiles(cfg);  // names a profile it lacks, or a missing file, before launching
-      report.fingerprints[i] = run_fingerprint(
-          resolved_yaml(cfg, algorithm_yaml) + network_profiles_note(cfg), r.world_size);
+      // Names a profile it lacks, or a missing file, before launching.
+      const RunNetworkProfiles profiles = run_network_profiles(cfg);
+      report.fingerprints[i] =
+          run_fingerprint(resolved_yaml(cfg, algorithm_yaml) + profiles.note, r.world_size);
       valid[i] = true;
     } catch (const std::exception& e) {
       problems.add("configuration", e.what(), r.name);

@@ -103,14 +103,12 @@ std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg
   use_allreduce_scheme(cfg, *c->metered);
   if (cfg.train.overlap && launched_under_mpi() && !mpi_threads_serialized())
     throw ConfigError("train.overlap: this MPI library does not provide MPI_THREAD_SERIALIZED");
-  const RunNetworkProfiles profiles = run_network_profiles(cfg);
-  c->emulated = profiles.inter;
-  c->emulated_intra = profiles.intra;
+  c->profiles = run_network_profiles(cfg);
   if (cfg.network.emulate) {
     // Each level of sub-communicators with its own profile: inside a node, between nodes.
-    c->metered->emulate(&c->emulated);
-    c->metered->emulate_level("intra", &c->emulated_intra);
-    c->metered->emulate_level("inter", &c->emulated);
+    c->metered->emulate(&c->profiles.inter);
+    c->metered->emulate_level("intra", &c->profiles.intra);
+    c->metered->emulate_level("inter", &c->profiles.inter);
   }
   return c;
 }

@@ -9,7 +9,7 @@
 #include "comm/collective_watchdog.h"
 #include "comm/communicator.h"
 #include "comm/metered_communicator.h"
-#include "comm/network_model.h"
+#include "comm/run_network_profiles.h"
 #include "config/experiment_config.h"
 
 namespace cedar {
@@ -26,9 +26,10 @@ struct RunCommunicators {
   // With a watchdog: the bootstrap and the GPU's communicator under it (else null).
   std::unique_ptr<Communicator> watched_bootstrap, watched_gpu;
   std::unique_ptr<MeteredCommunicator> metered;  // wraps backend(), watched
-  NetworkProfile emulated;  // the profile metered emulates when network.emulate is on
-  // The profile of the traffic inside a node (level "intra"), emulated with it likewise.
-  NetworkProfile emulated_intra;
+  // The run's network profiles, read once: metered emulates them when network.emulate is on
+  // (inter between nodes, intra inside one), the trainer models its traffic's seconds on them,
+  // and their note goes into the run's record.
+  RunNetworkProfiles profiles;
   torch::Device device = torch::Device(torch::kCPU);
 
   // What the algorithm's traffic goes through: the GPU's communicator, else the bootstrap.
@@ -40,7 +41,7 @@ struct RunCommunicators {
 // Starts the communicators and picks this rank's device (train.device) and backend
 // (train.backend). Throws ConfigError for a device, backend or overlap the machine or the MPI
 // library cannot provide. Held by pointer: the
-// metered communicator refers to the others and to the emulated profile.
+// metered communicator refers to the others and to the emulated profiles.
 std::unique_ptr<RunCommunicators> make_communicators(const ExperimentConfig& cfg);
 
 // This process's rank among the ranks on its node, and their number, as the launcher (Open MPI

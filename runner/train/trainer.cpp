@@ -27,10 +27,11 @@ double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
-                 const LoadedDataset& data, std::unique_ptr<Algorithm> algorithm,
-                 MeteredCommunicator& comm, Communicator& control, ResultStore* store,
-                 int64_t run_id, torch::Device device, bool quiet)
+Trainer::Trainer(const ExperimentConfig& cfg, const RunNetworkProfiles& profiles,
+                 std::shared_ptr<Model> model, const LoadedDataset& data,
+                 std::unique_ptr<Algorithm> algorithm, MeteredCommunicator& comm,
+                 Communicator& control, ResultStore* store, int64_t run_id, torch::Device device,
+                 bool quiet)
     : cfg_(cfg),
       model_(std::move(model)),
       data_(data),
@@ -41,7 +42,7 @@ Trainer::Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model,
       run_id_(run_id),
       device_(device),
       quiet_(quiet),
-      profiles_(run_network_profiles(cfg)),
+      profiles_(profiles),
       amp_dtype_(amp_dtype(cfg.train.amp)),
       // The totals count this rank's own traffic; a dense all-reduce on one rank sends nothing.
       recorder_(store, run_id, comm.size() > 1 ? fp32_parameter_bytes(*model_) : 0,

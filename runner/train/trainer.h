@@ -43,10 +43,12 @@ class Interrupted : public std::runtime_error {
 
 class Trainer {
  public:
-  // `comm` carries the algorithm's traffic (metered); `control` (unmetered) carries the harness's
-  // own bookkeeping: initial broadcast, step statistics, evaluation sums. `store` is null on
-  // ranks other than 0.
-  Trainer(const ExperimentConfig& cfg, std::shared_ptr<Model> model, const LoadedDataset& data,
+  // `profiles`: the run's network profiles (run_network_profiles(cfg), read where the run
+  // starts), on which each step's traffic is modeled. `comm` carries the algorithm's traffic
+  // (metered); `control` (unmetered) carries the harness's own bookkeeping: initial broadcast,
+  // step statistics, evaluation sums. `store` is null on ranks other than 0.
+  Trainer(const ExperimentConfig& cfg, const RunNetworkProfiles& profiles,
+          std::shared_ptr<Model> model, const LoadedDataset& data,
           std::unique_ptr<Algorithm> algorithm, MeteredCommunicator& comm, Communicator& control,
           ResultStore* store, int64_t run_id, torch::Device device, bool quiet);
 
@@ -136,7 +138,7 @@ class Trainer {
   int64_t run_id_;
   torch::Device device_;
   bool quiet_;
-  // network.profile and network.intra_profile (comm/run_network_profiles.h), read once.
+  // network.profile and network.intra_profile, as the run read them.
   RunNetworkProfiles profiles_;
   const NetworkProfile& level_profile(const std::string& level) const {
     return level == "intra" ? profiles_.intra : profiles_.inter;

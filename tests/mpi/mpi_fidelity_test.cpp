@@ -16,6 +16,7 @@
 #include "algorithms/algorithm.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "runner/train/evaluator.h"
 #include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
@@ -71,8 +72,8 @@ Trained train(MpiCommunicator& mpi, const std::string& algorithm, const std::str
   t.cfg.train.epochs = 4;
   if (tweak) tweak(t.cfg);
   auto alg = find_algorithm(algorithm).make(YAML::Load(yaml), Source{}, nullptr);
-  Trainer trainer(t.cfg, t.model, t.data, std::move(alg), comm, mpi, nullptr, -1,
-                  torch::Device(torch::kCPU), true);
+  Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data, std::move(alg), comm, mpi,
+                  nullptr, -1, torch::Device(torch::kCPU), true);
   Trained out;
   out.summary = trainer.run();
   out.params = testing::flat_parameters(*t.model);

@@ -8,6 +8,7 @@
 #include "algorithms/codecs/compressor.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 #include "tests/unit/algorithm_harness.h"
@@ -50,8 +51,9 @@ TrainResult train(const AlgorithmInfo& info, const std::string& yaml, int64_t st
   MpiCommunicator mpi;
   MeteredCommunicator comm(mpi);
   auto t = testing::synthetic_resnet20(steps, 256, 16, 7);  // the same weights on every rank
-  Trainer trainer(t.cfg, t.model, t.data, info.make(YAML::Load(yaml), Source{}, nullptr), comm, mpi,
-                  nullptr, -1, torch::Device(torch::kCPU), true);
+  Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data,
+                  info.make(YAML::Load(yaml), Source{}, nullptr), comm, mpi, nullptr, -1,
+                  torch::Device(torch::kCPU), true);
   trainer.run();
   TrainResult out;
   int64_t formula = 0;

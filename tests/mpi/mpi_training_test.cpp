@@ -8,6 +8,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 
@@ -23,8 +24,8 @@ TEST(MpiTraining, DenseKeepsEveryRankIdenticalAndSendsDenseBytes) {
   auto t = testing::synthetic_resnet20(3, 128, 32, 100 + comm.rank());
   t.cfg.algorithm = "dense";
   auto algorithm = find_algorithm("dense").make(YAML::Node(), Source{}, nullptr);
-  Trainer trainer(t.cfg, t.model, t.data, std::move(algorithm), comm, mpi, nullptr, -1,
-                  torch::Device(torch::kCPU), true);
+  Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data, std::move(algorithm), comm,
+                  mpi, nullptr, -1, torch::Device(torch::kCPU), true);
   trainer.run();
 
   auto all = testing::gather_all(comm, testing::flat_parameters(*t.model));

@@ -13,6 +13,7 @@
 #include "comm/bus_bytes.h"
 #include "comm/metered_communicator.h"
 #include "comm/mpi_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "runner/train/trainer.h"
 #include "tests/mpi/synthetic_training.h"
 
@@ -76,8 +77,8 @@ TEST_P(QuantizedTraining, RanksStayIdenticalAndBytesEqualTheFormula) {
   auto t = testing::synthetic_resnet20(steps, 128, 32, 200 + comm.rank());
   t.cfg.algorithm = info.name;
   auto algorithm = info.make(YAML::Load(c.yaml), Source{}, nullptr);
-  Trainer trainer(t.cfg, t.model, t.data, std::move(algorithm), comm, mpi, nullptr, -1,
-                  torch::Device(torch::kCPU), true);
+  Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data, std::move(algorithm), comm,
+                  mpi, nullptr, -1, torch::Device(torch::kCPU), true);
   std::vector<int64_t> numels;
   for (auto& p : t.model->parameters()) numels.push_back(p.numel());
   // Rank 0's initial weights are the ones every rank starts from after the initial broadcast.

@@ -14,6 +14,7 @@
 #include "algorithms/algorithm.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "config/experiment_config.h"
 #include "datasets/loader.h"
 #include "models/model.h"
@@ -91,7 +92,7 @@ inline RunSummary train_amp(AmpRun& r, Communicator& inner, ResultStore* store =
                             Communicator* control = nullptr) {
   r.model->to(device);
   MeteredCommunicator comm(inner);
-  Trainer trainer(r.cfg, r.model, r.data,
+  Trainer trainer(r.cfg, run_network_profiles(r.cfg), r.model, r.data,
                   find_algorithm("dense").make(YAML::Node(), Source{}, nullptr), comm,
                   control ? *control : inner, store, run_id, device, true);
   trainer.set_checkpoints(checkpoints, resume_step);

@@ -17,6 +17,7 @@
 #include "algorithms/algorithm.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "config/params.h"
 #include "datasets/loader.h"
 #include "runner/train/trainer.h"
@@ -167,8 +168,8 @@ TEST(BatchGradient, TheTrainerOffersTheStepsBatchAtOtherParameters) {
   MeteredCommunicator comm(local);
   std::vector<at::Tensor> asked_params;
   {
-    Trainer trainer(t.cfg, t.model, t.data, std::move(owned), comm, local, nullptr, -1,
-                    torch::Device(torch::kCPU), true);
+    Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data, std::move(owned), comm,
+                    local, nullptr, -1, torch::Device(torch::kCPU), true);
     // The probe lives in the trainer; read what it recorded before the trainer goes.
     trainer.run();
     asked_params = clones(named(t.model->named_parameters()));
@@ -190,8 +191,9 @@ TEST(BatchGradient, TheTrainerOffersTheStepsBatchAtOtherParameters) {
   {
     LocalCommunicator local2;
     MeteredCommunicator comm2(local2);
-    Trainer trainer(u.cfg, u.model, u.data, std::make_unique<SecondPassProbe>(false), comm2, local2,
-                    nullptr, -1, torch::Device(torch::kCPU), true);
+    Trainer trainer(u.cfg, run_network_profiles(u.cfg), u.model, u.data,
+                    std::make_unique<SecondPassProbe>(false), comm2, local2, nullptr, -1,
+                    torch::Device(torch::kCPU), true);
     trainer.run();
   }
   EXPECT_TRUE(all_equal(clones(named(u.model->named_parameters())), asked_params));
@@ -202,8 +204,9 @@ TEST(BatchGradient, TrainOverlapIsRefusedForAnAlgorithmThatAsks) {
   t.cfg.train.overlap = true;
   LocalCommunicator local;
   MeteredCommunicator comm(local);
-  Trainer trainer(t.cfg, t.model, t.data, std::make_unique<SecondPassProbe>(true), comm, local,
-                  nullptr, -1, torch::Device(torch::kCPU), true);
+  Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data,
+                  std::make_unique<SecondPassProbe>(true), comm, local, nullptr, -1,
+                  torch::Device(torch::kCPU), true);
   try {
     trainer.run();
     FAIL() << "train.overlap was accepted";

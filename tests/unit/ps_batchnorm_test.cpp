@@ -17,6 +17,7 @@
 #include "algorithms/parameter_server.h"
 #include "comm/inprocess_communicator.h"
 #include "comm/metered_communicator.h"
+#include "comm/run_network_profiles.h"
 #include "runner/ps/run.h"
 #include "runner/ps/worker_buffers.h"
 #include "runner/train/trainer.h"
@@ -113,7 +114,7 @@ std::vector<Final> dense_on_two_ranks() {
       t.cfg.algorithm = "dense";
       InProcessCommunicator inner(world, r);
       MeteredCommunicator comm(inner);
-      Trainer trainer(t.cfg, t.model, t.data,
+      Trainer trainer(t.cfg, run_network_profiles(t.cfg), t.model, t.data,
                       find_algorithm("dense").make(YAML::Node(), Source{}, nullptr), comm, inner,
                       nullptr, -1, torch::Device(torch::kCPU), true);
       trainer.run();
