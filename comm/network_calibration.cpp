@@ -3,9 +3,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace cedar {
 namespace {
@@ -95,19 +97,26 @@ std::vector<CollectiveTiming> time_on(const CalibrationOptions& o, MPI_Comm comm
   int world = 1;
   MPI_Comm_size(comm, &world);
   std::vector<CollectiveTiming> out;
-  for (const char* op : {"allreduce", "allgather", "allgatherv", "broadcast", "sendrecv"}) {
+  for (const std::string& op : o.ops.empty() ? calibration_ops() : o.ops) {
     for (int64_t bytes : o.sizes) {
       Collective c(op, bytes, comm);
       for (int i = 0; i < o.warmup; ++i) c.call();
       c.call();
       if (!c.result_ok())
-        throw std::runtime_error(std::string("calibration: ") + op + " of " +
-                                 std::to_string(bytes) + " bytes on " + std::to_string(world) +
+        throw std::runtime_error("calibration: " + op + " of " + std::to_string(bytes) +
+                                 " bytes on " + std::to_string(world) +
                                  " ranks returned a wrong result");
-      const double probe = c.per_call(1, MPI_MAX);
-      const int iters = static_cast<int>(std::clamp(o.loop_seconds / probe, 1.0, 1000.0));
       std::vector<double> loops;
-      for (int r = 0; r < o.reps; ++r) loops.push_back(c.per_call(iters, MPI_SUM));
+      if (o.idle_seconds > 0) {
+        for (int r = 0; r < o.reps; ++r) {
+          std::this_thread::sleep_for(std::chrono::duration<double>(o.idle_seconds));
+          loops.push_back(c.per_call(1, MPI_SUM));
+        }
+      } else {
+        const double probe = c.per_call(1, MPI_MAX);
+        const int iters = static_cast<int>(std::clamp(o.loop_seconds / probe, 1.0, 1000.0));
+        for (int r = 0; r < o.reps; ++r) loops.push_back(c.per_call(iters, MPI_SUM));
+      }
       out.push_back({op, world, double(bytes), median(loops)});
     }
   }
@@ -115,6 +124,12 @@ std::vector<CollectiveTiming> time_on(const CalibrationOptions& o, MPI_Comm comm
 }
 
 }  // namespace
+
+const std::vector<std::string>& calibration_ops() {
+  static const std::vector<std::string> ops = {"allreduce", "allgather", "allgatherv", "broadcast",
+                                               "sendrecv"};
+  return ops;
+}
 
 std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int world) {
   std::vector<int> ps = options.world_sizes;
@@ -141,6 +156,18 @@ std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options
           "calibration: size " + std::to_string(s) +
           " is not a positive multiple of 4 bytes (fp32 values) up to 1 GiB");
   if (options.reps < 1) throw std::invalid_argument("calibration: --reps must be at least 1");
+  if (options.idle_seconds < 0 || options.idle_seconds > 600)
+    throw std::invalid_argument("calibration: --idle-ms must lie in 0..600000");
+  for (const std::string& op : options.ops)
+    if (std::find(calibration_ops().begin(), calibration_ops().end(), op) ==
+        calibration_ops().end())
+      throw std::invalid_argument("calibration: --ops: '" + op +
+                                  "' is not one of allreduce, allgather, allgatherv, broadcast, "
+                                  "sendrecv");
+  if (!options.ops.empty() &&
+      std::find(options.ops.begin(), options.ops.end(), "allreduce") == options.ops.end())
+    throw std::invalid_argument(
+        "calibration: --ops must include allreduce (its fit is the profile's default)");
   std::vector<CollectiveTiming> all;
   for (int p : calibration_world_sizes(options, world)) {
     MPI_Comm sub = MPI_COMM_NULL;

@@ -10,9 +10,13 @@
 // `iters` calls back to back after a barrier; each rank's time per call is averaged over the
 // ranks (as nccl-tests reports), and the median over the loops is kept. `iters` comes from a
 // probe call (the slowest rank's time, so that every rank makes as many calls) so that a loop
-// lasts about `loop_seconds` (1 to 1000 calls). Buffers hold small integers as fp32, so every
+// lasts about `loop_seconds` (1 to 1000 calls). With `idle_seconds` > 0 every timed call is
+// instead timed alone, after every rank has left the link quiet that long (as a training step's
+// forward and backward leave it between its exchanges): what a collective costs on a link that
+// went cold, against what it costs back to back. Buffers hold small integers as fp32, so every
 // sum is exact. No LibTorch here.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/calibrated_profile.h"
@@ -25,7 +29,14 @@ struct CalibrationOptions {
   int warmup = 3;
   int reps = 5;
   double loop_seconds = 0.02;
+  double idle_seconds = 0;  // > 0: each timed call alone, after this long with the link quiet
+  // The collectives timed, among those of calibration_ops(); allreduce is required (it sets the
+  // profile's default α and β). Empty: every one.
+  std::vector<std::string> ops;
 };
+
+// allreduce, allgather, allgatherv, broadcast, sendrecv.
+const std::vector<std::string>& calibration_ops();
 
 // The P values `options` asks for on `world` ranks, ascending, without repeats. Throws
 // std::invalid_argument for a P outside 2..world.

@@ -132,6 +132,8 @@ struct NetworkCalibrateArgs {
   std::vector<int> world_sizes;  // P values (empty: 2, 4, 8, ... and all the ranks)
   int reps = 5;                  // timed loops per size (the median is kept)
   int warmup = 3;                // untimed calls per size
+  double idle_ms = 0;            // > 0: each timed call alone after this long with the link quiet
+  std::vector<std::string> ops;  // the collectives timed (empty: all five)
   std::string cluster;           // "virtual": start on the virtual cluster (empty: under mpirun)
   int np = 0;                    // --cluster virtual: ranks (0: every slot)
 };

@@ -25,6 +25,13 @@
 namespace cedar {
 namespace {
 
+// A number as the command line takes it back ("%g": 3000, 0.5).
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 std::string join_numbers(const std::vector<int64_t>& v) {
   std::string s;
   for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
@@ -86,7 +93,12 @@ int calibrate_here(const NetworkCalibrateArgs& args) {
   o.world_sizes = args.world_sizes;
   o.reps = args.reps;
   o.warmup = args.warmup;
-  const std::string where = args.measured_on.empty() ? describe_ranks(world) : args.measured_on;
+  o.idle_seconds = args.idle_ms / 1000;
+  o.ops = args.ops;
+  std::string where = args.measured_on.empty() ? describe_ranks(world) : args.measured_on;
+  // A profile fitted on calls after an idle link is not one of calls back to back: it says so.
+  if (args.idle_ms > 0)
+    where += "; each timed call alone after " + number_text(args.idle_ms) + " ms idle";
   const std::vector<CollectiveTiming> timings = time_collectives(o);
   int status = 0;
   if (rank == 0) {
@@ -129,8 +141,15 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
        {std::string("network"), std::string("calibrate"), std::string("--out"), out,
         std::string("--name"), args.name, std::string("--measured-on"), where,
         std::string("--sizes"), join_numbers(args.sizes), std::string("--reps"),
-        std::to_string(args.reps), std::string("--warmup"), std::to_string(args.warmup)})
+        std::to_string(args.reps), std::string("--warmup"), std::to_string(args.warmup),
+        std::string("--idle-ms"), number_text(args.idle_ms)})
     argv.push_back(a);
+  if (!args.ops.empty()) {
+    std::string ops;
+    for (const std::string& op : args.ops) ops += (ops.empty() ? "" : ",") + op;
+    argv.push_back("--ops");
+    argv.push_back(ops);
+  }
   if (!args.world_sizes.empty()) {
     std::vector<int64_t> ps(args.world_sizes.begin(), args.world_sizes.end());
     argv.push_back("--world-sizes");
@@ -157,6 +176,9 @@ int command_network_calibrate(const NetworkCalibrateArgs& args) {
   if (args.name.empty()) throw std::invalid_argument("--name: give the profile a name");
   if (args.sizes.size() < 2)
     throw std::invalid_argument("--sizes: give two or more sizes (alpha and beta need both)");
+  if (!args.ops.empty() &&
+      std::find(args.ops.begin(), args.ops.end(), "allreduce") == args.ops.end())
+    throw std::invalid_argument("--ops: include allreduce (its fit is the profile's default)");
   if (args.cluster == "virtual") return calibrate_on_cluster(args);
   if (!args.cluster.empty() && args.cluster != "none")
     throw std::invalid_argument("--cluster: 'virtual' or 'none', not '" + args.cluster + "'");
@@ -193,6 +215,18 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
   calibrate->add_option("--warmup", calibrate_args->warmup, "untimed calls per size")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  calibrate
+      ->add_option("--idle-ms", calibrate_args->idle_ms,
+                   "time each call alone, after this many milliseconds in which no rank uses the "
+                   "link (as a training step's compute leaves it); 0: calls back to back")
+      ->check(CLI::Range(0.0, 600000.0))
+      ->capture_default_str();
+  calibrate
+      ->add_option("--ops", calibrate_args->ops,
+                   "the collectives to time, among allreduce, allgather, allgatherv, broadcast, "
+                   "sendrecv (allreduce required; default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(calibration_ops()));
   calibrate->add_option("--measured-on", calibrate_args->measured_on,
                         "where it is measured, free text (default: the ranks' hosts and the "
                         "date; on the virtual cluster its links)");

@@ -24,4 +24,32 @@ for op in allreduce allgather allgatherv broadcast sendrecv; do
 done
 calls=$(echo "$out" | grep -c "wrong result")
 check "every checked result was right" equals "$calls" 0
+
+# --idle-ms: each timed call alone after the link stayed quiet that long, as a training step's
+# compute leaves it (sizes far apart, as above, so that one call per timing outweighs the noise of
+# a loaded machine). 2 sizes x 3 timed calls each wait 200 ms first: the calibration cannot take
+# less than 1.2 s (a lower bound, whatever the machine's speed); --ops allreduce fits allreduce
+# only, and the profile says how it was measured.
+IDLE="$WORK/idle.yaml"
+t0=$(date +%s.%N)
+out=$(timeout 50 "${MPIRUN[@]}" -np 2 "$CEDAR" network calibrate --out "$IDLE" --name idle \
+  --sizes 64KiB,32MiB --reps 3 --warmup 1 --idle-ms 200 --ops allreduce \
+  --measured-on "the e2e test's loopback" 2>&1)
+rc=$?
+t1=$(date +%s.%N)
+echo "$out" | tail -12
+check "calibrate --idle-ms 200 --ops allreduce succeeds" equals "$rc" 0
+check "... and waited 200 ms before each of its 6 timed calls" greater \
+  "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 1.2
+shown=$("$CEDAR" network show "$IDLE" 2>&1)
+check "... labelled with its idle time" contains "$shown" \
+  "calibrated (measured on the e2e test's loopback; each timed call alone after 200 ms idle)"
+check "... allreduce fitted at P = 2" equals \
+  "$(echo "$shown" | awk -F'|' '$2 == " allreduce " && $3 + 0 == 2' | wc -l)" 1
+check "... and no other collective" equals \
+  "$(echo "$shown" | awk -F'|' '$2 ~ /allgather|broadcast|sendrecv/' | wc -l)" 0
+bad=$("$CEDAR" network calibrate --out "$WORK/x.yaml" --name x --ops allgather 2>&1)
+check "--ops without allreduce is refused naming --ops" contains "$bad" "--ops: include allreduce"
+bad=$("$CEDAR" network calibrate --out "$WORK/x.yaml" --name x --ops allreduce,gossip 2>&1)
+check "an unknown collective is refused naming it" contains "$bad" "gossip"
 finish
