@@ -7,8 +7,9 @@
 #   cold   each allreduce after IDLE_MS quiet   (the same with --idle-ms IDLE_MS)
 #   train  dense SGD's steps                    (bench/cluster_links.yaml: VGG-11, 36.9 MB of
 #                                                allreduce bus bytes per step, small compute)
-# For warm and cold the rate is the allreduce fit's 1/β (bus bytes per second); for train, the
-# median over steps 2-5 of bus bytes / seconds in the communicator. Each row also gives the
+# For warm and cold the rate is the measured median call of the largest size (32 MiB: its bus
+# bytes over its seconds, as calibrate prints it); for train, the median over steps 2-5 of bus
+# bytes / seconds in the communicator. Each row also gives the
 # packets the tbf qdiscs dropped during that measurement (both hosts, both directions).
 # Needs root; brings a cluster up and down per TCP setting (refused while one is up).
 # Usage: bench/cold_link.sh [OUT_DIR] [RATE] [IDLE_MS]   (defaults: results/bench 100mbit 1000;
@@ -34,8 +35,8 @@ drops() {
     awk '/dropped/ { for (i = 1; i < NF; ++i) if ($i == "(dropped") { gsub(",", "", $(i + 1)); s += $(i + 1) } }
          END { print s + 0 }'
 }
-# The allreduce fit's rate at P = 2 in Mbit/s, from `cedar network show` (its Gb/s column).
-fit_rate() { build/cedar network show "$1" | awk -F'|' '$2 == " allreduce " && $3 + 0 == 2 { printf "%.0f", $6 * 1000 }'; }
+# The measured rate of the largest allreduce at P = 2 in Mbit/s, from calibrate's table of medians.
+measured_rate() { awk -F'|' '$2 == " allreduce " && $3 + 0 == 2 && $4 + 0 == 33554432 { printf "%.0f", $6 }' "$1"; }
 
 printf "| tcp_slow_start_after_idle | measurement | achieved Mbit/s | tbf drops |\n|---|---|---:|---:|\n"
 for ssai in 1 0; do
@@ -51,7 +52,7 @@ for ssai in 1 0; do
       --ops allreduce --sizes "$SIZES" --reps 5 --warmup 1 "${extra[@]}" \
       > "$OUT/cold_link-$RATE-ssai$ssai-$mode.log" 2>&1
     printf "| %s | %s | %s | %s |\n" "$ssai" "allreduce $mode${extra:+ ($IDLE_MS ms idle)}" \
-      "$(fit_rate "$profile")" "$(($(drops) - d0))"
+      "$(measured_rate "$OUT/cold_link-$RATE-ssai$ssai-$mode.log")" "$(($(drops) - d0))"
   done
   DB="$OUT/cold_link-$RATE-ssai$ssai.db"
   rm -f "$DB" "$DB"-*

@@ -16,6 +16,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "comm/bus_bytes.h"
 #include "comm/calibrated_profile.h"
 #include "comm/network_calibration.h"
 #include "comm/network_profile_file.h"
@@ -73,6 +74,23 @@ void print_fits(const NetworkProfile& p) {
               8e-9 / p.beta);
 }
 
+// What was measured, before any fit: the median seconds per call of each collective, P and size,
+// and the rate its bus bytes (nccl-tests' factors, comm/bus_bytes.h) went through a rank's link.
+void print_timings(const std::vector<CollectiveTiming>& timings) {
+  std::printf(
+      "| collective | P | bytes | median s per call | bus Mbit/s |\n|---|---:|---:|---:|---:|\n");
+  for (const CollectiveTiming& t : timings) {
+    const auto bytes = static_cast<int64_t>(t.bytes);
+    const int64_t bus = t.op == "allreduce" ? allreduce_bus_bytes(bytes, t.world)
+                        : t.op == "allgather" || t.op == "allgatherv"
+                            ? allgather_bus_bytes(bytes * t.world, t.world)
+                            : bytes;  // broadcast; sendrecv: each rank sends S to the next
+    std::printf("| %s | %d | %lld | %.6g | %.1f |\n", t.op.c_str(), t.world,
+                static_cast<long long>(bytes), t.seconds, bus * 8 / t.seconds / 1e6);
+  }
+  std::printf("\n");
+}
+
 // Under mpirun: every rank times, rank 0 fits and writes.
 int calibrate_here(const NetworkCalibrateArgs& args) {
   int initialized = 0;
@@ -117,6 +135,7 @@ int calibrate_here(const NetworkCalibrateArgs& args) {
     load_network_profiles(args.out);  // what was written reads back
     std::printf("network profile '%s' (%s) written to %s\n\n", p.name.c_str(),
                 p.provenance().c_str(), args.out.c_str());
+    print_timings(timings);
     print_fits(p);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

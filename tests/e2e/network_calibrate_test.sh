@@ -39,6 +39,14 @@ rc=$?
 t1=$(date +%s.%N)
 echo "$out" | tail -12
 check "calibrate --idle-ms 200 --ops allreduce succeeds" equals "$rc" 0
+# What was measured, before the fit: one row per size with its median seconds per call and the
+# rate of its bus bytes (allreduce at P = 2: 2(P-1)/P * S = S bytes per call).
+for size in 65536 33554432; do
+  row=$(echo "$out" | awk -F'|' -v s="$size" '$2 == " allreduce " && $3 + 0 == 2 && $4 + 0 == s')
+  check "the measured median of $size bytes is printed" equals "$(echo "$row" | grep -c .)" 1
+  check "... its rate is its bus bytes over its seconds" awk -v r="$row" 'BEGIN {
+    split(r, f, "|"); want = f[4] * 8 / f[5] / 1e6; exit !(f[6] > 0 && (f[6] - want) ^ 2 < (0.05 + want * 0.001) ^ 2) }'
+done
 check "... and waited 200 ms before each of its 6 timed calls" greater \
   "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 1.2
 shown=$("$CEDAR" network show "$IDLE" 2>&1)
