@@ -36,7 +36,7 @@ drops() {
          END { print s + 0 }'
 }
 # The measured rate of the largest allreduce at P = 2 in Mbit/s, from calibrate's table of medians.
-measured_rate() { awk -F'|' '$2 == " allreduce " && $3 + 0 == 2 && $4 + 0 == 33554432 { printf "%.0f", $6 }' "$1"; }
+measured_rate() { awk -F'|' '$2 == " allreduce " && $3 + 0 == 2 && $4 + 0 == 33554432 { printf "%.0f", $7 }' "$1"; }
 
 printf "| tcp_slow_start_after_idle | measurement | achieved Mbit/s | tbf drops |\n|---|---|---:|---:|\n"
 for ssai in 1 0; do

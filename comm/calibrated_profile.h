@@ -16,6 +16,7 @@ struct CollectiveTiming {
   int world = 2;       // P
   double bytes = 0;    // S (allreduce, broadcast, sendrecv) or s per rank (allgather[v])
   double seconds = 0;  // per call
+  int calls = 1;       // calls back to back in each timed loop
 };
 
 // The profile `name`: one fit per (op, P) of `timings` (at least two sizes each), and as its

@@ -107,6 +107,7 @@ std::vector<CollectiveTiming> time_on(const CalibrationOptions& o, MPI_Comm comm
                                  " bytes on " + std::to_string(world) +
                                  " ranks returned a wrong result");
       std::vector<double> loops;
+      int calls = 1;
       if (o.idle_seconds > 0) {
         for (int r = 0; r < o.reps; ++r) {
           std::this_thread::sleep_for(std::chrono::duration<double>(o.idle_seconds));
@@ -114,10 +115,11 @@ std::vector<CollectiveTiming> time_on(const CalibrationOptions& o, MPI_Comm comm
         }
       } else {
         const double probe = c.per_call(1, MPI_MAX);
-        const int iters = static_cast<int>(std::clamp(o.loop_seconds / probe, 1.0, 1000.0));
-        for (int r = 0; r < o.reps; ++r) loops.push_back(c.per_call(iters, MPI_SUM));
+        calls = std::max(o.min_calls,
+                         static_cast<int>(std::clamp(o.loop_seconds / probe, 1.0, 1000.0)));
+        for (int r = 0; r < o.reps; ++r) loops.push_back(c.per_call(calls, MPI_SUM));
       }
-      out.push_back({op, world, double(bytes), median(loops)});
+      out.push_back({op, world, double(bytes), median(loops), calls});
     }
   }
   return out;
@@ -158,6 +160,11 @@ std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options
   if (options.reps < 1) throw std::invalid_argument("calibration: --reps must be at least 1");
   if (options.idle_seconds < 0 || options.idle_seconds > 600)
     throw std::invalid_argument("calibration: --idle-ms must lie in 0..600000");
+  if (options.min_calls < 1 || options.min_calls > 1000)
+    throw std::invalid_argument("calibration: --min-calls must lie in 1..1000");
+  if (options.idle_seconds > 0 && options.min_calls > 1)
+    throw std::invalid_argument(
+        "calibration: --idle-ms times each call alone; --min-calls asks for calls back to back");
   for (const std::string& op : options.ops)
     if (std::find(calibration_ops().begin(), calibration_ops().end(), op) ==
         calibration_ops().end())

@@ -30,6 +30,9 @@ struct CalibrationOptions {
   int reps = 5;
   double loop_seconds = 0.02;
   double idle_seconds = 0;  // > 0: each timed call alone, after this long with the link quiet
+  // Each timed loop makes at least this many calls back to back (a large message on a slow link
+  // otherwise makes one call per loop): the regime of a training step's consecutive exchanges.
+  int min_calls = 1;
   // The collectives timed, among those of calibration_ops(); allreduce is required (it sets the
   // profile's default α and β). Empty: every one.
   std::vector<std::string> ops;

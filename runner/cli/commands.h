@@ -133,6 +133,7 @@ struct NetworkCalibrateArgs {
   int reps = 5;                  // timed loops per size (the median is kept)
   int warmup = 3;                // untimed calls per size
   double idle_ms = 0;            // > 0: each timed call alone after this long with the link quiet
+  int min_calls = 1;             // calls back to back per timed loop, at least
   std::vector<std::string> ops;  // the collectives timed (empty: all five)
   std::string cluster;           // "virtual": start on the virtual cluster (empty: under mpirun)
   int np = 0;                    // --cluster virtual: ranks (0: every slot)

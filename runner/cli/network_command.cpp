@@ -78,15 +78,16 @@ void print_fits(const NetworkProfile& p) {
 // and the rate its bus bytes (nccl-tests' factors, comm/bus_bytes.h) went through a rank's link.
 void print_timings(const std::vector<CollectiveTiming>& timings) {
   std::printf(
-      "| collective | P | bytes | median s per call | bus Mbit/s |\n|---|---:|---:|---:|---:|\n");
+      "| collective | P | bytes | calls per loop | median s per call | bus Mbit/s |\n"
+      "|---|---:|---:|---:|---:|---:|\n");
   for (const CollectiveTiming& t : timings) {
     const auto bytes = static_cast<int64_t>(t.bytes);
     const int64_t bus = t.op == "allreduce" ? allreduce_bus_bytes(bytes, t.world)
                         : t.op == "allgather" || t.op == "allgatherv"
                             ? allgather_bus_bytes(bytes * t.world, t.world)
                             : bytes;  // broadcast; sendrecv: each rank sends S to the next
-    std::printf("| %s | %d | %lld | %.6g | %.1f |\n", t.op.c_str(), t.world,
-                static_cast<long long>(bytes), t.seconds, bus * 8 / t.seconds / 1e6);
+    std::printf("| %s | %d | %lld | %d | %.6g | %.1f |\n", t.op.c_str(), t.world,
+                static_cast<long long>(bytes), t.calls, t.seconds, bus * 8 / t.seconds / 1e6);
   }
   std::printf("\n");
 }
@@ -112,6 +113,7 @@ int calibrate_here(const NetworkCalibrateArgs& args) {
   o.reps = args.reps;
   o.warmup = args.warmup;
   o.idle_seconds = args.idle_ms / 1000;
+  o.min_calls = args.min_calls;
   o.ops = args.ops;
   std::string where = args.measured_on.empty() ? describe_ranks(world) : args.measured_on;
   // A profile fitted on calls after an idle link is not one of calls back to back: it says so.
@@ -161,7 +163,8 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
         std::string("--name"), args.name, std::string("--measured-on"), where,
         std::string("--sizes"), join_numbers(args.sizes), std::string("--reps"),
         std::to_string(args.reps), std::string("--warmup"), std::to_string(args.warmup),
-        std::string("--idle-ms"), number_text(args.idle_ms)})
+        std::string("--idle-ms"), number_text(args.idle_ms), std::string("--min-calls"),
+        std::to_string(args.min_calls)})
     argv.push_back(a);
   if (!args.ops.empty()) {
     std::string ops;
@@ -195,6 +198,9 @@ int command_network_calibrate(const NetworkCalibrateArgs& args) {
   if (args.name.empty()) throw std::invalid_argument("--name: give the profile a name");
   if (args.sizes.size() < 2)
     throw std::invalid_argument("--sizes: give two or more sizes (alpha and beta need both)");
+  if (args.idle_ms > 0 && args.min_calls > 1)
+    throw std::invalid_argument(
+        "--min-calls: --idle-ms times each call alone; give one of the two");
   if (!args.ops.empty() &&
       std::find(args.ops.begin(), args.ops.end(), "allreduce") == args.ops.end())
     throw std::invalid_argument("--ops: include allreduce (its fit is the profile's default)");
@@ -239,6 +245,13 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
                    "time each call alone, after this many milliseconds in which no rank uses the "
                    "link (as a training step's compute leaves it); 0: calls back to back")
       ->check(CLI::Range(0.0, 600000.0))
+      ->capture_default_str();
+  calibrate
+      ->add_option("--min-calls", calibrate_args->min_calls,
+                   "at least this many calls back to back in each timed loop (large messages "
+                   "on a slow link otherwise make one), as a training step's exchanges follow "
+                   "each other")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   calibrate
       ->add_option("--ops", calibrate_args->ops,

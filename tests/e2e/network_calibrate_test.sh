@@ -3,7 +3,7 @@
 # `cedar network show` (the same loader `cedar project --networks` uses) reads back, with a fit of
 # every collective at P = 2 and a bandwidth term in each. No speed is asserted: the machine may be
 # busy, and loopback MPI is no network. Sizes reach 32 MiB so that the copies outweigh
-# scheduling delays on a loaded machine.
+# scheduling delays on a loaded machine, and each median is of 5 loops.
 CEDAR="$1"
 source "$(dirname "$0")/lib.sh"
 WORK="$(mktemp -d)"
@@ -11,7 +11,7 @@ trap 'rm -rf "$WORK"' EXIT
 PROFILE="$WORK/loopback.yaml"
 
 out=$(timeout 50 "${MPIRUN[@]}" -np 2 "$CEDAR" network calibrate --out "$PROFILE" --name loopback \
-  --sizes 64KiB,2MiB,32MiB --reps 3 --warmup 1 --measured-on "the e2e test's loopback" 2>&1)
+  --sizes 64KiB,2MiB,32MiB --reps 5 --warmup 1 --measured-on "the e2e test's loopback" 2>&1)
 check "calibrate under mpirun -np 2 succeeds" equals "$?" 0
 echo "$out" | tail -12
 check "... and writes the profile" test -s "$PROFILE"
@@ -45,7 +45,8 @@ for size in 65536 33554432; do
   row=$(echo "$out" | awk -F'|' -v s="$size" '$2 == " allreduce " && $3 + 0 == 2 && $4 + 0 == s')
   check "the measured median of $size bytes is printed" equals "$(echo "$row" | grep -c .)" 1
   check "... its rate is its bus bytes over its seconds" awk -v r="$row" 'BEGIN {
-    split(r, f, "|"); want = f[4] * 8 / f[5] / 1e6; exit !(f[6] > 0 && (f[6] - want) ^ 2 < (0.05 + want * 0.001) ^ 2) }'
+    split(r, f, "|"); want = f[4] * 8 / f[6] / 1e6; exit !(f[7] > 0 && (f[7] - want) ^ 2 < (0.05 + want * 0.001) ^ 2) }'
+  check "... timed alone: one call per loop" equals "$(echo "$row" | awk -F'|' '{print $5 + 0}')" 1
 done
 check "... and waited 200 ms before each of its 6 timed calls" greater \
   "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" 1.2
@@ -56,6 +57,16 @@ check "... allreduce fitted at P = 2" equals \
   "$(echo "$shown" | awk -F'|' '$2 == " allreduce " && $3 + 0 == 2' | wc -l)" 1
 check "... and no other collective" equals \
   "$(echo "$shown" | awk -F'|' '$2 ~ /allgather|broadcast|sendrecv/' | wc -l)" 0
+# --min-calls: every timed loop makes at least that many calls back to back (the 32 MiB call that
+# otherwise fills a 20 ms loop alone), as a step's exchanges follow each other.
+out=$(timeout 50 "${MPIRUN[@]}" -np 2 "$CEDAR" network calibrate --out "$WORK/loops.yaml" \
+  --name loops --sizes 64KiB,32MiB --reps 2 --warmup 1 --min-calls 3 --ops allreduce 2>&1)
+check "calibrate --min-calls 3 succeeds" equals "$?" 0
+calls=$(echo "$out" | awk -F'|' '$2 == " allreduce " && $3 + 0 == 2 && ($4 + 0 == 65536 || $4 + 0 == 33554432) { print $5 + 0 }')
+check "... two sizes measured" equals "$(echo "$calls" | grep -c .)" 2
+check "... each with at least 3 calls per loop" equals "$(echo "$calls" | awk '$1 < 3' | wc -l)" 0
+bad=$("$CEDAR" network calibrate --out "$WORK/x.yaml" --name x --idle-ms 100 --min-calls 2 2>&1)
+check "--idle-ms with --min-calls is refused naming --min-calls" contains "$bad" "--min-calls: --idle-ms"
 bad=$("$CEDAR" network calibrate --out "$WORK/x.yaml" --name x --ops allgather 2>&1)
 check "--ops without allreduce is refused naming --ops" contains "$bad" "--ops: include allreduce"
 bad=$("$CEDAR" network calibrate --out "$WORK/x.yaml" --name x --ops allreduce,gossip 2>&1)
