@@ -88,12 +88,16 @@ std::string quoted(const std::string& s) {
 
 }  // namespace
 
-std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
+std::string read_network_profiles_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot read the network profiles file");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_network_profiles(text.str(), path);
+  return text.str();
+}
+
+std::vector<NetworkProfile> load_network_profiles(const std::string& path) {
+  return parse_network_profiles(read_network_profiles_text(path), path);
 }
 
 std::vector<NetworkProfile> parse_network_profiles(const std::string& text,

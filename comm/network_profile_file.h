@@ -25,7 +25,10 @@ namespace cedar {
 // repeats one in the file or a built-in one, or a missing file.
 std::vector<NetworkProfile> load_network_profiles(const std::string& path);
 
-// The same from the file's text, already read; `path` names it in errors.
+// The file's whole text. Throws ConfigError naming it when it cannot be read.
+std::string read_network_profiles_text(const std::string& path);
+
+// The same as load_network_profiles from the file's text, already read; `path` names it in errors.
 std::vector<NetworkProfile> parse_network_profiles(const std::string& text,
                                                    const std::string& path);
 

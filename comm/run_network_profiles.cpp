@@ -1,6 +1,5 @@
 #include "comm/run_network_profiles.h"
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -10,14 +9,6 @@
 namespace cedar {
 
 namespace {
-
-std::string read_profiles_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("network.profiles: " + path + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string note_of(const std::string& path, const std::string& text) {
   std::string note = "# network.profiles: " + path + " held:\n";
@@ -33,13 +24,13 @@ RunNetworkProfiles run_network_profiles(const ExperimentConfig& cfg) {
   std::vector<NetworkProfile> from_file;
   std::string note;
   if (!path.empty()) {
-    const std::string text = read_profiles_file(path);
     try {
+      const std::string text = read_network_profiles_text(path);
       from_file = parse_network_profiles(text, path);
+      note = note_of(path, text);
     } catch (const ConfigError& e) {
       throw ConfigError(std::string("network.profiles: ") + e.what());
     }
-    note = note_of(path, text);
   }
   const auto named = [&](const std::string& key, const std::string& name) {
     for (const NetworkProfile& p : from_file)
