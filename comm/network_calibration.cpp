@@ -148,33 +148,39 @@ std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int 
   return ps;
 }
 
-std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options) {
-  int world = 1, rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+void check_calibration_options(const CalibrationOptions& options) {
+  if (options.sizes.size() < 2)
+    throw std::invalid_argument("--sizes: give two or more sizes (alpha and beta need both)");
   for (int64_t s : options.sizes)
     if (s < 4 || s % 4 != 0 || s / 4 > (1 << 28))
-      throw std::invalid_argument(
-          "calibration: size " + std::to_string(s) +
-          " is not a positive multiple of 4 bytes (fp32 values) up to 1 GiB");
-  if (options.reps < 1) throw std::invalid_argument("calibration: --reps must be at least 1");
+      throw std::invalid_argument("--sizes: " + std::to_string(s) +
+                                  " is not a positive multiple of 4 bytes (fp32 values) up to "
+                                  "1 GiB");
+  if (options.reps < 1) throw std::invalid_argument("--reps: must be at least 1");
+  if (options.warmup < 0) throw std::invalid_argument("--warmup: must be at least 0");
   if (options.idle_seconds < 0 || options.idle_seconds > 600)
-    throw std::invalid_argument("calibration: --idle-ms must lie in 0..600000");
+    throw std::invalid_argument("--idle-ms: must lie in 0..600000");
   if (options.min_calls < 1 || options.min_calls > 1000)
-    throw std::invalid_argument("calibration: --min-calls must lie in 1..1000");
+    throw std::invalid_argument("--min-calls: must lie in 1..1000");
   if (options.idle_seconds > 0 && options.min_calls > 1)
     throw std::invalid_argument(
-        "calibration: --idle-ms times each call alone; --min-calls asks for calls back to back");
+        "--min-calls: --idle-ms times each call alone; give one of the two");
   for (const std::string& op : options.ops)
     if (std::find(calibration_ops().begin(), calibration_ops().end(), op) ==
         calibration_ops().end())
-      throw std::invalid_argument("calibration: --ops: '" + op +
+      throw std::invalid_argument("--ops: '" + op +
                                   "' is not one of allreduce, allgather, allgatherv, broadcast, "
                                   "sendrecv");
   if (!options.ops.empty() &&
       std::find(options.ops.begin(), options.ops.end(), "allreduce") == options.ops.end())
-    throw std::invalid_argument(
-        "calibration: --ops must include allreduce (its fit is the profile's default)");
+    throw std::invalid_argument("--ops: include allreduce (its fit is the profile's default)");
+}
+
+std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options) {
+  int world = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  check_calibration_options(options);
   std::vector<CollectiveTiming> all;
   for (int p : calibration_world_sizes(options, world)) {
     MPI_Comm sub = MPI_COMM_NULL;

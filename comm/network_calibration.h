@@ -45,9 +45,15 @@ const std::vector<std::string>& calibration_ops();
 // std::invalid_argument for a P outside 2..world.
 std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int world);
 
-// Every rank of MPI_COMM_WORLD calls it (MPI initialised). Rank 0 receives every timing; the
-// other ranks those of the P values they took part in. Throws std::runtime_error naming the
-// collective, P and size when a checked call's result is wrong.
+// Throws std::invalid_argument naming the command-line option at fault ("--ops: ...") when
+// `options` cannot be timed: fewer than two sizes, a size not a positive multiple of 4 up to
+// 1 GiB, reps < 1, warmup < 0, idle outside 0..600 s, min_calls outside 1..1000, idle with
+// min_calls > 1, an unknown op, or ops without allreduce.
+void check_calibration_options(const CalibrationOptions& options);
+
+// Every rank of MPI_COMM_WORLD calls it (MPI initialised), after check_calibration_options. Rank 0
+// receives every timing; the other ranks those of the P values they took part in. Throws
+// std::runtime_error naming the collective, P and size when a checked call's result is wrong.
 std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options);
 
 }  // namespace cedar

@@ -30,9 +30,11 @@ void add_report_command(CLI::App& app, Subcommands& out);
 void add_merge_command(CLI::App& app, Subcommands& out);
 void add_export_command(CLI::App& app, Subcommands& out);
 void add_project_command(CLI::App& app, Subcommands& out);
-void add_network_commands(CLI::App& app, Subcommands& out);  // calibrate, show, validate
+void add_network_commands(CLI::App& app, Subcommands& out);  // calibrate, show, fit, validate
 // `cedar network validate`, under the `network` subcommand `network`.
 void add_network_validate_command(CLI::App& network, Subcommands& out);
+// `cedar network fit`, likewise.
+void add_network_fit_command(CLI::App& network, Subcommands& out);
 void add_list_command(CLI::App& app, Subcommands& out);
 void add_data_commands(CLI::App& app, Subcommands& out);     // list, fetch
 void add_cluster_commands(CLI::App& app, Subcommands& out);  // up, down, status
@@ -134,6 +136,7 @@ struct NetworkCalibrateArgs {
   int warmup = 3;                // untimed calls per size
   double idle_ms = 0;            // > 0: each timed call alone after this long with the link quiet
   int min_calls = 1;             // calls back to back per timed loop, at least
+  std::string timings_out;       // also write the measured medians here (`cedar network fit`)
   std::vector<std::string> ops;  // the collectives timed (empty: all five)
   std::string cluster;           // "virtual": start on the virtual cluster (empty: under mpirun)
   int np = 0;                    // --cluster virtual: ranks (0: every slot)

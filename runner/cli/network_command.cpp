@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,11 +15,12 @@
 #include <set>
 #include <stdexcept>
 
-#include "comm/bus_bytes.h"
 #include "comm/calibrated_profile.h"
+#include "comm/collective_timings_file.h"
 #include "comm/network_calibration.h"
 #include "comm/network_profile_file.h"
 #include "runner/cli/commands.h"
+#include "runner/cli/network_profile_fit.h"
 #include "runner/suite/launcher.h"
 
 namespace cedar {
@@ -59,37 +59,17 @@ std::string describe_ranks(int world) {
          (hosts.size() == 1 ? " host (" : " hosts (") + names + "), " + date;
 }
 
-// The profile's fits as a markdown table (a calibrated one), then its defaults.
-void print_fits(const NetworkProfile& p) {
-  if (!p.collectives.empty()) {
-    std::printf("| collective | P | alpha µs | beta ns/B | Gb/s |\n|---|---:|---:|---:|---:|\n");
-    for (const auto& [op, fits] : p.collectives)
-      for (const auto& [world, f] : fits)
-        std::printf("| %s | %d | %.3f | %.4f | %.3f |\n", op.c_str(), world, f.alpha * 1e6,
-                    f.beta * 1e9, f.beta > 0 ? 8e-9 / f.beta : 0.0);
-    std::printf("\n");
-  }
-  std::printf("%s: alpha %.3f µs, beta %.4f ns/B (%.3f Gb/s)\n",
-              p.collectives.empty() ? "every op" : "any other op", p.alpha * 1e6, p.beta * 1e9,
-              8e-9 / p.beta);
-}
-
-// What was measured, before any fit: the median seconds per call of each collective, P and size,
-// and the rate its bus bytes (nccl-tests' factors, comm/bus_bytes.h) went through a rank's link.
-void print_timings(const std::vector<CollectiveTiming>& timings) {
-  std::printf(
-      "| collective | P | bytes | calls per loop | median s per call | bus Mbit/s |\n"
-      "|---|---:|---:|---:|---:|---:|\n");
-  for (const CollectiveTiming& t : timings) {
-    const auto bytes = static_cast<int64_t>(t.bytes);
-    const int64_t bus = t.op == "allreduce" ? allreduce_bus_bytes(bytes, t.world)
-                        : t.op == "allgather" || t.op == "allgatherv"
-                            ? allgather_bus_bytes(bytes * t.world, t.world)
-                            : bytes;  // broadcast; sendrecv: each rank sends S to the next
-    std::printf("| %s | %d | %lld | %d | %.6g | %.1f |\n", t.op.c_str(), t.world,
-                static_cast<long long>(bytes), t.calls, t.seconds, bus * 8 / t.seconds / 1e6);
-  }
-  std::printf("\n");
+// What the command line asks time_collectives for.
+CalibrationOptions calibration_options(const NetworkCalibrateArgs& args) {
+  CalibrationOptions o;
+  o.sizes = args.sizes;
+  o.world_sizes = args.world_sizes;
+  o.reps = args.reps;
+  o.warmup = args.warmup;
+  o.idle_seconds = args.idle_ms / 1000;
+  o.min_calls = args.min_calls;
+  o.ops = args.ops;
+  return o;
 }
 
 // Under mpirun: every rank times, rank 0 fits and writes.
@@ -107,39 +87,16 @@ int calibrate_here(const NetworkCalibrateArgs& args) {
     MPI_Finalize();
     return 1;
   }
-  CalibrationOptions o;
-  o.sizes = args.sizes;
-  o.world_sizes = args.world_sizes;
-  o.reps = args.reps;
-  o.warmup = args.warmup;
-  o.idle_seconds = args.idle_ms / 1000;
-  o.min_calls = args.min_calls;
-  o.ops = args.ops;
+  const CalibrationOptions o = calibration_options(args);
   std::string where = args.measured_on.empty() ? describe_ranks(world) : args.measured_on;
   // A profile fitted on calls after an idle link is not one of calls back to back: it says so.
   if (args.idle_ms > 0)
     where += "; each timed call alone after " + number_text(args.idle_ms) + " ms idle";
   const std::vector<CollectiveTiming> timings = time_collectives(o);
+  if (rank == 0 && !args.timings_out.empty())
+    write_collective_timings(args.timings_out, {where, timings});
+  if (rank == 0) fit_and_write_profile(timings, args.name, where, args.out, "calibrate");
   int status = 0;
-  if (rank == 0) {
-    const NetworkProfile p = fit_network_profile(timings, args.name, where);
-    if (!(p.beta > 0))
-      throw std::runtime_error("the allreduce fit has no bandwidth term (beta = 0): widen --sizes");
-    for (const auto& [op, fits] : p.collectives)
-      for (const auto& [world, f] : fits)
-        if (!(f.alpha > 0) || !(f.beta > 0))
-          std::fprintf(stderr,
-                       "cedar network calibrate: warning: %s at P = %d: %s is 0 (the free fit "
-                       "was negative): the times hardly grow with size; widen --sizes or "
-                       "calibrate on an idle machine\n",
-                       op.c_str(), world, f.beta > 0 ? "alpha" : "beta");
-    write_network_profiles(args.out, {p});
-    load_network_profiles(args.out);  // what was written reads back
-    std::printf("network profile '%s' (%s) written to %s\n\n", p.name.c_str(),
-                p.provenance().c_str(), args.out.c_str());
-    print_timings(timings);
-    print_fits(p);
-  }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return status;
@@ -166,6 +123,10 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
         std::string("--idle-ms"), number_text(args.idle_ms), std::string("--min-calls"),
         std::to_string(args.min_calls)})
     argv.push_back(a);
+  if (!args.timings_out.empty()) {
+    argv.push_back("--timings");
+    argv.push_back(std::filesystem::absolute(args.timings_out).string());
+  }
   if (!args.ops.empty()) {
     std::string ops;
     for (const std::string& op : args.ops) ops += (ops.empty() ? "" : ",") + op;
@@ -196,14 +157,8 @@ int command_network_show(const std::string& path) {
 
 int command_network_calibrate(const NetworkCalibrateArgs& args) {
   if (args.name.empty()) throw std::invalid_argument("--name: give the profile a name");
-  if (args.sizes.size() < 2)
-    throw std::invalid_argument("--sizes: give two or more sizes (alpha and beta need both)");
-  if (args.idle_ms > 0 && args.min_calls > 1)
-    throw std::invalid_argument(
-        "--min-calls: --idle-ms times each call alone; give one of the two");
-  if (!args.ops.empty() &&
-      std::find(args.ops.begin(), args.ops.end(), "allreduce") == args.ops.end())
-    throw std::invalid_argument("--ops: include allreduce (its fit is the profile's default)");
+  // Refused here, before any rank starts, with the words the ranks would use.
+  check_calibration_options(calibration_options(args));
   if (args.cluster == "virtual") return calibrate_on_cluster(args);
   if (!args.cluster.empty() && args.cluster != "none")
     throw std::invalid_argument("--cluster: 'virtual' or 'none', not '" + args.cluster + "'");
@@ -213,7 +168,7 @@ int command_network_calibrate(const NetworkCalibrateArgs& args) {
 
 void add_network_commands(CLI::App& app, Subcommands& out) {
   auto calibrate_args = std::make_shared<NetworkCalibrateArgs>();
-  auto* network = app.add_subcommand("network", "network profiles: calibrate, show, validate");
+  auto* network = app.add_subcommand("network", "network profiles: calibrate, show, fit, validate");
   network->require_subcommand(1);
   auto* calibrate = network->add_subcommand(
       "calibrate",
@@ -259,6 +214,8 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
                    "sendrecv (allreduce required; default: all)")
       ->delimiter(',')
       ->check(CLI::IsMember(calibration_ops()));
+  calibrate->add_option("--timings", calibrate_args->timings_out,
+                        "also write the measured medians to this file, for `cedar network fit`");
   calibrate->add_option("--measured-on", calibrate_args->measured_on,
                         "where it is measured, free text (default: the ranks' hosts and the "
                         "date; on the virtual cluster its links)");
@@ -280,6 +237,7 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
   out.push_back(
       {calibrate, [calibrate_args] { return command_network_calibrate(*calibrate_args); }});
   out.push_back({network_show, [show_file] { return command_network_show(*show_file); }});
+  add_network_fit_command(*network, out);
   add_network_validate_command(*network, out);
 }
 
