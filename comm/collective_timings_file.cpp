@@ -37,10 +37,9 @@ void write_collective_timings(const std::string& path, const CollectiveTimingsFi
     << file.measured_on << YAML::Key << "timings" << YAML::Value << YAML::BeginSeq;
   for (const CollectiveTiming& t : file.timings)
     e << YAML::Flow << YAML::BeginMap << YAML::Key << "op" << YAML::Value << t.op << YAML::Key
-      << "P" << YAML::Value << t.world << YAML::Key << "bytes" << YAML::Value
-      << YAML::Precision(15) << t.bytes << YAML::Key << "calls" << YAML::Value << t.calls
-      << YAML::Key << "seconds" << YAML::Value << YAML::Precision(15) << t.seconds
-      << YAML::EndMap;
+      << "P" << YAML::Value << t.world << YAML::Key << "bytes" << YAML::Value << YAML::Precision(15)
+      << t.bytes << YAML::Key << "calls" << YAML::Value << t.calls << YAML::Key << "seconds"
+      << YAML::Value << YAML::Precision(15) << t.seconds << YAML::EndMap;
   e << YAML::EndSeq << YAML::EndMap;
   std::ofstream out(path);
   out << e.c_str() << "\n";
@@ -90,9 +89,9 @@ CollectiveTimingsFile load_collective_timings(const std::string& path) {
       throw ConfigError(where(src, "timings[].bytes", item["bytes"]) +
                         ": timings[].bytes: not a multiple of 4 (fp32 values)");
     if (!seen.emplace(t.op, t.P, t.bytes).second)
-      throw ConfigError(where(src, "timings[]", item) + ": timings[]: " + t.op + " at P = " +
-                        std::to_string(t.P) + " of " + std::to_string(int64_t(t.bytes)) +
-                        " bytes is given twice");
+      throw ConfigError(where(src, "timings[]", item) + ": timings[]: " + t.op +
+                        " at P = " + std::to_string(t.P) + " of " +
+                        std::to_string(int64_t(t.bytes)) + " bytes is given twice");
     out.timings.push_back({t.op, t.P, t.bytes, t.seconds, t.calls});
   }
   return out;

@@ -41,9 +41,8 @@ int command_network_fit(const NetworkFitArgs& a) {
   std::string where = a.measured_on.empty() ? file.measured_on : a.measured_on;
   // A profile fitted on part of the sweep says which part.
   if (kept.size() < file.timings.size())
-    where += (where.empty() ? "" : "; ") + std::string("fitted on ") +
-             size_text(a.min_bytes) + " to " +
-             (a.max_bytes > 0 ? size_text(a.max_bytes) : std::string("the largest size"));
+    where += (where.empty() ? "" : "; ") + std::string("fitted on ") + size_text(a.min_bytes) +
+             " to " + (a.max_bytes > 0 ? size_text(a.max_bytes) : std::string("the largest size"));
   if (kept.empty())
     throw std::invalid_argument(a.timings + ": no timing lies within --min-bytes " +
                                 std::to_string(a.min_bytes) + " and --max-bytes " +

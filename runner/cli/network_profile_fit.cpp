@@ -62,8 +62,8 @@ void fit_and_write_profile(const std::vector<CollectiveTiming>& timings, const s
                      command, op.c_str(), world, f.beta > 0 ? "alpha" : "beta");
   write_network_profiles(out, {p});
   load_network_profiles(out);  // what was written reads back
-  std::printf("network profile '%s' (%s) written to %s\n\n", p.name.c_str(),
-              p.provenance().c_str(), out.c_str());
+  std::printf("network profile '%s' (%s) written to %s\n\n", p.name.c_str(), p.provenance().c_str(),
+              out.c_str());
   print_timings(timings);
   print_fits(p);
 }

@@ -115,14 +115,14 @@ TEST(CollectiveTimingsFile, BadEntriesNameFileLineAndKey) {
   const std::string ok = "  - {op: allreduce, P: 2, bytes: 4096, calls: 1, seconds: 0.001}\n";
   expect_error(head + "  - {op: alltoall, P: 2, bytes: 4096, seconds: 0.001}\n", ":3:", "op");
   expect_error(head + "  - {op: allreduce, P: 1, bytes: 4096, seconds: 0.001}\n", ":3:", "P");
-  expect_error(head + "  - {op: allreduce, P: 2, bytes: 4094, seconds: 0.001}\n", ":3:",
-               "multiple of 4");
+  expect_error(head + "  - {op: allreduce, P: 2, bytes: 4094, seconds: 0.001}\n",
+               ":3:", "multiple of 4");
   expect_error(head + "  - {op: allreduce, P: 2, bytes: 4096, seconds: 0}\n", ":3:", "seconds");
   expect_error(head + "  - {op: allreduce, P: 2, bytes: 4096}\n", ":3:", "'seconds'");
-  expect_error(head + ok + "  - {op: allreduce, P: 2, bytes: 4096, seconds: 0.002}\n", ":4:",
-               "given twice");
-  expect_error(head + "  - {op: allreduce, P: 2, bytes: 4096, seconds: 0.001, gamma: 1}\n", ":3:",
-               "gamma");
+  expect_error(head + ok + "  - {op: allreduce, P: 2, bytes: 4096, seconds: 0.002}\n",
+               ":4:", "given twice");
+  expect_error(head + "  - {op: allreduce, P: 2, bytes: 4096, seconds: 0.001, gamma: 1}\n",
+               ":3:", "gamma");
   expect_error("measured_on: here\n", "", "timings: expected a list");
   expect_error("measured_on: here\nwhen: today\ntimings:\n" + ok, ":2:", "when: unknown key");
   expect_error(head + "  - {op: [\n", ":", "");
