@@ -5,7 +5,8 @@
 #   1. `cedar network calibrate --ops allreduce` over 64 KiB .. 32 MiB twice: with every timed loop
 #      at least 3 calls back to back (--min-calls 3: as a step's bucket exchanges follow each
 #      other; dense VGG-16 sends buckets of 25, 25 and 6.2 MiB) and, as the control, with
-#      calibrate's default loops (about 20 ms: one call per loop from 8 MiB on at these rates),
+#      calibrate's default loops (about 20 ms: one call per loop from 1 MiB on at 100 and 300
+#      Mbit/s, from 4 MiB on at 1 Gbit/s),
 #      the medians of each kept (--timings);
 #   2. REPS runs of dense SGD of experiments/network_validation.yaml (VGG-16, 12 steps, seeds
 #      1..REPS) on the same links, into one database;
@@ -13,8 +14,8 @@
 # (`cedar network fit`: up to 4 MiB, up to 16 MiB, from 8 MiB on) and the control's from 8 MiB on,
 # and sets each profile against the runs (`cedar network validate`), one table per fit:
 # OUT/RATE-validate-<fit>.md, where <fit> is all (every size, back to back), small, upto16,
-# large, or single-large (the control). Needs root, an otherwise idle machine, build/cedar;
-# refused while a virtual cluster is up. About 22 minutes at 100mbit, 8 at 300mbit and 4 at 1gbit
+# large, single-large or single-all (the control's). Needs root, an otherwise idle machine and
+# build/cedar; refused while a virtual cluster is up. About 22 minutes at 100mbit, 8 at 300mbit and 4 at 1gbit
 # with REPS 3 on the 2-core machine.
 # Usage: bench/calibration_regime.sh [OUT_DIR] [RATE] [REPS]  (defaults: results/calibration_regime
 #        100mbit 3; CEDAR_BURST sets the tbf burst, default 256kb)
@@ -74,7 +75,7 @@ fit small "" --max-bytes 4MiB
 fit upto16 "" --max-bytes 16MiB
 fit large "" --min-bytes 8MiB
 fit single-large -single --min-bytes 8MiB
-for f in all small upto16 large single-large; do
+for f in all small upto16 large single-large single-all; do
   $CEDAR network validate "$OUT/$RATE.db" --profiles "$OUT/$RATE-2x1-$f.yaml" \
     "$OUT/$RATE-2x2-$f.yaml" --suite network_validation --warmup 2 > "$OUT/$RATE-validate-$f.md"
   echo "calibration_regime: $f: $(grep -m1 -E "^(Over the|No run)" "$OUT/$RATE-validate-$f.md" || true)"
