@@ -29,13 +29,8 @@ CEDAR=build/cedar
 SUITE=experiments/network_validation.yaml
 SIZES=64KiB,1MiB,4MiB,8MiB,16MiB,25MiB,32MiB
 [[ -x $CEDAR ]] || { echo "calibration_regime: no $CEDAR: run scripts/build.sh first" >&2; exit 4; }
-[[ $(id -u) == 0 ]] || { echo "calibration_regime: needs root (the virtual cluster)" >&2; exit 4; }
-if $CEDAR cluster status > /dev/null 2>&1; then
-  echo "calibration_regime: a virtual cluster is up: \`$CEDAR cluster down\` first" >&2
-  exit 4
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-trap '$CEDAR cluster down > /dev/null 2>&1 || true' EXIT
+source scripts/lib/virtual_cluster.sh
+take_virtual_cluster calibration_regime
 mkdir -p "$OUT"
 # The suite's index of dense SGD at each P (in --dry-run's order).
 dense_index() {

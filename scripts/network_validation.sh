@@ -112,13 +112,8 @@ done
 echo "  in all, with the links benchmark: $(minutes "$grand")"
 ((ESTIMATE_ONLY)) && exit 0
 
-[[ $(id -u) == 0 ]] || { echo "network_validation: needs root (the virtual cluster's namespaces and tbf)" >&2; exit 4; }
-if $CEDAR cluster status > /dev/null 2>&1; then
-  echo "network_validation: a virtual cluster is up: \`$CEDAR cluster down\` first" >&2
-  exit 4
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-trap '$CEDAR cluster down > /dev/null 2>&1 || true' EXIT
+source scripts/lib/virtual_cluster.sh
+take_virtual_cluster network_validation
 mkdir -p "$OUT"
 
 phase() { echo "network_validation: $1 ($(minutes "$SECONDS") so far)"; }

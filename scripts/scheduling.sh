@@ -16,13 +16,8 @@ DB="${1:-results/scheduling.db}"
 BURST="${CEDAR_BURST:-256kb}"
 RATES=(300mbit 1gbit)
 [[ -x $CEDAR ]] || { echo "scheduling: no $CEDAR: run scripts/build.sh first" >&2; exit 4; }
-[[ $(id -u) == 0 ]] || { echo "scheduling: needs root (the virtual cluster's namespaces and tbf)" >&2; exit 4; }
-if $CEDAR cluster status > /dev/null 2>&1; then
-  echo "scheduling: a virtual cluster is up: \`$CEDAR cluster down\` first" >&2
-  exit 4
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-trap '$CEDAR cluster down > /dev/null 2>&1 || true' EXIT
+source scripts/lib/virtual_cluster.sh
+take_virtual_cluster scheduling
 mkdir -p "$(dirname "$DB")"
 LOG="${DB%.db}-runs.log"
 failed=()
