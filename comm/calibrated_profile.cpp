@@ -1,5 +1,7 @@
 #include "comm/calibrated_profile.h"
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -9,16 +11,65 @@
 
 namespace cedar {
 
+namespace {
+
+std::string size_text(double bytes) {
+  const auto b = static_cast<int64_t>(bytes);
+  if (b >= (1 << 20) && b % (1 << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b >= (1 << 10) && b % (1 << 10) == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+// The bands of one (op, P): a fit per band of `samples` (their sizes in `bytes`, in step).
+std::vector<SizeBand> fit_bands(const std::vector<TimedSample>& samples,
+                                const std::vector<double>& bytes, const std::vector<double>& edges,
+                                const std::string& what) {
+  std::vector<SizeBand> bands;
+  for (size_t b = 0; b <= edges.size(); ++b) {
+    const double from = b == 0 ? 0 : edges[b - 1];
+    const double below = b < edges.size() ? edges[b] : std::numeric_limits<double>::infinity();
+    std::vector<TimedSample> in;
+    std::set<double> sizes;
+    for (size_t i = 0; i < samples.size(); ++i)
+      if (bytes[i] >= from && bytes[i] < below) {
+        in.push_back(samples[i]);
+        sizes.insert(bytes[i]);
+      }
+    if (sizes.empty()) continue;  // the band below reaches over it
+    if (sizes.size() < 2)
+      throw std::invalid_argument(
+          "calibration: " + what + ": the band " +
+          (b == 0 ? "below " + size_text(below)
+                  : "from " + size_text(from) +
+                        (b < edges.size() ? " below " + size_text(below) : std::string(" on"))) +
+          " has " + std::to_string(sizes.size()) + (sizes.size() == 1 ? " size" : " sizes") +
+          ": alpha and beta need two or more (move the edges or time more sizes)");
+    const AlphaBetaFit f = fit_alpha_beta(in);
+    bands.push_back({bands.empty() ? 0 : from, {f.alpha, f.beta}});
+  }
+  return bands;
+}
+
+}  // namespace
+
 NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
-                                   const std::string& name, const std::string& measured_on) {
+                                   const std::string& name, const std::string& measured_on,
+                                   const std::vector<double>& band_edges) {
   if (timings.empty()) throw std::invalid_argument("calibration: no timings to fit");
+  for (size_t i = 0; i < band_edges.size(); ++i)
+    if (!(band_edges[i] > 0) || (i > 0 && !(band_edges[i] > band_edges[i - 1])))
+      throw std::invalid_argument("calibration: band edges must be above 0 and increase, not " +
+                                  size_text(band_edges[i]) +
+                                  (i > 0 ? " after " + size_text(band_edges[i - 1]) : ""));
   std::map<std::pair<std::string, int>, std::vector<TimedSample>> groups;
   std::map<std::pair<std::string, int>, std::set<double>> sizes;
+  std::map<std::pair<std::string, int>, std::vector<double>> sample_bytes;
   for (const auto& t : timings) {
     TimedSample s = collective_terms(t.op, t.world, t.bytes);
     s.seconds = t.seconds;
     groups[{t.op, t.world}].push_back(s);
     sizes[{t.op, t.world}].insert(t.bytes);
+    sample_bytes[{t.op, t.world}].push_back(t.bytes);
   }
   NetworkProfile profile{name, 0, 0};
   profile.measured_on = measured_on;
@@ -29,6 +80,10 @@ NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
                                   " has one size only: alpha and beta need two or more");
     const AlphaBetaFit f = fit_alpha_beta(samples);
     profile.collectives[key.first][key.second] = {f.alpha, f.beta};
+    if (!band_edges.empty())
+      profile.size_bands[key.first][key.second] =
+          fit_bands(samples, sample_bytes[key], band_edges,
+                    key.first + " at P = " + std::to_string(key.second));
   }
   const auto it = profile.collectives.count("allreduce") ? profile.collectives.find("allreduce")
                                                          : profile.collectives.begin();

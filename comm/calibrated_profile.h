@@ -21,9 +21,14 @@ struct CollectiveTiming {
 
 // The profile `name`: one fit per (op, P) of `timings` (at least two sizes each), and as its
 // default alpha and beta the allreduce fit at the largest P (the first op's when there is no
-// allreduce). Throws std::invalid_argument when `timings` is empty, an (op, P) has fewer than two
-// sizes, or an op has no α–β form.
+// allreduce). With `band_edges` (bytes, increasing, each > 0), each (op, P) also gets size bands
+// (network_model.h): a fit on the sizes below the first edge, one on those from each edge to the
+// next, one from the last edge on; a band holding none of an (op, P)'s sizes is left out of its
+// bands (the band below it reaches over it; the lowest band fitted starts at 0). Throws
+// std::invalid_argument when `timings` is empty, an (op, P) or one of its bands has fewer than two
+// sizes, the edges do not increase, or an op has no α–β form.
 NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
-                                   const std::string& name, const std::string& measured_on);
+                                   const std::string& name, const std::string& measured_on,
+                                   const std::vector<double>& band_edges = {});
 
 }  // namespace cedar

@@ -8,13 +8,41 @@
 
 namespace cedar {
 
-AlphaBeta NetworkProfile::fit_for(const std::string& op, int world) const {
-  auto it = collectives.find(op == "send" ? "sendrecv" : op);
-  if (it == collectives.end() || it->second.empty()) return {alpha, beta};
+namespace {
+
+const std::string& fitted_op(const std::string& op) {
+  static const std::string sendrecv = "sendrecv";
+  return op == "send" ? sendrecv : op;
+}
+
+// The entry of `fits` at the P nearest `world` (the larger of two equally near); null when none.
+const std::pair<const int, AlphaBeta>* nearest(const std::map<int, AlphaBeta>& fits, int world) {
   const std::pair<const int, AlphaBeta>* best = nullptr;
-  for (const auto& entry : it->second)
+  for (const auto& entry : fits)
     if (!best || std::abs(entry.first - world) <= std::abs(best->first - world)) best = &entry;
-  return best->second;
+  return best;
+}
+
+}  // namespace
+
+AlphaBeta NetworkProfile::fit_for(const std::string& op, int world) const {
+  auto it = collectives.find(fitted_op(op));
+  if (it == collectives.end() || it->second.empty()) return {alpha, beta};
+  return nearest(it->second, world)->second;
+}
+
+AlphaBeta NetworkProfile::fit_for(const std::string& op, int world, double message_bytes) const {
+  auto it = collectives.find(fitted_op(op));
+  if (it == collectives.end() || it->second.empty()) return {alpha, beta};
+  const auto* fit = nearest(it->second, world);
+  auto bands = size_bands.find(fitted_op(op));
+  if (bands == size_bands.end()) return fit->second;
+  auto at = bands->second.find(fit->first);
+  if (at == bands->second.end() || at->second.empty()) return fit->second;
+  const SizeBand* holding = &at->second.front();
+  for (const SizeBand& band : at->second)
+    if (band.from_bytes <= message_bytes) holding = &band;
+  return holding->fit;
 }
 
 std::string NetworkProfile::provenance() const {

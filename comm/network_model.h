@@ -14,6 +14,10 @@
 // nearest P measured (the larger of two equally near), and the profile's own alpha and beta for
 // an op without fits (barrier, or one the file leaves out). Nearest, not interpolated: α and β
 // are per step and per byte already, so the model's own form carries a fit to other P.
+// A fit may also hold size bands (`cedar network fit --bands`): α and β fitted on the sizes from
+// one edge to the next, for a link whose rate changes with the message size (Open MPI's large
+// allreduces over TCP run slower than its small ones). cost() with a message size uses the band
+// that holds it; without one, the fit over every size.
 //
 // Allreduce schemes (network.allreduce; comm/allreduce_algorithms.h runs them over point-to-point
 // messages). Costs on the critical path of P ranks, each with one full-duplex link (a rank sends
@@ -40,6 +44,13 @@ struct AlphaBeta {
   double alpha = 0, beta = 0;
 };
 
+// α and β for messages of from_bytes bytes up to the next band's from_bytes (the first band's is
+// 0; the last one's reaches every larger size).
+struct SizeBand {
+  double from_bytes = 0;
+  AlphaBeta fit;
+};
+
 struct NetworkProfile {
   std::string name;
   double alpha = 0;  // seconds per message (latency)
@@ -48,13 +59,23 @@ struct NetworkProfile {
   std::string measured_on = {};
   // Fits per collective (allreduce, allgather, allgatherv, broadcast, sendrecv) and P.
   std::map<std::string, std::map<int, AlphaBeta>> collectives = {};
+  // Size bands of some of those fits, per op and P, in increasing from_bytes (the first at 0).
+  std::map<std::string, std::map<int, std::vector<SizeBand>>> size_bands = {};
   double seconds(int64_t latency_steps, int64_t bus_bytes) const {
     return alpha * double(latency_steps) + beta * double(bus_bytes);
   }
   // The α and β for `op` on `world` ranks (send is costed as sendrecv).
   AlphaBeta fit_for(const std::string& op, int world) const;
+  // The same fit's band that holds messages of `message_bytes` (S, or s per rank for allgather[v]
+  // as calibrate times them) where the fit has bands; fit_for(op, world) otherwise.
+  AlphaBeta fit_for(const std::string& op, int world, double message_bytes) const;
   double cost(const std::string& op, int world, double latency_steps, double bus_bytes) const {
     const AlphaBeta f = fit_for(op, world);
+    return f.alpha * latency_steps + f.beta * bus_bytes;
+  }
+  double cost(const std::string& op, int world, double latency_steps, double bus_bytes,
+              double message_bytes) const {
+    const AlphaBeta f = fit_for(op, world, message_bytes);
     return f.alpha * latency_steps + f.beta * bus_bytes;
   }
   bool calibrated() const { return !measured_on.empty() || !collectives.empty(); }

@@ -38,6 +38,45 @@ struct FitParams {
   }
 };
 
+struct BandParams {
+  double from_bytes = 0, alpha = 0, beta = 0;
+  template <class V>
+  void visit(V& v) {
+    v("from_bytes", from_bytes, "the smallest message of the band, bytes", at_least(0));
+    v("alpha", alpha, "seconds per latency step", at_least(0));
+    v("beta", beta, "seconds per bus byte", at_least(0));
+  }
+};
+
+// One fit's `bands:` list: [{from_bytes, alpha, beta}, ...], the first from 0, increasing.
+std::vector<SizeBand> load_bands(const YAML::Node& node, const Source& src,
+                                 const std::string& path) {
+  if (!node.IsSequence() || node.size() == 0)
+    throw ConfigError(where(src, path, node) + ": " + path +
+                      ": expected a list of {from_bytes, alpha, beta}, not " +
+                      (node.IsSequence() ? std::string("an empty list") : node_kind(node)));
+  std::vector<SizeBand> out;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    if (!item.IsMap() || !item["from_bytes"] || !item["alpha"] || !item["beta"])
+      throw ConfigError(where(src, item_path, item) + ": " + item_path +
+                        ": 'from_bytes', 'alpha' and 'beta' are required");
+    BandParams b;
+    load_params(b, item, src, item_path);
+    if (out.empty() && b.from_bytes != 0)
+      throw ConfigError(where(src, item_path + ".from_bytes", item["from_bytes"]) + ": " +
+                        item_path + ".from_bytes: the first band starts at 0, not " +
+                        item["from_bytes"].Scalar());
+    if (!out.empty() && !(b.from_bytes > out.back().from_bytes))
+      throw ConfigError(where(src, item_path + ".from_bytes", item["from_bytes"]) + ": " +
+                        item_path + ".from_bytes: " + item["from_bytes"].Scalar() +
+                        " is not above the band before it");
+    out.push_back({b.from_bytes, {b.alpha, b.beta}});
+  }
+  return out;
+}
+
 // The `collectives:` mapping of one entry: op -> {P: {alpha, beta}}.
 void load_collectives(NetworkProfile& out, const YAML::Node& node, const Source& src,
                       const std::string& path) {
@@ -65,9 +104,11 @@ void load_collectives(NetworkProfile& out, const YAML::Node& node, const Source&
         throw ConfigError(where(src, p_path, p.second) + ": " + p_path +
                           ": 'alpha' and 'beta' are required");
       FitParams f;
-      load_params(f, p.second, src, p_path);
+      load_params(f, p.second, src, p_path, {"bands"});
       if (!out.collectives[op.key].emplace(world, AlphaBeta{f.alpha, f.beta}).second)
         throw ConfigError(where(src, p_path, key) + ": " + p_path + ": P given twice");
+      if (p.second["bands"])
+        out.size_bands[op.key][world] = load_bands(p.second["bands"], src, p_path + ".bands");
     }
   }
 }
@@ -169,9 +210,22 @@ void write_network_profiles(const std::string& path, const std::vector<NetworkPr
     out << "    collectives:\n";
     for (const auto& [op, fits] : p.collectives) {
       out << "      " << op << ":\n";
-      for (const auto& [world, f] : fits)
+      for (const auto& [world, f] : fits) {
         out << "        " << world << ": {alpha: " << number(f.alpha)
-            << ", beta: " << number(f.beta) << "}\n";
+            << ", beta: " << number(f.beta);
+        const auto bands = p.size_bands.find(op);
+        if (bands != p.size_bands.end() && bands->second.count(world)) {
+          out << ", bands: [";
+          const char* separator = "";
+          for (const SizeBand& b : bands->second.at(world)) {
+            out << separator << "{from_bytes: " << number(b.from_bytes)
+                << ", alpha: " << number(b.fit.alpha) << ", beta: " << number(b.fit.beta) << "}";
+            separator = ", ";
+          }
+          out << "]";
+        }
+        out << "}\n";
+      }
     }
   }
   out.close();

@@ -10,9 +10,14 @@
 //       collectives:           # per op, per rank count P: the fit there
 //         allreduce: {2: {alpha: 4.1e-5, beta: 8.3e-9}, 4: {alpha: 4.4e-5, beta: 8.6e-9}}
 //         sendrecv: {2: {alpha: 3.0e-5, beta: 8.1e-9}}
+//         allgather:           # a fit with size bands (`cedar network fit --bands 1MiB`):
+//           4: {alpha: 5.0e-5, beta: 9.0e-9, bands: [{from_bytes: 0, alpha: 4.0e-5, beta: 8.5e-9},
+//                                                    {from_bytes: 1048576, alpha: 0,
+//                                                    beta: 1.1e-8}]}
 // Each entry gives alpha and exactly one of beta or bandwidth_gbps (10^9 bits per second).
 // collectives' ops are allreduce, allgather, allgatherv, broadcast and sendrecv; P ≥ 2; each fit
-// gives alpha ≥ 0 and beta ≥ 0. A file without measured_on and collectives reads as before.
+// gives alpha ≥ 0 and beta ≥ 0; bands start at 0 and increase (network_model.h says which band a
+// message takes). A file without measured_on and collectives reads as before.
 // No LibTorch here.
 #include <string>
 #include <vector>

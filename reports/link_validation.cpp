@@ -73,14 +73,15 @@ std::string profiles_listing(const LinkValidation& v) {
   return s;
 }
 
-// Each collective's fit at `ranks`, weighted by its share of the α terms and of the bus bytes of
+// Each collective's fit at `ranks` (its size band for the mix's mean message, where the fit has
+// bands), weighted by its share of the α terms and of the bus bytes of
 // the mix (the top of link_validation.h).
 AlphaBeta weighted_fit(const std::vector<CollectiveMix>& mixes, int ranks, AllreduceScheme scheme,
                        const NetworkProfile& p) {
   double latency = 0, bytes = 0, alpha_terms = 0, beta_terms = 0;
   for (const auto& mix : mixes) {
     const CollectiveCost c = collective_cost(mix, ranks, scheme);
-    const AlphaBeta f = p.fit_for(mix.op, ranks);
+    const AlphaBeta f = p.fit_for(mix.op, ranks, mean_message_bytes(mix));
     latency += c.latency_steps;
     bytes += c.bus_bytes;
     alpha_terms += f.alpha * c.latency_steps;
@@ -332,6 +333,7 @@ LinkValidation validate_links(const std::vector<std::string>& databases,
   v.headline_runs = static_cast<int>(errors.size());
   v.headline_median_error = median_of(errors);
   v.headline_median_abs_error = median_of(absolute);
+  v.headline_interval = median_interval(absolute);
   v.crossovers = link_crossovers(v, suite);
   return v;
 }

@@ -15,8 +15,9 @@
 //   measured:  comm_seconds (inside the communicator, rank 0) and compute_seconds;
 //   modeled:   each step's own α terms and bus bytes (steps, rank 0) costed with the profile.
 // A calibrated profile has α and β per collective and P: a step's terms are costed with the
-// run's collectives' fits at P weighted by each collective's share of the run's α terms and of
-// its bus bytes (comm_totals, re-costed at P as reports/projection.h does), which is each
+// run's collectives' fits at P (where a fit has size bands, the band of the collective's mean
+// message per call) weighted by each collective's share of the run's α terms and of its bus
+// bytes (comm_totals, re-costed at P as reports/projection.h does), which is each
 // collective's own fit wherever the run's mix is the same at every step. The levels of a
 // hierarchical exchange are costed on their own: "intra" (ranks of one host, shared memory) on
 // the run's recorded intra profile (nominal), the levels between hosts on the profile calibrated
@@ -28,10 +29,14 @@
 //
 // Relative error = (modeled − measured) / measured; communication's share of the step =
 // comm / (comm + compute), both medians. The headline: the median |relative error| at P = 4 over
-// the runs whose communication is at least half the step, against a target (15%).
+// the runs whose communication is at least half the step, against a target (15%), with a 95%
+// distribution-free interval for that median (reports/median_interval.h: the runs taken as
+// independent draws of one distribution of errors): the target is met when the interval lies
+// within it, missed when it lies above it, undecided when it holds the target.
 //
 // When does a method beat dense SGD? Measured: for each run name and P, the mean step
-// (comm + compute) against dense SGD's at the same P at each measured rate; the bandwidth where
+// (comm + compute; over the runs repeated at a rate, the mean of their means) against dense SGD's
+// at the same P at each measured rate; the bandwidth where
 // the difference changes sign is interpolated linearly in 1/rate between the two measured rates
 // around it (the α–β model's step time is linear in 1/rate). Predicted: reports/crossover.h on the
 // runs of one rate alone (α: the profile's allreduce α at P), with compute per step the mean
@@ -45,6 +50,7 @@
 
 #include "comm/network_model.h"
 #include "reports/link_validation_arguments.h"
+#include "reports/median_interval.h"
 
 namespace cedar {
 
@@ -122,6 +128,8 @@ struct LinkValidation {
   // The headline: runs at P = 4 compared with communication at least half the step.
   int headline_runs = 0;
   double headline_median_abs_error = 0, headline_median_error = 0;
+  // A 95% interval for the median |error| (reports/median_interval.h); none below 6 runs.
+  std::optional<MedianInterval> headline_interval;
 };
 
 // Throws std::runtime_error naming the database or profile file at fault: a database without

@@ -22,8 +22,23 @@ const LinkValidationRow* dense_row(const LinkValidation& v, int world, const std
   return found;
 }
 
-// Measured: the step times of the run and of dense SGD at each rate both were measured at; where
-// the difference changes sign, interpolated linearly in 1/rate.
+// The mean over the repeated runs of `name` at P = `world` and `rate` of their mean step (0: none).
+double mean_step_of(const LinkValidation& v, const std::string& name, int world,
+                    const std::string& rate) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : v.rows)
+    if (r.name == name && r.world_size == world && r.links.rate == rate &&
+        r.mean_step_seconds > 0) {
+      sum += r.mean_step_seconds;
+      ++n;
+    }
+  return n > 0 ? sum / n : 0;
+}
+
+// Measured: the step times of the run and of dense SGD at each rate both were measured at (each
+// the mean over the runs repeated there); where the difference changes sign, interpolated
+// linearly in 1/rate.
 LinkCrossover::Verdict measured_verdict(const LinkValidation& v, const LinkValidationRow& first) {
   struct Point {
     double bits, difference;
@@ -32,13 +47,11 @@ LinkCrossover::Verdict measured_verdict(const LinkValidation& v, const LinkValid
   std::vector<Point> points;
   for (const auto& rate : v.rates) {
     const LinkValidationRow* dense = dense_row(v, first.world_size, rate);
-    const LinkValidationRow* run = nullptr;
-    for (const auto& r : v.rows)
-      if (r.name == first.name && r.world_size == first.world_size && r.links.rate == rate)
-        run = &r;
-    if (!dense || !run || dense->mean_step_seconds <= 0 || run->mean_step_seconds <= 0) continue;
-    points.push_back(
-        {run->links.bits_per_second, run->mean_step_seconds - dense->mean_step_seconds, rate});
+    if (!dense) continue;
+    const double dense_step = mean_step_of(v, dense->name, first.world_size, rate);
+    const double run_step = mean_step_of(v, first.name, first.world_size, rate);
+    if (dense_step <= 0 || run_step <= 0) continue;
+    points.push_back({dense->links.bits_per_second, run_step - dense_step, rate});
   }
   LinkCrossover::Verdict out;
   if (points.empty()) return out;

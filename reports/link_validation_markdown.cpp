@@ -113,6 +113,17 @@ void render_crossovers(const LinkValidation& v, std::ostringstream& s) {
   }
 }
 
+// "1st", "2nd", "3rd", "4th", ...
+std::string ordinal(int n) {
+  const int tens = n % 100, ones = n % 10;
+  const char* suffix = tens >= 11 && tens <= 13 ? "th"
+                       : ones == 1              ? "st"
+                       : ones == 2              ? "nd"
+                       : ones == 3              ? "rd"
+                                                : "th";
+  return std::to_string(n) + suffix;
+}
+
 }  // namespace
 
 std::string render_link_validation_markdown(const LinkValidation& v) {
@@ -136,6 +147,19 @@ std::string render_link_validation_markdown(const LinkValidation& v) {
       << percent(v.headline_median_error)
       << "; modeled on each run's calibrated profile): " << (met ? "within" : "outside") << " the "
       << fmt("%.0f%%", 100 * v.target) << " target.\n\n";
+    if (const auto& i = v.headline_interval) {
+      const char* verdict = i->high <= v.target ? "met: the interval lies within the target"
+                            : i->low > v.target ? "missed: the interval lies above the target"
+                                                : "undecided: the interval holds the target";
+      s << "A 95% distribution-free interval for that median (the " << ordinal(i->rank)
+        << " smallest and largest of the " << v.headline_runs
+        << " errors, taken as independent draws of one distribution; coverage "
+        << fmt("%.1f%%", 100 * i->coverage) << "): " << fmt("%.1f%%", 100 * i->low) << " to "
+        << fmt("%.1f%%", 100 * i->high) << ". The target is " << verdict << ".\n\n";
+    } else {
+      s << "With fewer than 6 such runs no 95% distribution-free interval for the median exists: "
+           "the target is neither met nor missed by this measurement.\n\n";
+    }
   }
   s << "### When does a method beat dense SGD?\n\n"
        "Measured on shaped links: the mean step time (comm + compute, every step after warm-up) "

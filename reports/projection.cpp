@@ -48,6 +48,11 @@ CollectiveCost collective_cost(const CollectiveMix& mix, int workers, AllreduceS
   return c;
 }
 
+double mean_message_bytes(const CollectiveMix& mix) {
+  if (!(mix.calls > 0)) return 0;
+  return (mix.op == "broadcast" ? mix.bus_bytes : mix.payload_bytes) / mix.calls;
+}
+
 int level_ranks_at(const RunMeasurement& m, const LevelMix& level, int workers) {
   if (level.name == "intra") return std::max(1, std::min(level.ranks, workers));
   const double scaled = double(level.ranks) * workers / double(std::max<int64_t>(1, m.world_size));
@@ -132,7 +137,8 @@ double mix_seconds(const NetworkProfile& profile, const std::vector<CollectiveMi
     const CollectiveCost c = collective_cost(mix, ranks, allreduce);
     sum.latency_steps += c.latency_steps;
     sum.bus_bytes += c.bus_bytes;
-    seconds += profile.cost(mix.op, ranks, c.latency_steps * steps, c.bus_bytes * steps);
+    seconds += profile.cost(mix.op, ranks, c.latency_steps * steps, c.bus_bytes * steps,
+                            mean_message_bytes(mix));
   }
   if (profile.collectives.empty())
     return profile.alpha * sum.latency_steps * steps + profile.beta * sum.bus_bytes * steps;

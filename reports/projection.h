@@ -125,6 +125,9 @@ struct CollectiveCost {
 // its allreduces ran (two_level: as ring; its levels are costed with allreduce_scheme_for_level).
 CollectiveCost collective_cost(const CollectiveMix& mix, int workers,
                                AllreduceScheme allreduce = AllreduceScheme::library);
+// A call's mean message as `cedar network calibrate` sizes it (S; s per rank for allgather[v];
+// the root's bytes for broadcast): what picks a size band of a calibrated fit (network_model.h).
+double mean_message_bytes(const CollectiveMix& mix);
 // Every collective of a step: the run's own and each level's (levels_at sizes).
 CollectiveCost step_cost(const RunMeasurement& m, int workers);
 // A level's cost per step on `workers` ranks of the whole run, and its group size there.

@@ -15,21 +15,32 @@
 #      docs/network_validation_findings.md when that file exists.
 # It prints its estimate of the time first and each phase's time as it ends.
 #
-# Usage: scripts/network_validation.sh [--smoke] [--estimate] [OUT_DIR]
-#   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke)
+# Usage: scripts/network_validation.sh [--smoke | --repeated] [--estimate] [OUT_DIR]
+#   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke,
+#            --repeated: results/network_validation_repeated)
 #   --smoke: proves the pipeline in a few minutes: one rate, dense and top-k at P = 2 only, 3 steps
 #            (1 of warm-up), a short calibration, no links benchmark; the document goes to
 #            OUT_DIR/network_validation.md, not docs/.
+#   --repeated: the model's headline at P = 4 with an interval: 2 hosts x 2 ranks only; each
+#            method once (seed 1) and dense SGD, QSGD, EF-signSGD, local SGD and D-PSGD (those whose
+#            communication filled half the step or more in the first measurement) with seeds 2
+#            and 3 too; hierarchical left out (its level inside a host is never calibrated); the
+#            calibration with every timed loop 3 calls back to back (--min-calls 3), allreduce,
+#            broadcast and sendrecv up to 32 MiB, allgather[v] up to 4 MiB (their messages in
+#            training are smaller), fitted together by `cedar network fit` in size bands split at
+#            1 MiB and 8 MiB; no links benchmark; the document is
+#            docs/network_validation_repeated.md.
 #   --estimate: print the estimate of the time and stop (no root needed).
 #   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
 #   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
 # Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SMOKE=0 ESTIMATE_ONLY=0
+SMOKE=0 REPEATED=0 ESTIMATE_ONLY=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
+    --repeated) REPEATED=1 ;;
     --estimate) ESTIMATE_ONLY=1 ;;
     *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
   esac
@@ -39,6 +50,10 @@ CEDAR=build/cedar
 SUITE=experiments/network_validation.yaml
 BURST="${CEDAR_BURST:-256kb}"
 read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 300mbit 1gbit}"
+((SMOKE && REPEATED)) && { echo "network_validation: --smoke or --repeated, not both" >&2; exit 2; }
+REPEAT='^$' SEEDS=(1)              # the runs taken again, with these seeds
+CALIBRATE_MORE=() BANDS=''         # a second calibration, fitted with the first in size bands
+LINKS_BENCH=$((!SMOKE))
 if ((SMOKE)); then
   OUT="${1:-results/network_validation_smoke}"
   RATES=("${RATES[-1]}")
@@ -49,6 +64,21 @@ if ((SMOKE)); then
   SET_STEPS=(--set train.max_steps=3)
   CALIBRATE=(--sizes '65536,1048576' --reps 2 --warmup 1)
   DOCUMENT="$OUT/network_validation.md"
+elif ((REPEATED)); then
+  OUT="${1:-results/network_validation_repeated}"
+  LAYOUTS=("2 2 4")
+  ONLY='.'
+  SKIP_AT_2='.' SKIP_AT_4='^(ps-|hierarchical/)'
+  REPEAT='^(dense|qsgd|ef-signsgd|local-sgd|dpsgd)/' SEEDS=(1 2 3)
+  STEPS=12 WARMUP=2
+  SET_STEPS=()
+  CALIBRATE=(--ops 'allreduce,broadcast,sendrecv' --min-calls 3 --reps 3 --warmup 1
+    --sizes '4096,65536,262144,1048576,4194304,16777216,33554432')
+  CALIBRATE_MORE=(--ops 'allreduce,allgather,allgatherv' --min-calls 3 --reps 3 --warmup 1
+    --sizes '4096,65536,262144,1048576,4194304')
+  BANDS=1MiB,8MiB
+  LINKS_BENCH=0
+  DOCUMENT=docs/network_validation_repeated.md
 else
   OUT="${1:-results/network_validation}"
   LAYOUTS=("2 1 2" "2 2 4")
@@ -95,15 +125,16 @@ estimate() {  # rate -> seconds
       'BEGIN { print t + (smoke ? 20 : 20 + (p == 2 ? 100 : 200) * 1e8 / b) }')
     while read -r index name; do
       mb=${MB[$name]:-1}
-      total=$(awk -v t="$total" -v b="$bits" -v p="$P" -v s="$STEPS" -v mb="$mb" \
-        'BEGIN { print t + 15 + s * ((p == 2 ? 0.6 : 1.2) + mb * 8e6 / (0.58 * b)) }')
+      runs=$([[ $name =~ $REPEAT ]] && echo "${#SEEDS[@]}" || echo 1)
+      total=$(awk -v t="$total" -v b="$bits" -v p="$P" -v s="$STEPS" -v mb="$mb" -v n="$runs" \
+        'BEGIN { print t + n * (15 + s * ((p == 2 ? 0.6 : 1.2) + mb * 8e6 / (0.58 * b))) }')
     done < <(runs_at "$P")
   done
   echo "$total"
 }
 minutes() { awk -v s="$1" 'BEGIN { printf "%.0f min", s / 60 }'; }
 echo "network_validation: estimated time on a quiet 2-core machine:"
-grand=$((SMOKE ? 0 : 60 * ${#RATES[@]}))  # bench/cluster_links.sh: about a minute per rate
+grand=$((LINKS_BENCH ? 60 * ${#RATES[@]} : 0))  # bench/cluster_links.sh: about a minute per rate
 for rate in "${RATES[@]}"; do
   s=$(estimate "$rate")
   grand=$(awk -v a="$grand" -v b="$s" 'BEGIN { print a + b }')
@@ -117,7 +148,7 @@ take_virtual_cluster network_validation
 mkdir -p "$OUT"
 
 phase() { echo "network_validation: $1 ($(minutes "$SECONDS") so far)"; }
-if ((!SMOKE)); then
+if ((LINKS_BENCH)); then
   bench/cluster_links.sh "$OUT/links" "${RATES[@]}" | tee "$OUT/cluster_links.md"
   phase "links measured"
 fi
@@ -128,14 +159,31 @@ for rate in "${RATES[@]}"; do
     read -r H R P <<< "$layout"
     profile="$OUT/$rate-${H}x$R.yaml"
     $CEDAR cluster up --hosts "$H" --ranks-per-host "$R" --bandwidth "$rate" --burst "$BURST" > /dev/null
-    $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" --out "$profile" \
-      --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" > "$OUT/$rate-${H}x$R-calibrate.log" 2>&1 ||
-      { cat "$OUT/$rate-${H}x$R-calibrate.log" >&2; exit 1; }
+    log="$OUT/$rate-${H}x$R-calibrate.log"
+    if [[ -z $BANDS ]]; then
+      $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" --out "$profile" \
+        --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+    else  # two calibrations' timings, fitted together in size bands
+      timings=("$OUT/timings/$rate-${H}x$R-a.yaml" "$OUT/timings/$rate-${H}x$R-b.yaml")
+      mkdir -p "$OUT/timings"
+      { $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" \
+          --out "$OUT/timings/$rate-${H}x$R-a-profile.yaml" --name a --timings "${timings[0]}" \
+          "${CALIBRATE[@]}" &&
+        $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" \
+          --out "$OUT/timings/$rate-${H}x$R-b-profile.yaml" --name b --timings "${timings[1]}" \
+          "${CALIBRATE_MORE[@]}" &&
+        $CEDAR network fit "${timings[@]}" --out "$profile" --name "vc-$rate-${H}x$R" \
+          --bands "$BANDS"; } > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+    fi
     while read -r index name; do
-      if ! $CEDAR suite "$SUITE" --db "$DB" --only "$index" --quiet --set network.cluster=virtual \
-        "${SET_STEPS[@]}" < /dev/null >> "$OUT/$rate-runs.log" 2>&1; then  # mpirun reads stdin
-        failed+=("$rate $name")
-      fi
+      for seed in "${SEEDS[@]}"; do
+        [[ $seed == "${SEEDS[0]}" || $name =~ $REPEAT ]] || continue
+        if ! $CEDAR suite "$SUITE" --db "$DB" --only "$index" --quiet --set network.cluster=virtual \
+          --set "train.seed=$seed" "${SET_STEPS[@]}" < /dev/null >> "$OUT/$rate-runs.log" 2>&1
+        then  # (mpirun reads stdin)
+          failed+=("$rate $name seed $seed")
+        fi
+      done
     done < <(runs_at "$P")
     $CEDAR cluster down > /dev/null
     phase "$rate on $H x $R measured"

@@ -1,7 +1,9 @@
 #include "runner/cli/network_profile_fit.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "comm/bus_bytes.h"
 #include "comm/network_profile_file.h"
@@ -39,6 +41,25 @@ void print_fits(const NetworkProfile& p) {
                     f.beta * 1e9, f.beta > 0 ? 8e-9 / f.beta : 0.0);
     std::printf("\n");
   }
+  if (!p.size_bands.empty()) {
+    std::printf(
+        "Size bands (a message is costed on the band that holds it):\n\n"
+        "| collective | P | message bytes | alpha µs | beta ns/B | Gb/s |\n"
+        "|---|---:|---|---:|---:|---:|\n");
+    for (const auto& [op, worlds] : p.size_bands)
+      for (const auto& [world, bands] : worlds)
+        for (size_t i = 0; i < bands.size(); ++i) {
+          const AlphaBeta& f = bands[i].fit;
+          const std::string range =
+              std::to_string(static_cast<int64_t>(bands[i].from_bytes)) +
+              (i + 1 < bands.size()
+                   ? " to below " + std::to_string(static_cast<int64_t>(bands[i + 1].from_bytes))
+                   : std::string(" and up"));
+          std::printf("| %s | %d | %s | %.3f | %.4f | %.3f |\n", op.c_str(), world, range.c_str(),
+                      f.alpha * 1e6, f.beta * 1e9, f.beta > 0 ? 8e-9 / f.beta : 0.0);
+        }
+    std::printf("\n");
+  }
   std::printf("%s: alpha %.3f µs, beta %.4f ns/B (%.3f Gb/s)\n",
               p.collectives.empty() ? "every op" : "any other op", p.alpha * 1e6, p.beta * 1e9,
               8e-9 / p.beta);
@@ -46,8 +67,8 @@ void print_fits(const NetworkProfile& p) {
 
 void fit_and_write_profile(const std::vector<CollectiveTiming>& timings, const std::string& name,
                            const std::string& measured_on, const std::string& out,
-                           const char* command) {
-  const NetworkProfile p = fit_network_profile(timings, name, measured_on);
+                           const char* command, const std::vector<double>& band_edges) {
+  const NetworkProfile p = fit_network_profile(timings, name, measured_on, band_edges);
   if (!(p.beta > 0))
     throw std::runtime_error(
         "the allreduce fit has no bandwidth term (beta = 0): its times hardly grow with size; "
@@ -60,6 +81,14 @@ void fit_and_write_profile(const std::vector<CollectiveTiming>& timings, const s
                      "negative): the times hardly grow with size; widen --sizes or calibrate on "
                      "an idle machine\n",
                      command, op.c_str(), world, f.beta > 0 ? "alpha" : "beta");
+  for (const auto& [op, worlds] : p.size_bands)
+    for (const auto& [world, bands] : worlds)
+      for (const SizeBand& b : bands)
+        if (!(b.fit.beta > 0))
+          std::fprintf(stderr,
+                       "cedar network %s: warning: %s at P = %d, the band from %.0f bytes: beta is "
+                       "0 (the free fit was negative): that band is priced by its latency alone\n",
+                       command, op.c_str(), world, b.from_bytes);
   write_network_profiles(out, {p});
   load_network_profiles(out);  // what was written reads back
   std::printf("network profile '%s' (%s) written to %s\n\n", p.name.c_str(), p.provenance().c_str(),

@@ -111,6 +111,34 @@ check "... from the 6 timings kept of 12" equals \
 beta=$("$CEDAR" network show "$WORK/all.yaml" | awk -F'|' '$2 == " allreduce " && $3 + 0 == 2 { print $5 + 0 }')
 check "... fitted on every size, beta is neither regime's (got $beta)" awk -v b="$beta" \
   'BEGIN { exit !(b != 10 && b != 20 && b > 0) }'
+# --bands: both regimes in one profile, each size band fitted on its own sizes.
+"$CEDAR" network fit "$WORK/synthetic.yaml" --out "$WORK/banded.yaml" --name banded \
+  --bands 4MiB >/dev/null
+check "network fit --bands 4MiB succeeds" equals "$?" 0
+shown=$("$CEDAR" network show "$WORK/banded.yaml")
+for p in 2 4; do
+  check "... allreduce at P = $p below 4 MiB: alpha 50 us, beta 10 ns/B" equals \
+    "$(echo "$shown" | awk -F'|' -v p=$p '$2 == " allreduce " && $3 + 0 == p && $4 ~ /^ 0 to below 4194304 $/ { print $5 + 0, $6 + 0 }')" "50 10"
+  check "... from 4 MiB: alpha 50 us, beta 20 ns/B" equals \
+    "$(echo "$shown" | awk -F'|' -v p=$p '$2 == " allreduce " && $3 + 0 == p && $4 ~ /^ 4194304 and up $/ { print $5 + 0, $6 + 0 }')" "50 20"
+done
+check "... labelled with its bands" contains "$shown" "size bands from 4 MiB"
+bad=$("$CEDAR" network fit "$WORK/synthetic.yaml" --out "$WORK/x.yaml" --name x --bands 128KiB 2>&1)
+check "a band of one size is refused naming it" contains "$bad" \
+  "allreduce at P = 2: the band below 128 KiB has 1 size"
+# Several timings files of the same links are fitted together; of other links, refused.
+{ head -2 "$WORK/synthetic.yaml"; grep -F 'P: 2,' "$WORK/synthetic.yaml"; } > "$WORK/p2.yaml"
+{ head -2 "$WORK/synthetic.yaml"; grep -F 'P: 4,' "$WORK/synthetic.yaml"; } > "$WORK/p4.yaml"
+"$CEDAR" network fit "$WORK/p2.yaml" "$WORK/p4.yaml" --out "$WORK/both.yaml" --name both \
+  --bands 4MiB >/dev/null
+check "network fit of two files succeeds" equals "$?" 0
+check "... and fits both files' P as one file's" equals \
+  "$("$CEDAR" network show "$WORK/both.yaml" | grep -v 'measured on')" \
+  "$("$CEDAR" network show "$WORK/banded.yaml" | grep -v 'measured on')"
+sed 's/two regimes/other links/' "$WORK/p4.yaml" > "$WORK/other.yaml"
+bad=$("$CEDAR" network fit "$WORK/p2.yaml" "$WORK/other.yaml" --out "$WORK/x.yaml" --name x 2>&1)
+check "timings of other links are refused naming the file" contains "$bad" \
+  "other.yaml: measured on \"synthetic: other links\""
 bad=$("$CEDAR" network fit "$WORK/synthetic.yaml" --out "$WORK/x.yaml" --name x --min-bytes 64MiB 2>&1)
 check "a range without timings is refused naming the file" contains "$bad" "synthetic.yaml: no timing lies within"
 

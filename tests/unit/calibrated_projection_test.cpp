@@ -36,6 +36,26 @@ NetworkProfile calibrated() {
   return p;
 }
 
+TEST(CalibratedProjection, AFitWithSizeBandsCostsEachCollectiveOnItsMeanMessage) {
+  const RunMeasurement m = measured_run();
+  NetworkProfile net = calibrated();
+  // allreduce at P = 2: below 1 MB one fit, from 1 MB another; allgather at P = 4: from 16 kB.
+  net.size_bands["allreduce"][2] = {{0, {1e-6, 1e-9}}, {1e6, {90e-6, 12e-9}}};
+  net.size_bands["allgather"][4] = {{0, {1e-6, 1e-9}}, {16e3, {50e-6, 5e-9}}};
+  const int p = 2;
+  const double steps = 100.0 * 4 / p;
+  // The 4 MB allreduce takes the band from 1 MB; the allgather's calls carry 20 kB each
+  // (40 kB over 2 calls), in the band from 16 kB.
+  const double allreduce = 2 * (p - 1) * 90e-6 + 2.0 * (p - 1) / p * 4e6 * 12e-9;
+  const double allgather = 2 * (p - 1) * 50e-6 + (p - 1) * 40e3 * 5e-9;
+  const double barrier = (p - 1) * 100e-6;
+  const double expected = steps * (allreduce + allgather + barrier);
+  EXPECT_NEAR(project_point(m, p, net).comm_seconds, expected, 1e-12 * expected);
+  EXPECT_EQ(mean_message_bytes({"allgather", 2, 40e3, 0}), 20e3);
+  EXPECT_EQ(mean_message_bytes({"broadcast", 4, 1e3, 8e3}), 2e3);  // the root's bytes
+  EXPECT_EQ(mean_message_bytes({"allreduce", 0, 0, 0}), 0);
+}
+
 TEST(CalibratedProjection, EachCollectiveIsCostedWithItsOwnFit) {
   const RunMeasurement m = measured_run();
   const NetworkProfile net = calibrated();
