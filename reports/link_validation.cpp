@@ -325,11 +325,18 @@ LinkValidation validate_links(const std::vector<std::string>& databases,
   for (const auto& r : v.rows)
     if (v.rates.empty() || v.rates.back() != r.links.rate) v.rates.push_back(r.links.rate);
   std::vector<double> errors, absolute;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> units;  // name, rate
   for (const auto& r : v.rows)
     if (r.world_size == 4 && r.excluded.empty() && r.comm_share() >= 0.5) {
       errors.push_back(r.relative_error());
       absolute.push_back(std::fabs(r.relative_error()));
+      units[{r.name, r.links.rate}].push_back(std::fabs(r.relative_error()));
     }
+  std::vector<double> unit_medians;
+  for (const auto& [unit, values] : units) unit_medians.push_back(median_of(values));
+  v.headline_units = static_cast<int>(unit_medians.size());
+  v.headline_unit_median = median_of(unit_medians);
+  v.headline_unit_interval = median_interval(unit_medians);
   v.headline_runs = static_cast<int>(errors.size());
   v.headline_median_error = median_of(errors);
   v.headline_median_abs_error = median_of(absolute);

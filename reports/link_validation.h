@@ -32,7 +32,8 @@
 // the runs whose communication is at least half the step, against a target (15%), with a 95%
 // distribution-free interval for that median (reports/median_interval.h: the runs taken as
 // independent draws of one distribution of errors): the target is met when the interval lies
-// within it, missed when it lies above it, undecided when it holds the target.
+// within it, missed when it lies above it, undecided when it holds the target. Where runs repeat,
+// the same median and interval with each run name and rate as one unit (its runs' median |error|).
 //
 // When does a method beat dense SGD? Measured: for each run name and P, the mean step
 // (comm + compute; over the runs repeated at a rate, the mean of their means) against dense SGD's
@@ -130,6 +131,11 @@ struct LinkValidation {
   double headline_median_abs_error = 0, headline_median_error = 0;
   // A 95% interval for the median |error| (reports/median_interval.h); none below 6 runs.
   std::optional<MedianInterval> headline_interval;
+  // The same with each run name and rate as one unit (the median |error| of its repeated runs):
+  // repeated runs of one method on one link are not independent draws of the model's error.
+  int headline_units = 0;
+  double headline_unit_median = 0;
+  std::optional<MedianInterval> headline_unit_interval;
 };
 
 // Throws std::runtime_error naming the database or profile file at fault: a database without

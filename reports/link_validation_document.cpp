@@ -1,5 +1,6 @@
 // docs/network_validation.md as `cedar network validate --document` writes it
 // (reports/link_validation.h).
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,14 @@
 
 namespace cedar {
 namespace {
+
+// "256 KiB", "8 MiB", "0 B": a band's edge.
+std::string byte_size(double bytes) {
+  const auto b = static_cast<int64_t>(bytes);
+  if (b >= (1 << 20) && b % (1 << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b >= (1 << 10) && b % (1 << 10) == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
 
 // The profiles the runs were modeled with: where each was calibrated, then each fit at the P of
 // its runs.
@@ -42,6 +51,31 @@ std::string profiles_table(const LinkValidation& v) {
         << fmt("%.3f", f.beta > 0 ? 8e-9 / f.beta : 0) << " |\n";
     }
   }
+  // Fits with size bands: each band's α and β, the ones a collective's mean message takes.
+  std::ostringstream bands;
+  for (const auto& [index, world] : used) {
+    const ProfileSource& p = v.profiles[static_cast<size_t>(index)];
+    for (const auto& [op, worlds] : p.profile.size_bands) {
+      const auto it = worlds.find(world);
+      if (it == worlds.end()) continue;
+      for (size_t i = 0; i < it->second.size(); ++i) {
+        const SizeBand& b = it->second[i];
+        const std::string upto =
+            i + 1 < it->second.size() ? "below " + byte_size(it->second[i + 1].from_bytes) : "up";
+        bands << "| " << p.profile.name << " | " << world << " | " << op << " | "
+              << byte_size(b.from_bytes) << " " << (i + 1 < it->second.size() ? "to " : "and ")
+              << upto << " | " << fmt("%.1f", b.fit.alpha * 1e6) << " | "
+              << fmt("%.3f", b.fit.beta * 1e9) << " | "
+              << fmt("%.3f", b.fit.beta > 0 ? 8e-9 / b.fit.beta : 0) << " |\n";
+      }
+    }
+  }
+  if (!bands.str().empty())
+    s << "\nSize bands: a collective is costed on the band that holds its mean message per call "
+         "(S; s per rank for allgather[v]).\n\n"
+         "| profile | P | collective | messages | α µs | β ns/B | 8/β Gb/s |\n"
+         "|---|---:|---|---|---:|---:|---:|\n"
+      << bands.str();
   return s.str();
 }
 

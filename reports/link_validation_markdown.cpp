@@ -160,6 +160,23 @@ std::string render_link_validation_markdown(const LinkValidation& v) {
       s << "With fewer than 6 such runs no 95% distribution-free interval for the median exists: "
            "the target is neither met nor missed by this measurement.\n\n";
     }
+    if (v.headline_units < v.headline_runs) {
+      s << "Runs of one method on one link repeat one another rather than the model's error "
+           "elsewhere: with each run name and rate as one unit (the median |error| of its runs), "
+           "the median over the "
+        << v.headline_units << " units is " << fmt("%.1f%%", 100 * v.headline_unit_median);
+      if (const auto& i = v.headline_unit_interval) {
+        const char* verdict = i->high <= v.target  ? "met: the interval lies within the target"
+                              : i->low > v.target ? "missed: the interval lies above the target"
+                                                  : "undecided: the interval holds the target";
+        s << ", its 95% distribution-free interval (the " << ordinal(i->rank)
+          << " smallest and largest; coverage " << fmt("%.1f%%", 100 * i->coverage)
+          << ") " << fmt("%.1f%%", 100 * i->low) << " to " << fmt("%.1f%%", 100 * i->high)
+          << ": by units the target is " << verdict << ".\n\n";
+      } else {
+        s << "; with fewer than 6 units no 95% interval exists.\n\n";
+      }
+    }
   }
   s << "### When does a method beat dense SGD?\n\n"
        "Measured on shaped links: the mean step time (comm + compute, every step after warm-up) "

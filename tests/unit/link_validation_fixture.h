@@ -45,6 +45,7 @@ struct RunSpec {
   int servers = 0;           // parameter-server ranks (rank < servers); the rest are workers
   int64_t server_sends = 0;  // bytes the servers send per step (their replies)
   std::string suite = "validation";
+  int seed = 1;  // repeated runs of one name differ by seed, as a suite's do
 };
 
 inline RunSpec run_spec(const std::string& name, const std::string& algorithm, int world_size,
@@ -105,8 +106,8 @@ inline int64_t write_run(ResultStore& store, const RunSpec& s) {
   rec.model = "vgg16";
   rec.dataset = "synthetic";
   rec.world_size = s.world_size;
-  rec.seed = 1;
-  rec.config = "name: " + s.name + "\nseed: 1";
+  rec.seed = s.seed;
+  rec.config = "name: " + s.name + "\nseed: " + std::to_string(s.seed);
   rec.config_hash = stable_hash(rec.config + std::to_string(s.world_size) + s.links);
   rec.code_version = "test";
   rec.host = "host";

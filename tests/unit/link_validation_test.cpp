@@ -150,6 +150,85 @@ TEST(LinkValidation, HeadlineIsTheMedianAbsoluteErrorAtFourRanksWhereCommunicati
   EXPECT_NE(md.find("within the 15% target"), std::string::npos) << md;
 }
 
+// Runs at P = 4 whose communication dominates, each with its name and relative error.
+LinkValidation headline_of(const std::string& file,
+                           const std::vector<std::pair<std::string, double>>& runs) {
+  const std::string db = fresh_db(file);
+  const int64_t S = 2'000'000;
+  const double alpha = 80e-6, beta = 2e-7;
+  const double model = 6 * alpha + 1.5 * double(S) * beta;
+  {
+    ResultStore store(db);
+    std::map<std::string, int> seeds;
+    for (const auto& [name, error] : runs) {
+      RunSpec r = run_spec(name, "dense", 4, links(2, 2, "300mbit"));
+      r.seed = ++seeds[name];
+      for (int k = 0; k < 4; ++k) r.steps.push_back({0.01, model / (1 + error), 6, S * 3 / 2});
+      r.ops = {{"allreduce", 1, S, S * 3 / 2}};
+      write_run(store, r);
+    }
+  }
+  const std::string profile =
+      profile_file("vc-300mbit-2x2", 2, 2, "300mbit", 4, {{"allreduce", 4, {alpha, beta}}});
+  return validate_links({db}, {profile}, "", 1);
+}
+
+TEST(LinkValidation, HeadlineIntervalByRunsAndByRepeatedUnits) {
+  // 8 runs, |errors| .02 ... .34: the 95% interval of their median is the extremes (the 1st
+  // smallest and largest of 8: 1 - 2/256 = 99.2%; the 2nd gives 1 - 2 * 9/256 = 93.0%).
+  const LinkValidation v = headline_of("lv_interval.db", {{"a/np4", -0.02},
+                                                          {"a/np4", 0.03},
+                                                          {"a/np4", -0.04},
+                                                          {"b/np4", -0.30},
+                                                          {"b/np4", -0.32},
+                                                          {"b/np4", 0.34},
+                                                          {"c/np4", 0.05},
+                                                          {"d/np4", -0.06}});
+  EXPECT_EQ(v.headline_runs, 8);
+  EXPECT_NEAR(v.headline_median_abs_error, 0.055, 1e-9);
+  ASSERT_TRUE(v.headline_interval);
+  EXPECT_NEAR(v.headline_interval->low, 0.02, 1e-9);
+  EXPECT_NEAR(v.headline_interval->high, 0.34, 1e-9);
+  EXPECT_NEAR(v.headline_interval->coverage, 1 - 2.0 / 256, 1e-12);
+  // Units: a .03, b .32, c .05, d .06: median .055, and 4 units give no 95% interval.
+  EXPECT_EQ(v.headline_units, 4);
+  EXPECT_NEAR(v.headline_unit_median, 0.055, 1e-9);
+  EXPECT_FALSE(v.headline_unit_interval);
+  const std::string md = render_link_validation_markdown(v);
+  EXPECT_NE(md.find("(the 1st smallest and largest of the 8 errors, taken as independent draws "
+                    "of one distribution; coverage 99.2%): 2.0% to 34.0%. The target is "
+                    "undecided: the interval holds the target."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("the median over the 4 units is 5.5%; with fewer than 6 units no 95% "
+                    "interval exists."),
+            std::string::npos)
+      << md;
+
+  // Met and missed; one run per name: no paragraph of units.
+  std::vector<std::pair<std::string, double>> low, high;
+  for (int i = 0; i < 6; ++i) {
+    low.push_back({"r" + std::to_string(i) + "/np4", 0.01 * (i + 1)});
+    high.push_back({"r" + std::to_string(i) + "/np4", -0.2 - 0.01 * i});
+  }
+  const std::string met = render_link_validation_markdown(headline_of("lv_met.db", low));
+  EXPECT_NE(met.find("1.0% to 6.0%. The target is met: the interval lies within the target."),
+            std::string::npos)
+      << met;
+  EXPECT_EQ(met.find("units"), std::string::npos) << met;
+  const std::string missed = render_link_validation_markdown(headline_of("lv_missed.db", high));
+  EXPECT_NE(
+      missed.find("20.0% to 25.0%. The target is missed: the interval lies above the target."),
+      std::string::npos)
+      << missed;
+  // Fewer than 6 runs: no interval, no verdict.
+  const std::string few =
+      render_link_validation_markdown(headline_of("lv_few.db", {{"a/np4", 0.01}, {"b/np4", 0.02}}));
+  EXPECT_NE(few.find("With fewer than 6 such runs no 95% distribution-free interval"),
+            std::string::npos)
+      << few;
+}
+
 TEST(LinkValidation, CrossoverMeasuredOverRatesAndPredictedFromEach) {
   const int64_t S = 4'000'000, s = 80'000;
   // Mean step seconds (comm + compute) at 100mbit, 300mbit, 1gbit.
