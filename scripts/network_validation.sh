@@ -15,9 +15,10 @@
 #      docs/network_validation_findings.md when that file exists.
 # It prints its estimate of the time first and each phase's time as it ends.
 #
-# Usage: scripts/network_validation.sh [--smoke | --repeated] [--estimate] [OUT_DIR]
+# Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover] [--estimate] [OUT_DIR]
 #   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke,
-#            --repeated: results/network_validation_repeated)
+#            --repeated: results/network_validation_repeated, --crossover:
+#            results/network_crossover)
 #   --smoke: proves the pipeline in a few minutes: one rate, dense and top-k at P = 2 only, 3 steps
 #            (1 of warm-up), a short calibration, no links benchmark; the document goes to
 #            OUT_DIR/network_validation.md, not docs/.
@@ -30,17 +31,24 @@
 #            training are smaller), fitted together by `cedar network fit` in size bands split at
 #            1 MiB and 8 MiB; no links benchmark; the document is
 #            docs/network_validation_repeated.md.
+#   --crossover: where a method's step becomes faster than dense SGD's, measured above 1 Gbit/s
+#            (where the first measurement's models put it): P = 2 on 2 hosts x 1 rank (one rank per
+#            core) at 1, 3 and 10 Gbit/s, every method but the hierarchical exchange and the
+#            parameter server with seeds 1-3, the --repeated calibration; the document is
+#            docs/network_crossover.md. The veth links carried dense VGG-11's allreduce at 2.0 and
+#            6.9 Gbit/s under tbf at 3 and 10 Gbit/s (bench/cluster_links.sh).
 #   --estimate: print the estimate of the time and stop (no root needed).
 #   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
 #   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
 # Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SMOKE=0 REPEATED=0 ESTIMATE_ONLY=0
+SMOKE=0 REPEATED=0 CROSSOVER=0 ESTIMATE_ONLY=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --repeated) REPEATED=1 ;;
+    --crossover) CROSSOVER=1 ;;
     --estimate) ESTIMATE_ONLY=1 ;;
     *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
   esac
@@ -50,7 +58,9 @@ CEDAR=build/cedar
 SUITE=experiments/network_validation.yaml
 BURST="${CEDAR_BURST:-256kb}"
 read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 300mbit 1gbit}"
-((SMOKE && REPEATED)) && { echo "network_validation: --smoke or --repeated, not both" >&2; exit 2; }
+((SMOKE + REPEATED + CROSSOVER > 1)) &&
+  { echo "network_validation: one of --smoke, --repeated and --crossover" >&2; exit 2; }
+((CROSSOVER)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 3gbit 10gbit}"
 REPEAT='^$' SEEDS=(1)              # the runs taken again, with these seeds
 CALIBRATE_MORE=() BANDS=''         # a second calibration, fitted with the first in size bands
 LINKS_BENCH=$((!SMOKE))
@@ -64,12 +74,22 @@ if ((SMOKE)); then
   SET_STEPS=(--set train.max_steps=3)
   CALIBRATE=(--sizes '65536,1048576' --reps 2 --warmup 1)
   DOCUMENT="$OUT/network_validation.md"
-elif ((REPEATED)); then
-  OUT="${1:-results/network_validation_repeated}"
-  LAYOUTS=("2 2 4")
+elif ((REPEATED || CROSSOVER)); then
+  if ((REPEATED)); then
+    OUT="${1:-results/network_validation_repeated}"
+    LAYOUTS=("2 2 4")
+    SKIP_AT_2='.' SKIP_AT_4='^(ps-|hierarchical/)'
+    REPEAT='^(dense|qsgd|ef-signsgd|local-sgd|dpsgd)/'
+    DOCUMENT=docs/network_validation_repeated.md
+  else
+    OUT="${1:-results/network_crossover}"
+    LAYOUTS=("2 1 2")
+    SKIP_AT_2='^(ps-|hierarchical/)' SKIP_AT_4='.'
+    REPEAT='.'
+    DOCUMENT=docs/network_crossover.md
+  fi
   ONLY='.'
-  SKIP_AT_2='.' SKIP_AT_4='^(ps-|hierarchical/)'
-  REPEAT='^(dense|qsgd|ef-signsgd|local-sgd|dpsgd)/' SEEDS=(1 2 3)
+  SEEDS=(1 2 3)
   STEPS=12 WARMUP=2
   SET_STEPS=()
   CALIBRATE=(--ops 'allreduce,broadcast,sendrecv' --min-calls 3 --reps 3 --warmup 1
@@ -78,7 +98,6 @@ elif ((REPEATED)); then
     --sizes '4096,65536,262144,1048576,4194304')
   BANDS=1MiB,8MiB
   LINKS_BENCH=0
-  DOCUMENT=docs/network_validation_repeated.md
 else
   OUT="${1:-results/network_validation}"
   LAYOUTS=("2 1 2" "2 2 4")
