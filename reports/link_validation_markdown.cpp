@@ -166,12 +166,12 @@ std::string render_link_validation_markdown(const LinkValidation& v) {
            "the median over the "
         << v.headline_units << " units is " << fmt("%.1f%%", 100 * v.headline_unit_median);
       if (const auto& i = v.headline_unit_interval) {
-        const char* verdict = i->high <= v.target  ? "met: the interval lies within the target"
+        const char* verdict = i->high <= v.target ? "met: the interval lies within the target"
                               : i->low > v.target ? "missed: the interval lies above the target"
                                                   : "undecided: the interval holds the target";
         s << ", its 95% distribution-free interval (the " << ordinal(i->rank)
-          << " smallest and largest; coverage " << fmt("%.1f%%", 100 * i->coverage)
-          << ") " << fmt("%.1f%%", 100 * i->low) << " to " << fmt("%.1f%%", 100 * i->high)
+          << " smallest and largest; coverage " << fmt("%.1f%%", 100 * i->coverage) << ") "
+          << fmt("%.1f%%", 100 * i->low) << " to " << fmt("%.1f%%", 100 * i->high)
           << ": by units the target is " << verdict << ".\n\n";
       } else {
         s << "; with fewer than 6 units no 95% interval exists.\n\n";

@@ -8,6 +8,7 @@
 
 #include "reports/gnuplot.h"
 #include "reports/link_validation.h"
+#include "reports/median.h"
 
 namespace cedar {
 namespace {
@@ -68,15 +69,22 @@ void write_scatter(const LinkValidation& v, const std::string& dir, const std::s
   gp << buf;
 }
 
-// The relative error of each run (name and P) at each rate, clustered by run.
+// The relative error of each run (name and P) at each rate, clustered by run; where a name's runs
+// repeat at a rate, their median.
 void write_errors(const LinkValidation& v, const std::string& dir, const std::string& stem) {
   std::vector<std::string> names;
-  std::map<std::string, std::map<std::string, double>> error;  // name -> rate -> %
+  std::map<std::string, std::map<std::string, std::vector<double>>> runs;  // name -> rate -> %
+  bool repeated = false;
   for (const auto& r : v.rows) {
     if (!compared(r)) continue;
-    if (!error.count(r.name)) names.push_back(r.name);
-    error[r.name][r.links.rate] = 100 * r.relative_error();
+    if (!runs.count(r.name)) names.push_back(r.name);
+    std::vector<double>& at = runs[r.name][r.links.rate];
+    at.push_back(100 * r.relative_error());
+    repeated = repeated || at.size() > 1;
   }
+  std::map<std::string, std::map<std::string, double>> error;
+  for (const auto& [name, rates] : runs)
+    for (const auto& [rate, values] : rates) error[name][rate] = median_of(values);
   std::ofstream data(dir + "/data/" + stem + ".tsv");
   data << "# run";
   for (const auto& rate : v.rates) data << "\t" << rate;
@@ -99,7 +107,8 @@ void write_errors(const LinkValidation& v, const std::string& dir, const std::st
         "set style data histogram\nset style histogram clustered gap 1\n"
         "set style fill solid 0.8 border -1\nset key outside right\nset grid ytics\n"
         "set xtics rotate by -45\nset ylabel '(modeled - measured) / measured (%)'\n"
-        "set title 'alpha-beta model error per run (measured on shaped links)'\n"
+     << "set title 'alpha-beta model error per run"
+     << (repeated ? ", the median of its repeated runs" : "") << " (measured on shaped links)'\n"
      << terminals(stem) << "plot ";
   for (size_t i = 0; i < v.rates.size(); ++i)
     gp << "'data/" << stem << ".tsv' using " << i + 2 << (i == 0 ? ":xtic(1)" : "") << " title '"

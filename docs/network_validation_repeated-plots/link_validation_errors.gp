@@ -8,7 +8,7 @@ set key outside right
 set grid ytics
 set xtics rotate by -45
 set ylabel '(modeled - measured) / measured (%)'
-set title 'alpha-beta model error per run (measured on shaped links)'
+set title 'alpha-beta model error per run, the median of its repeated runs (measured on shaped links)'
 set terminal svg size 900,560 dynamic noenhanced
 set output 'link_validation_errors.svg'
 plot 'data/link_validation_errors.tsv' using 2:xtic(1) title '100mbit', 'data/link_validation_errors.tsv' using 3 title '300mbit', 'data/link_validation_errors.tsv' using 4 title '1gbit'

@@ -205,6 +205,17 @@ TEST(LinkValidation, HeadlineIntervalByRunsAndByRepeatedUnits) {
             std::string::npos)
       << md;
 
+  // The errors plot draws a repeated name at its median: a's -2%, b's -30%.
+  const std::string dir = ::testing::TempDir() + "/lv_interval_plots";
+  write_link_validation_plots(v, dir, /*draw=*/false);
+  std::ifstream tsv(dir + "/data/link_validation_errors.tsv");
+  const std::string errors{std::istreambuf_iterator<char>(tsv), {}};
+  EXPECT_NE(errors.find("a/np4\t-2\n"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("b/np4\t-30\n"), std::string::npos) << errors;
+  std::ifstream gp(dir + "/link_validation_errors.gp");
+  const std::string script{std::istreambuf_iterator<char>(gp), {}};
+  EXPECT_NE(script.find("the median of its repeated runs"), std::string::npos) << script;
+
   // Met and missed; one run per name: no paragraph of units.
   std::vector<std::pair<std::string, double>> low, high;
   for (int i = 0; i < 6; ++i) {
