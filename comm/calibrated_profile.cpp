@@ -13,13 +13,6 @@ namespace cedar {
 
 namespace {
 
-std::string size_text(double bytes) {
-  const auto b = static_cast<int64_t>(bytes);
-  if (b >= (1 << 20) && b % (1 << 20) == 0) return std::to_string(b >> 20) + " MiB";
-  if (b >= (1 << 10) && b % (1 << 10) == 0) return std::to_string(b >> 10) + " KiB";
-  return std::to_string(b) + " B";
-}
-
 // The bands of one (op, P): a fit per band of `samples` (their sizes in `bytes`, in step).
 std::vector<SizeBand> fit_bands(const std::vector<TimedSample>& samples,
                                 const std::vector<double>& bytes, const std::vector<double>& edges,
@@ -39,9 +32,10 @@ std::vector<SizeBand> fit_bands(const std::vector<TimedSample>& samples,
     if (sizes.size() < 2)
       throw std::invalid_argument(
           "calibration: " + what + ": the band " +
-          (b == 0 ? "below " + size_text(below)
-                  : "from " + size_text(from) +
-                        (b < edges.size() ? " below " + size_text(below) : std::string(" on"))) +
+          (b == 0
+               ? "below " + byte_size_text(below)
+               : "from " + byte_size_text(from) +
+                     (b < edges.size() ? " below " + byte_size_text(below) : std::string(" on"))) +
           " has " + std::to_string(sizes.size()) + (sizes.size() == 1 ? " size" : " sizes") +
           ": alpha and beta need two or more (move the edges or time more sizes)");
     const AlphaBetaFit f = fit_alpha_beta(in);
@@ -59,8 +53,8 @@ NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
   for (size_t i = 0; i < band_edges.size(); ++i)
     if (!(band_edges[i] > 0) || (i > 0 && !(band_edges[i] > band_edges[i - 1])))
       throw std::invalid_argument("calibration: band edges must be above 0 and increase, not " +
-                                  size_text(band_edges[i]) +
-                                  (i > 0 ? " after " + size_text(band_edges[i - 1]) : ""));
+                                  byte_size_text(band_edges[i]) +
+                                  (i > 0 ? " after " + byte_size_text(band_edges[i - 1]) : ""));
   std::map<std::pair<std::string, int>, std::vector<TimedSample>> groups;
   std::map<std::pair<std::string, int>, std::set<double>> sizes;
   std::map<std::pair<std::string, int>, std::vector<double>> sample_bytes;

@@ -1,6 +1,7 @@
 #include "comm/network_model.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -24,6 +25,13 @@ const std::pair<const int, AlphaBeta>* nearest(const std::map<int, AlphaBeta>& f
 }
 
 }  // namespace
+
+std::string byte_size_text(double bytes) {
+  const auto b = static_cast<int64_t>(bytes);
+  if (b >= (1 << 20) && b % (1 << 20) == 0) return std::to_string(b >> 20) + " MiB";
+  if (b >= (1 << 10) && b % (1 << 10) == 0) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
 
 AlphaBeta NetworkProfile::fit_for(const std::string& op, int world) const {
   auto it = collectives.find(fitted_op(op));

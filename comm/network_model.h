@@ -50,6 +50,9 @@ struct SizeBand {
   double from_bytes = 0;
   AlphaBeta fit;
 };
+// A size as band edges are written: "8 MiB", "256 KiB", "1000 B" (the largest binary unit that
+// divides it).
+std::string byte_size_text(double bytes);
 
 struct NetworkProfile {
   std::string name;

@@ -17,14 +17,6 @@
 namespace cedar {
 namespace {
 
-// "256 KiB", "8 MiB", "0 B": a band's edge.
-std::string byte_size(double bytes) {
-  const auto b = static_cast<int64_t>(bytes);
-  if (b >= (1 << 20) && b % (1 << 20) == 0) return std::to_string(b >> 20) + " MiB";
-  if (b >= (1 << 10) && b % (1 << 10) == 0) return std::to_string(b >> 10) + " KiB";
-  return std::to_string(b) + " B";
-}
-
 // The profiles the runs were modeled with: where each was calibrated, then each fit at the P of
 // its runs.
 std::string profiles_table(const LinkValidation& v) {
@@ -60,10 +52,11 @@ std::string profiles_table(const LinkValidation& v) {
       if (it == worlds.end()) continue;
       for (size_t i = 0; i < it->second.size(); ++i) {
         const SizeBand& b = it->second[i];
-        const std::string upto =
-            i + 1 < it->second.size() ? "below " + byte_size(it->second[i + 1].from_bytes) : "up";
+        const std::string upto = i + 1 < it->second.size()
+                                     ? "below " + byte_size_text(it->second[i + 1].from_bytes)
+                                     : "up";
         bands << "| " << p.profile.name << " | " << world << " | " << op << " | "
-              << byte_size(b.from_bytes) << " " << (i + 1 < it->second.size() ? "to " : "and ")
+              << byte_size_text(b.from_bytes) << " " << (i + 1 < it->second.size() ? "to " : "and ")
               << upto << " | " << fmt("%.1f", b.fit.alpha * 1e6) << " | "
               << fmt("%.3f", b.fit.beta * 1e9) << " | "
               << fmt("%.3f", b.fit.beta > 0 ? 8e-9 / b.fit.beta : 0) << " |\n";

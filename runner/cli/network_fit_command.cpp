@@ -26,12 +26,6 @@ struct NetworkFitArgs {
   std::vector<int64_t> bands;  // size band edges (comm/calibrated_profile.h)
 };
 
-std::string size_text(int64_t bytes) {
-  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= (1 << 10) && bytes % (1 << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
-}
-
 std::string join(const std::vector<std::string>& files) {
   std::string s;
   for (const std::string& f : files) s += (s.empty() ? "" : ", ") + f;
@@ -63,15 +57,16 @@ int command_network_fit(const NetworkFitArgs& a) {
   std::string where = a.measured_on.empty() ? file.measured_on : a.measured_on;
   // A profile fitted on part of the sweep says which part.
   if (kept.size() < file.timings.size())
-    where += (where.empty() ? "" : "; ") + std::string("fitted on ") + size_text(a.min_bytes) +
-             " to " + (a.max_bytes > 0 ? size_text(a.max_bytes) : std::string("the largest size"));
+    where += (where.empty() ? "" : "; ") + std::string("fitted on ") + byte_size_text(a.min_bytes) +
+             " to " +
+             (a.max_bytes > 0 ? byte_size_text(a.max_bytes) : std::string("the largest size"));
   if (kept.empty())
     throw std::invalid_argument(join(a.timings) + ": no timing lies within --min-bytes " +
                                 std::to_string(a.min_bytes) + " and --max-bytes " +
                                 std::to_string(a.max_bytes));
   if (!a.bands.empty()) {
     std::string edges;
-    for (int64_t e : a.bands) edges += (edges.empty() ? "" : ", ") + size_text(e);
+    for (int64_t e : a.bands) edges += (edges.empty() ? "" : ", ") + byte_size_text(e);
     where += (where.empty() ? "" : "; ") + std::string("size bands from ") + edges;
   }
   fit_and_write_profile(kept, a.name, where, a.out, "fit",
