@@ -39,11 +39,12 @@
 // (comm + compute; over the runs repeated at a rate, the mean of their means) against dense SGD's
 // at the same P at each measured rate; the bandwidth where
 // the difference changes sign is interpolated linearly in 1/rate between the two measured rates
-// around it (the α–β model's step time is linear in 1/rate). Predicted: reports/crossover.h on the
-// runs of one rate alone (α: the profile's allreduce α at P), with compute per step the mean
-// after warm-up; its crossover bandwidth is the model's 1/β, turned into a link rate by the share
-// of the rate the calibrated allreduce reached on that link (8 / (β_allreduce · rate)).
-// No LibTorch here.
+// around it (the α–β model's step time is linear in 1/rate); where runs repeat and, at either
+// rate, the method's and dense SGD's runs overlap, the crossing is marked unresolved. Predicted:
+// reports/crossover.h on the runs of one rate alone (α: the profile's allreduce α at P), with
+// compute per step the mean after warm-up; its crossover bandwidth is the model's 1/β, turned into
+// a link rate by the share of the rate the calibrated allreduce reached on that link (8 /
+// (β_allreduce · rate)). No LibTorch here.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -106,7 +107,11 @@ struct LinkCrossover {
     double bits_per_second = 0;      // "below" / "above": the crossover, as a link rate
     std::string between;             // measured: the two rates it lies between ("300mbit-1gbit")
     bool several_crossings = false;  // measured: the sign changed more than once
-    double model_gbps = 0;           // predicted: the α–β model's bandwidth 1/β (Gb/s)
+    // measured: at a rate on either side of the crossing the runs of the method and of dense SGD
+    // overlap (neither's every run faster than the other's), so the sign change is within their
+    // spread: the crossing is not resolved (false with one run of either: no spread to judge).
+    bool within_spread = false;
+    double model_gbps = 0;  // predicted: the α–β model's bandwidth 1/β (Gb/s)
     // predicted: the calibrated allreduce's 8/β over the link's rate; above 1 the fit is faster
     // than the link (seen at P = 4 with 2 ranks per host) and no link rate is given (0).
     double fit_over_rate = 0;

@@ -22,18 +22,28 @@ const LinkValidationRow* dense_row(const LinkValidation& v, int world, const std
   return found;
 }
 
-// The mean over the repeated runs of `name` at P = `world` and `rate` of their mean step (0: none).
-double mean_step_of(const LinkValidation& v, const std::string& name, int world,
-                    const std::string& rate) {
-  double sum = 0;
-  int n = 0;
+// The mean steps of the repeated runs of `name` at P = `world` and `rate`.
+std::vector<double> mean_steps_of(const LinkValidation& v, const std::string& name, int world,
+                                  const std::string& rate) {
+  std::vector<double> out;
   for (const auto& r : v.rows)
-    if (r.name == name && r.world_size == world && r.links.rate == rate &&
-        r.mean_step_seconds > 0) {
-      sum += r.mean_step_seconds;
-      ++n;
-    }
-  return n > 0 ? sum / n : 0;
+    if (r.name == name && r.world_size == world && r.links.rate == rate && r.mean_step_seconds > 0)
+      out.push_back(r.mean_step_seconds);
+  return out;
+}
+
+double mean_of(const std::vector<double>& x) {
+  double sum = 0;
+  for (double value : x) sum += value;
+  return x.empty() ? 0 : sum / double(x.size());
+}
+
+// Two or more runs on each side, and every run of one faster than every run of the other.
+bool separated(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return true;  // no spread to judge by
+  const auto [a_low, a_high] = std::minmax_element(a.begin(), a.end());
+  const auto [b_low, b_high] = std::minmax_element(b.begin(), b.end());
+  return *a_high < *b_low || *b_high < *a_low;
 }
 
 // Measured: the step times of the run and of dense SGD at each rate both were measured at (each
@@ -43,15 +53,17 @@ LinkCrossover::Verdict measured_verdict(const LinkValidation& v, const LinkValid
   struct Point {
     double bits, difference;
     std::string rate;
+    bool separated;
   };
   std::vector<Point> points;
   for (const auto& rate : v.rates) {
     const LinkValidationRow* dense = dense_row(v, first.world_size, rate);
     if (!dense) continue;
-    const double dense_step = mean_step_of(v, dense->name, first.world_size, rate);
-    const double run_step = mean_step_of(v, first.name, first.world_size, rate);
-    if (dense_step <= 0 || run_step <= 0) continue;
-    points.push_back({dense->links.bits_per_second, run_step - dense_step, rate});
+    const std::vector<double> dense_steps = mean_steps_of(v, dense->name, first.world_size, rate);
+    const std::vector<double> run_steps = mean_steps_of(v, first.name, first.world_size, rate);
+    if (dense_steps.empty() || run_steps.empty()) continue;
+    points.push_back({dense->links.bits_per_second, mean_of(run_steps) - mean_of(dense_steps), rate,
+                      separated(run_steps, dense_steps)});
   }
   LinkCrossover::Verdict out;
   if (points.empty()) return out;
@@ -76,6 +88,7 @@ LinkCrossover::Verdict measured_verdict(const LinkValidation& v, const LinkValid
     out.bits_per_second = 1 / x;
     out.wins = a.difference < 0 ? "below" : "above";
     out.between = a.rate + " and " + b.rate;
+    out.within_spread = !a.separated || !b.separated;
   }
   out.several_crossings = crossings > 1;
   return out;

@@ -31,6 +31,8 @@ std::string measured_cell(const LinkCrossover::Verdict& m, const std::string& lo
   std::string s =
       m.wins + " " + link_rate(m.bits_per_second) + " (interpolated between " + m.between + ")";
   if (m.several_crossings) s += "; the difference changes sign more than once";
+  if (m.within_spread)
+    s += "; unresolved: at one of those rates the runs of the method and of dense SGD overlap";
   return s;
 }
 

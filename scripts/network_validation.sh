@@ -179,9 +179,10 @@ for rate in "${RATES[@]}"; do
     profile="$OUT/$rate-${H}x$R.yaml"
     $CEDAR cluster up --hosts "$H" --ranks-per-host "$R" --bandwidth "$rate" --burst "$BURST" > /dev/null
     log="$OUT/$rate-${H}x$R-calibrate.log"
+    echo "calibration started $(date -u +%FT%TZ)" > "$log"  # the claim's timing, checkable
     if [[ -z $BANDS ]]; then
       $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" --out "$profile" \
-        --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+        --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
     else  # two calibrations' timings, fitted together in size bands
       timings=("$OUT/timings/$rate-${H}x$R-a.yaml" "$OUT/timings/$rate-${H}x$R-b.yaml")
       mkdir -p "$OUT/timings"
@@ -192,7 +193,7 @@ for rate in "${RATES[@]}"; do
           --out "$OUT/timings/$rate-${H}x$R-b-profile.yaml" --name b --timings "${timings[1]}" \
           "${CALIBRATE_MORE[@]}" &&
         $CEDAR network fit "${timings[@]}" --out "$profile" --name "vc-$rate-${H}x$R" \
-          --bands "$BANDS"; } > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+          --bands "$BANDS"; } >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
     fi
     while read -r index name; do
       for seed in "${SEEDS[@]}"; do

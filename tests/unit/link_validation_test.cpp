@@ -300,6 +300,54 @@ TEST(LinkValidation, CrossoverMeasuredOverRatesAndPredictedFromEach) {
       << md;
 }
 
+TEST(LinkValidation, ACrossingWithinTheRunsSpreadIsUnresolved) {
+  const int64_t S = 4'000'000;
+  // Two runs of each name at each rate, their mean steps: at 100mbit the method's (2.0, 2.2) lie
+  // below dense SGD's (9.0, 11.0); at 1gbit the method's mean 1.3 (1.1, 1.5) is above dense SGD's
+  // 1.2 (1.0, 1.4), but their runs overlap. With `apart`, dense SGD's 1gbit runs are 0.9 and 1.0
+  // instead (mean 0.95): separated.
+  auto crossing = [&](bool apart) {
+    const std::vector<std::string> rates = {"100mbit", "1gbit"};
+    const std::map<std::string, std::vector<std::vector<double>>> step = {
+        {"dense",
+         {{9.0, 11.0}, apart ? std::vector<double>{0.9, 1.0} : std::vector<double>{1.0, 1.4}}},
+        {"m", {{2.0, 2.2}, {1.1, 1.5}}}};
+    std::vector<std::string> dbs, profiles;
+    for (size_t k = 0; k < rates.size(); ++k) {
+      dbs.push_back(
+          fresh_db(std::string("lv_spread_") + (apart ? "apart_" : "") + rates[k] + ".db"));
+      ResultStore store(dbs.back());
+      for (const auto& [name, seconds] : step)
+        for (size_t seed = 0; seed < seconds[k].size(); ++seed) {
+          RunSpec r = run_spec(name + "/np2", name, 2, links(2, 1, rates[k]));
+          r.seed = int(seed) + 1;
+          for (int i = 0; i < 4; ++i) r.steps.push_back({0.5, seconds[k][seed] - 0.5, 2, S});
+          r.ops = {{"allreduce", 1, S, S}};
+          write_run(store, r);
+        }
+      profiles.push_back(profile_2x1(rates[k]));
+    }
+    const LinkValidation v = validate_links(dbs, profiles, "", 1);
+    for (const auto& c : v.crossovers)
+      if (c.name == "m/np2") return std::make_pair(c.measured, render_link_validation_markdown(v));
+    throw std::runtime_error("no crossover of m/np2");
+  };
+  const auto [overlap, md] = crossing(false);
+  EXPECT_EQ(overlap.wins, "below");
+  EXPECT_TRUE(overlap.within_spread);
+  // The means: 2.1 - 10.0 = -7.9 at 100mbit, 1.3 - 1.2 = +0.1 at 1gbit, crossing 0 at x in 1/rate.
+  const double x = 1 / 100e6 + 7.9 * (1 / 1e9 - 1 / 100e6) / (7.9 + 0.1);
+  EXPECT_NEAR(overlap.bits_per_second, 1 / x, 1e-3);
+  EXPECT_NE(md.find("(interpolated between 100mbit and 1gbit); unresolved: at one of those rates "
+                    "the runs of the method and of dense SGD overlap |"),
+            std::string::npos)
+      << md;
+  const auto [apart, md_apart] = crossing(true);
+  EXPECT_EQ(apart.wins, "below");
+  EXPECT_FALSE(apart.within_spread);
+  EXPECT_EQ(md_apart.find("unresolved"), std::string::npos) << md_apart;
+}
+
 TEST(LinkValidation, LevelsBetweenHostsOnTheProfileOfOneRankPerHost) {
   const std::string db = fresh_db("lv_levels.db");
   const int64_t S = 1'000'000, s = 50'000;
