@@ -56,28 +56,26 @@ NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
                                   byte_size_text(band_edges[i]) +
                                   (i > 0 ? " after " + byte_size_text(band_edges[i - 1]) : ""));
   std::map<std::pair<std::string, int>, std::vector<TimedSample>> groups;
-  std::map<std::pair<std::string, int>, std::set<double>> sizes;
-  std::map<std::pair<std::string, int>, std::vector<double>> sample_bytes;
+  std::map<std::pair<std::string, int>, std::vector<double>> sample_bytes;  // in step with groups
   for (const auto& t : timings) {
     TimedSample s = collective_terms(t.op, t.world, t.bytes);
     s.seconds = t.seconds;
     groups[{t.op, t.world}].push_back(s);
-    sizes[{t.op, t.world}].insert(t.bytes);
     sample_bytes[{t.op, t.world}].push_back(t.bytes);
   }
   NetworkProfile profile{name, 0, 0};
   profile.measured_on = measured_on;
   for (const auto& [key, samples] : groups) {
-    if (sizes[key].size() < 2)
+    const std::vector<double>& bytes = sample_bytes[key];
+    if (std::set<double>(bytes.begin(), bytes.end()).size() < 2)
       throw std::invalid_argument("calibration: " + key.first +
                                   " at P = " + std::to_string(key.second) +
                                   " has one size only: alpha and beta need two or more");
     const AlphaBetaFit f = fit_alpha_beta(samples);
     profile.collectives[key.first][key.second] = {f.alpha, f.beta};
     if (!band_edges.empty())
-      profile.size_bands[key.first][key.second] =
-          fit_bands(samples, sample_bytes[key], band_edges,
-                    key.first + " at P = " + std::to_string(key.second));
+      profile.size_bands[key.first][key.second] = fit_bands(
+          samples, bytes, band_edges, key.first + " at P = " + std::to_string(key.second));
   }
   const auto it = profile.collectives.count("allreduce") ? profile.collectives.find("allreduce")
                                                          : profile.collectives.begin();

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "comm/network_profile_file.h"
+#include "reports/median.h"
 #include "reports/projection.h"
 #include "results/comm_queries.h"
 #include "results/run_queries.h"
@@ -283,13 +284,6 @@ std::optional<ShapedLinks> shaped_links_of(const std::string& provenance_json) {
 std::string describe_links(const ShapedLinks& l) {
   return count_of(l.hosts, "host") + " x " + count_of(l.ranks_per_host, "rank") + ", " + l.rate +
          " full duplex per host (" + l.qdisc + ", burst " + l.burst + ")";
-}
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 LinkValidation validate_links(const std::vector<std::string>& databases,

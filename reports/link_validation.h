@@ -155,9 +155,6 @@ LinkValidation validate_links(const std::vector<std::string>& databases,
 // runs again (suite as given to validate_links).
 std::vector<LinkCrossover> link_crossovers(const LinkValidation& v, const std::string& suite);
 
-// The median of `values` (the mean of the middle two for an even count); 0 for none.
-double median_of(std::vector<double> values);
-
 // The tables as markdown: each per rate and links, the headline, the crossover.
 std::string render_link_validation_markdown(const LinkValidation& v);
 // Scatter (modeled against measured, log–log, y = x) and bars (relative error per run and rate)

@@ -115,6 +115,13 @@ void render_crossovers(const LinkValidation& v, std::ostringstream& s) {
   }
 }
 
+// The headline's verdict on `target` from the interval of its median (link_validation.h).
+const char* verdict(const MedianInterval& i, double target) {
+  if (i.high <= target) return "met: the interval lies within the target";
+  if (i.low > target) return "missed: the interval lies above the target";
+  return "undecided: the interval holds the target";
+}
+
 // "1st", "2nd", "3rd", "4th", ...
 std::string ordinal(int n) {
   const int tens = n % 100, ones = n % 10;
@@ -150,14 +157,11 @@ std::string render_link_validation_markdown(const LinkValidation& v) {
       << "; modeled on each run's calibrated profile): " << (met ? "within" : "outside") << " the "
       << fmt("%.0f%%", 100 * v.target) << " target.\n\n";
     if (const auto& i = v.headline_interval) {
-      const char* verdict = i->high <= v.target ? "met: the interval lies within the target"
-                            : i->low > v.target ? "missed: the interval lies above the target"
-                                                : "undecided: the interval holds the target";
       s << "A 95% distribution-free interval for that median (the " << ordinal(i->rank)
         << " smallest and largest of the " << v.headline_runs
         << " errors, taken as independent draws of one distribution; coverage "
         << fmt("%.1f%%", 100 * i->coverage) << "): " << fmt("%.1f%%", 100 * i->low) << " to "
-        << fmt("%.1f%%", 100 * i->high) << ". The target is " << verdict << ".\n\n";
+        << fmt("%.1f%%", 100 * i->high) << ". The target is " << verdict(*i, v.target) << ".\n\n";
     } else {
       s << "With fewer than 6 such runs no 95% distribution-free interval for the median exists: "
            "the target is neither met nor missed by this measurement.\n\n";
@@ -168,13 +172,10 @@ std::string render_link_validation_markdown(const LinkValidation& v) {
            "the median over the "
         << v.headline_units << " units is " << fmt("%.1f%%", 100 * v.headline_unit_median);
       if (const auto& i = v.headline_unit_interval) {
-        const char* verdict = i->high <= v.target ? "met: the interval lies within the target"
-                              : i->low > v.target ? "missed: the interval lies above the target"
-                                                  : "undecided: the interval holds the target";
         s << ", its 95% distribution-free interval (the " << ordinal(i->rank)
           << " smallest and largest; coverage " << fmt("%.1f%%", 100 * i->coverage) << ") "
           << fmt("%.1f%%", 100 * i->low) << " to " << fmt("%.1f%%", 100 * i->high)
-          << ": by units the target is " << verdict << ".\n\n";
+          << ": by units the target is " << verdict(*i, v.target) << ".\n\n";
       } else {
         s << "; with fewer than 6 units no 95% interval exists.\n\n";
       }
