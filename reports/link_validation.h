@@ -111,6 +111,10 @@ struct LinkCrossover {
     // overlap (neither's every run faster than the other's), so the sign change is within their
     // spread: the crossing is not resolved (false with one run of either: no spread to judge).
     bool within_spread = false;
+    // measured, within the spread: the nearest rates below and above the crossing where the runs
+    // are apart, the method's on the crossing's two sides ("1gbit and 7gbit"): the crossing lies
+    // between them; "" where no such pair was measured (unresolved).
+    std::string resolved_between;
     double model_gbps = 0;  // predicted: the α–β model's bandwidth 1/β (Gb/s)
     // predicted: the calibrated allreduce's 8/β over the link's rate; above 1 the fit is faster
     // than the link (seen at P = 4 with 2 ranks per host) and no link rate is given (0).

@@ -46,6 +46,20 @@ bool separated(const std::vector<double>& a, const std::vector<double>& b) {
   return *a_high < *b_low || *b_high < *a_low;
 }
 
+// The rates of the nearest points at or below `i` and at or above `i + 1` whose runs are apart
+// and on the sides of the sign change between `i` and `i + 1` ("1gbit and 7gbit"); "" when either
+// side has none.
+template <typename Point>
+std::string apart_around(const std::vector<Point>& points, size_t i) {
+  const bool faster_below = points[i].difference < 0;
+  std::string low, high;
+  for (size_t j = i + 1; j-- > 0 && low.empty();)
+    if (points[j].separated && (points[j].difference < 0) == faster_below) low = points[j].rate;
+  for (size_t k = i + 1; k < points.size() && high.empty(); ++k)
+    if (points[k].separated && (points[k].difference < 0) != faster_below) high = points[k].rate;
+  return low.empty() || high.empty() ? "" : low + " and " + high;
+}
+
 // Measured: the step times of the run and of dense SGD at each rate both were measured at (each
 // the mean over the runs repeated there); where the difference changes sign, interpolated
 // linearly in 1/rate.
@@ -89,6 +103,7 @@ LinkCrossover::Verdict measured_verdict(const LinkValidation& v, const LinkValid
     out.wins = a.difference < 0 ? "below" : "above";
     out.between = a.rate + " and " + b.rate;
     out.within_spread = !a.separated || !b.separated;
+    if (out.within_spread) out.resolved_between = apart_around(points, i);
   }
   out.several_crossings = crossings > 1;
   return out;

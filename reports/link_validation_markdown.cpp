@@ -31,7 +31,11 @@ std::string measured_cell(const LinkCrossover::Verdict& m, const std::string& lo
   std::string s =
       m.wins + " " + link_rate(m.bits_per_second) + " (interpolated between " + m.between + ")";
   if (m.several_crossings) s += "; the difference changes sign more than once";
-  if (m.within_spread)
+  if (m.within_spread && !m.resolved_between.empty())
+    s += "; at one of those rates the runs of the method and of dense SGD overlap, so the crossing "
+         "is resolved only between " +
+         m.resolved_between + " (the nearest rates around it where they are apart)";
+  else if (m.within_spread)
     s += "; unresolved: at one of those rates the runs of the method and of dense SGD overlap";
   return s;
 }

@@ -15,10 +15,11 @@
 #      docs/network_validation_findings.md when that file exists.
 # It prints its estimate of the time first and each phase's time as it ends.
 #
-# Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover] [--estimate] [OUT_DIR]
+# Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover | --crossover-costly]
+#                                      [--estimate] [OUT_DIR]
 #   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke,
 #            --repeated: results/network_validation_repeated, --crossover:
-#            results/network_crossover)
+#            results/network_crossover, --crossover-costly: results/network_crossover_costly)
 #   --smoke: proves the pipeline in a few minutes: one rate, dense and top-k at P = 2 only, 3 steps
 #            (1 of warm-up), a short calibration, no links benchmark; the document goes to
 #            OUT_DIR/network_validation.md, not docs/.
@@ -37,30 +38,41 @@
 #            parameter server with seeds 1-3, the --repeated calibration; the document is
 #            docs/network_crossover.md. The veth links carried dense VGG-11's allreduce at 2.0 and
 #            6.9 Gbit/s under tbf at 3 and 10 Gbit/s (bench/cluster_links.sh).
+#   --crossover-costly: the crossover of settings whose compression costs more compute per byte
+#            saved (experiments/network_crossover_costly.yaml: DGC and top-k at 10% density, QSGD
+#            at 8 bits, PowerSGD at rank 64), as --crossover but at 1, 2, 3, 5, 7 and 10 Gbit/s,
+#            seeds 1-4, and each rate's runs in rounds (every setting's seed 1, then every
+#            setting's seed 2, ...) so that a drift of the machine falls on every setting alike;
+#            the document is docs/network_crossover_costly.md.
 #   --estimate: print the estimate of the time and stop (no root needed).
 #   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
 #   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
 # Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SMOKE=0 REPEATED=0 CROSSOVER=0 ESTIMATE_ONLY=0
+SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 ESTIMATE_ONLY=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --repeated) REPEATED=1 ;;
     --crossover) CROSSOVER=1 ;;
+    --crossover-costly) COSTLY=1 ;;
     --estimate) ESTIMATE_ONLY=1 ;;
     *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 CEDAR=build/cedar
-SUITE=experiments/network_validation.yaml
+SUITE=experiments/network_validation.yaml SUITE_NAME=network_validation
 BURST="${CEDAR_BURST:-256kb}"
 read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 300mbit 1gbit}"
-((SMOKE + REPEATED + CROSSOVER > 1)) &&
-  { echo "network_validation: one of --smoke, --repeated and --crossover" >&2; exit 2; }
+((SMOKE + REPEATED + CROSSOVER + COSTLY > 1)) && {
+  echo "network_validation: one of --smoke, --repeated, --crossover and --crossover-costly" >&2
+  exit 2
+}
 ((CROSSOVER)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 3gbit 10gbit}"
+((COSTLY)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 2gbit 3gbit 5gbit 7gbit 10gbit}"
+INTERLEAVE=0                       # 1: a rate's runs in rounds of seeds, not in blocks by setting
 REPEAT='^$' SEEDS=(1)              # the runs taken again, with these seeds
 CALIBRATE_MORE=() BANDS=''         # a second calibration, fitted with the first in size bands
 LINKS_BENCH=$((!SMOKE))
@@ -74,22 +86,31 @@ if ((SMOKE)); then
   SET_STEPS=(--set train.max_steps=3)
   CALIBRATE=(--sizes '65536,1048576' --reps 2 --warmup 1)
   DOCUMENT="$OUT/network_validation.md"
-elif ((REPEATED || CROSSOVER)); then
+elif ((REPEATED || CROSSOVER || COSTLY)); then
+  SEEDS=(1 2 3)
   if ((REPEATED)); then
     OUT="${1:-results/network_validation_repeated}"
     LAYOUTS=("2 2 4")
     SKIP_AT_2='.' SKIP_AT_4='^(ps-|hierarchical/)'
     REPEAT='^(dense|qsgd|ef-signsgd|local-sgd|dpsgd)/'
     DOCUMENT=docs/network_validation_repeated.md
-  else
+  elif ((CROSSOVER)); then
     OUT="${1:-results/network_crossover}"
     LAYOUTS=("2 1 2")
     SKIP_AT_2='^(ps-|hierarchical/)' SKIP_AT_4='.'
     REPEAT='.'
     DOCUMENT=docs/network_crossover.md
+  else
+    OUT="${1:-results/network_crossover_costly}"
+    SUITE=experiments/network_crossover_costly.yaml SUITE_NAME=network_crossover_costly
+    LAYOUTS=("2 1 2")
+    SKIP_AT_2='^$' SKIP_AT_4='.'
+    REPEAT='.'
+    SEEDS=(1 2 3 4)
+    INTERLEAVE=1
+    DOCUMENT=docs/network_crossover_costly.md
   fi
   ONLY='.'
-  SEEDS=(1 2 3)
   STEPS=12 WARMUP=2
   SET_STEPS=()
   CALIBRATE=(--ops 'allreduce,broadcast,sendrecv' --min-calls 3 --reps 3 --warmup 1
@@ -133,7 +154,8 @@ declare -A MB=([dense/np2]=58.9 [dense/np4]=88.4 [dgc/np2]=0.3 [dgc/np4]=0.9 [to
   [topk/np4]=3.5 [qsgd/np2]=9.2 [qsgd/np4]=27.6 [powersgd/np2]=0.6 [powersgd/np4]=0.9
   [ef-signsgd/np2]=1.9 [ef-signsgd/np4]=5.5 [local-sgd/np2]=14.7 [local-sgd/np4]=22.1
   [gtopk/np2]=0.3 [gtopk/np4]=0.5 [dpsgd/np2]=117.8 [dpsgd/np4]=117.8 [hierarchical/np4]=9.2
-  [ps-bsp/np2]=117.8)
+  [ps-bsp/np2]=117.8 [dense]=58.9 [dgc-10pct]=12.4 [topk-10pct]=11.8 [qsgd-8bit]=16.7
+  [powersgd-r64]=10.1)
 estimate() {  # rate -> seconds
   local bits total=0 line index name mb P
   bits=$(awk -v r="$1" 'BEGIN { n = r + 0; u = r; sub(/^[0-9.]+/, "", u);
@@ -195,16 +217,26 @@ for rate in "${RATES[@]}"; do
         $CEDAR network fit "${timings[@]}" --out "$profile" --name "vc-$rate-${H}x$R" \
           --bands "$BANDS"; } >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
     fi
-    while read -r index name; do
+    mapfile -t RUNS < <(runs_at "$P")
+    order=()  # "index name seed", in the order they run
+    if ((INTERLEAVE)); then
       for seed in "${SEEDS[@]}"; do
-        [[ $seed == "${SEEDS[0]}" || $name =~ $REPEAT ]] || continue
-        if ! $CEDAR suite "$SUITE" --db "$DB" --only "$index" --quiet --set network.cluster=virtual \
-          --set "train.seed=$seed" "${SET_STEPS[@]}" < /dev/null >> "$OUT/$rate-runs.log" 2>&1
-        then  # (mpirun reads stdin)
-          failed+=("$rate $name seed $seed")
-        fi
+        for run in "${RUNS[@]}"; do order+=("$run $seed"); done
       done
-    done < <(runs_at "$P")
+    else
+      for run in "${RUNS[@]}"; do
+        for seed in "${SEEDS[@]}"; do order+=("$run $seed"); done
+      done
+    fi
+    for entry in "${order[@]}"; do
+      read -r index name seed <<< "$entry"
+      [[ $seed == "${SEEDS[0]}" || $name =~ $REPEAT ]] || continue
+      if ! $CEDAR suite "$SUITE" --db "$DB" --only "$index" --quiet --set network.cluster=virtual \
+        --set "train.seed=$seed" "${SET_STEPS[@]}" < /dev/null >> "$OUT/$rate-runs.log" 2>&1
+      then  # (mpirun reads stdin)
+        failed+=("$rate $name seed $seed")
+      fi
+    done
     $CEDAR cluster down > /dev/null
     phase "$rate on $H x $R measured"
   done
@@ -217,6 +249,6 @@ for rate in "${RATES[@]}"; do dbs+=("$OUT/$rate.db"); done
 findings=()
 FINDINGS="${DOCUMENT%.md}_findings.md"
 [[ -f $FINDINGS ]] && findings=(--findings "$FINDINGS")
-$CEDAR network validate "${dbs[@]}" --profiles "$OUT"/*.yaml --suite network_validation \
+$CEDAR network validate "${dbs[@]}" --profiles "$OUT"/*.yaml --suite "$SUITE_NAME" \
   --warmup "$WARMUP" --document "$DOCUMENT" "${findings[@]}"
 phase "$DOCUMENT written"

@@ -348,6 +348,62 @@ TEST(LinkValidation, ACrossingWithinTheRunsSpreadIsUnresolved) {
   EXPECT_EQ(md_apart.find("unresolved"), std::string::npos) << md_apart;
 }
 
+TEST(LinkValidation, AnUnresolvedCrossingIsBracketedByTheNearestRatesWhereTheRunsAreApart) {
+  const int64_t S = 4'000'000;
+  // Two runs of each name at four rates, the method's mean step minus dense SGD's: -7.9 at
+  // 100mbit (apart), -0.1 at 300mbit and +0.1 at 1gbit (both overlapping), and at 3gbit +0.3 with
+  // the runs apart (`far_apart`) or +0.1 overlapping. The sign changes between 300mbit and 1gbit;
+  // the nearest rates where the runs are apart are 100mbit below and 3gbit above, or none above.
+  auto crossing = [&](bool far_apart) {
+    const std::vector<std::string> rates = {"100mbit", "300mbit", "1gbit", "3gbit"};
+    const std::map<std::string, std::vector<std::vector<double>>> step = {
+        {"dense", {{9.0, 11.0}, {2.0, 2.4}, {1.0, 1.4}, {0.9, 1.0}}},
+        {"m",
+         {{2.0, 2.2},
+          {1.9, 2.3},
+          {1.1, 1.5},
+          far_apart ? std::vector<double>{1.2, 1.35} : std::vector<double>{0.95, 1.15}}}};
+    std::vector<std::string> dbs, profiles;
+    for (size_t k = 0; k < rates.size(); ++k) {
+      dbs.push_back(
+          fresh_db(std::string("lv_bracket_") + (far_apart ? "apart_" : "") + rates[k] + ".db"));
+      ResultStore store(dbs.back());
+      for (const auto& [name, seconds] : step)
+        for (size_t seed = 0; seed < seconds[k].size(); ++seed) {
+          RunSpec r = run_spec(name + "/np2", name, 2, links(2, 1, rates[k]));
+          r.seed = int(seed) + 1;
+          for (int i = 0; i < 4; ++i) r.steps.push_back({0.5, seconds[k][seed] - 0.5, 2, S});
+          r.ops = {{"allreduce", 1, S, S}};
+          write_run(store, r);
+        }
+      profiles.push_back(profile_2x1(rates[k]));
+    }
+    const LinkValidation v = validate_links(dbs, profiles, "", 1);
+    for (const auto& c : v.crossovers)
+      if (c.name == "m/np2") return std::make_pair(c.measured, render_link_validation_markdown(v));
+    throw std::runtime_error("no crossover of m/np2");
+  };
+  const auto [bracketed, md] = crossing(true);
+  EXPECT_EQ(bracketed.wins, "below");
+  EXPECT_EQ(bracketed.between, "300mbit and 1gbit");
+  EXPECT_TRUE(bracketed.within_spread);
+  EXPECT_EQ(bracketed.resolved_between, "100mbit and 3gbit");
+  // Interpolated between the two rates around the sign change, as without a bracket: -0.1 at
+  // 1/300e6 and +0.1 at 1/1e9 in 1/rate.
+  const double x = 1 / 300e6 + 0.1 * (1 / 1e9 - 1 / 300e6) / 0.2;
+  EXPECT_NEAR(bracketed.bits_per_second, 1 / x, 1e-3);
+  EXPECT_NE(md.find("(interpolated between 300mbit and 1gbit); at one of those rates the runs of "
+                    "the method and of dense SGD overlap, so the crossing is resolved only between "
+                    "100mbit and 3gbit (the nearest rates around it where they are apart) |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("unresolved"), std::string::npos) << md;
+  const auto [open, md_open] = crossing(false);
+  EXPECT_TRUE(open.within_spread);
+  EXPECT_EQ(open.resolved_between, "");
+  EXPECT_NE(md_open.find("; unresolved: at one of those rates"), std::string::npos) << md_open;
+}
+
 TEST(LinkValidation, LevelsBetweenHostsOnTheProfileOfOneRankPerHost) {
   const std::string db = fresh_db("lv_levels.db");
   const int64_t S = 1'000'000, s = 50'000;
