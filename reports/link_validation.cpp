@@ -96,12 +96,37 @@ struct LevelModel {
   AlphaBeta fit;
   std::string label;
 };
+// Erases the entries at P up to `ranks` of every op's map by P.
+template <typename ByOp>
+void erase_up_to(ByOp& by_op, int ranks) {
+  for (auto& [op, by_world] : by_op)
+    for (auto it = by_world.begin(); it != by_world.end();)
+      it = it->first <= ranks ? by_world.erase(it) : std::next(it);
+}
+
+// `p` without its fits at P up to `ranks_per_host` (above 1): on links of that many ranks per
+// host, calibrate's first P ranks of those sizes shared one host and never crossed a link.
+NetworkProfile between_hosts(NetworkProfile p, int ranks_per_host) {
+  if (ranks_per_host < 2) return p;
+  erase_up_to(p.collectives, ranks_per_host);
+  erase_up_to(p.size_bands, ranks_per_host);
+  return p;
+}
+
 std::map<std::string, LevelModel> level_models(const LinkValidation& v, const RunMeasurement& m,
                                                const LinkValidationRow& row) {
   std::map<std::string, LevelModel> out;
   const NetworkProfile& own = v.profiles[static_cast<size_t>(row.profile)].profile;
   for (const LevelMix& level : m.levels) {
+    const AllreduceScheme scheme = allreduce_scheme_for_level(m.allreduce, level.name);
     if (level.name == "intra") {
+      // Inside a host: the run's own profile where it was calibrated there at the level's ranks.
+      if (row.links.ranks_per_host >= level.ranks && has_fits_at(own, int(level.ranks))) {
+        out[level.name] = {weighted_fit(level.collectives, level.ranks, scheme, own),
+                           "intra: " + own.name + " at P = " + std::to_string(level.ranks) +
+                               " (calibrated on one host's ranks)"};
+        continue;
+      }
       const NetworkProfile& p = find_network_profile(level.profile.empty() ? "shm" : level.profile);
       out[level.name] = {{p.alpha, p.beta}, "intra: " + p.name + ", " + p.provenance()};
       continue;
@@ -110,8 +135,8 @@ std::map<std::string, LevelModel> level_models(const LinkValidation& v, const Ru
     ShapedLinks one = row.links;
     one.ranks_per_host = 1;
     const int index = find_profile(v, one, level.ranks, /*strict=*/false);
-    const NetworkProfile& p = index >= 0 ? v.profiles[static_cast<size_t>(index)].profile : own;
-    const AllreduceScheme scheme = allreduce_scheme_for_level(m.allreduce, level.name);
+    const NetworkProfile p = index >= 0 ? v.profiles[static_cast<size_t>(index)].profile
+                                        : between_hosts(own, row.links.ranks_per_host);
     out[level.name] = {weighted_fit(level.collectives, level.ranks, scheme, p),
                        level.name + ": " + p.name + " at P = " + std::to_string(level.ranks)};
   }
@@ -136,6 +161,7 @@ void measure(const LinkValidation& v, ResultsReader& db, const RunMeasurement& m
   for (StepLevelTerms& t : read_step_level_terms(db, m.id)) level_terms[t.step].push_back(t);
 
   std::vector<double> measured, modeled, compute;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by_level;
   double steps_after = 0, step_sum = 0, compute_sum = 0;
   for (const StepSeconds& s : read_step_seconds(db, m.id)) {
     if (s.step < v.warmup_steps) continue;
@@ -152,8 +178,13 @@ void measure(const LinkValidation& v, ResultsReader& db, const RunMeasurement& m
         bytes -= t.bus_bytes;
         const auto it = levels.find(t.level);
         if (it == levels.end()) continue;  // a level comm_totals has no traffic of
-        seconds += it->second.fit.alpha * double(t.latency_steps) +
-                   it->second.fit.beta * double(t.bus_bytes);
+        const double level_seconds = it->second.fit.alpha * double(t.latency_steps) +
+                                     it->second.fit.beta * double(t.bus_bytes);
+        seconds += level_seconds;
+        if (t.comm_seconds) {
+          by_level[t.level].first.push_back(*t.comm_seconds);
+          by_level[t.level].second.push_back(level_seconds);
+        }
       }
       seconds += fit.alpha * double(latency) + fit.beta * double(bytes);
     }
@@ -174,6 +205,8 @@ void measure(const LinkValidation& v, ResultsReader& db, const RunMeasurement& m
   row.measured_comm = median_of(measured);
   row.modeled_comm = median_of(modeled);
   row.compute = median_of(compute);
+  for (const auto& [name, seconds] : by_level)
+    row.levels.push_back({name, median_of(seconds.first), median_of(seconds.second)});
   if (!(row.measured_comm > 0)) row.excluded = "measured no time inside the communicator";
 }
 

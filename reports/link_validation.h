@@ -20,12 +20,17 @@
 // bytes (comm_totals, re-costed at P as reports/projection.h does), which is each
 // collective's own fit wherever the run's mix is the same at every step. The levels of a
 // hierarchical exchange are costed on their own: "intra" (ranks of one host, shared memory) on
-// the run's recorded intra profile (nominal), the levels between hosts on the profile calibrated
-// on the same hosts with one rank per host at the level's ranks where one is given, else on the
-// run's own. A parameter-server run is costed as reports/projection.h costs it: per round,
-// 4·W messages and W·(push + pull)/S bytes through the servers' links, with the sendrecv fit.
-// Its rows are then left out of the comparison (`excluded`): a parameter server's step row
-// records one direction of a round (the push), not the round the model costs.
+// the run's own profile at the level's ranks where that profile was calibrated at that P on links
+// of at least as many ranks per host (calibrate's first P ranks then share one host: the hostfile
+// fills a host's slots first), else on the run's recorded intra profile (nominal); the levels
+// between hosts on the profile calibrated on the same hosts with one rank per host at the
+// level's ranks where one is given, else on the run's own without its fits inside a host. Where
+// the database recorded each level's seconds (step_levels.comm_seconds), each level's measured
+// and modeled medians are kept beside the run's. A parameter-server run is costed as
+// reports/projection.h costs it: per round, 4·W messages and W·(push + pull)/S bytes through the
+// servers' links, with the sendrecv fit. Its rows are then left out of the comparison (`excluded`):
+// a parameter server's step row records one direction of a round (the push), not the round the
+// model costs.
 //
 // Relative error = (modeled − measured) / measured; communication's share of the step =
 // comm / (comm + compute), both medians. The headline: the median |relative error| at P = 4 over
@@ -87,7 +92,14 @@ struct LinkValidationRow {
   ShapedLinks links;
   int profile = -1;  // index in LinkValidation::profiles: the run's own (its links, its P)
   std::string level_profiles;  // levels costed on other profiles: "intra: shm; inter: vc-2x1"
-  int steps = 0;               // steps counted (after warm-up, with bytes)
+  // Per level, where the database recorded its seconds: medians over the counted steps of rank
+  // 0's seconds inside that level's communicators and of the level's modeled seconds.
+  struct Level {
+    std::string name;
+    double measured_comm = 0, modeled_comm = 0;
+  };
+  std::vector<Level> levels;
+  int steps = 0;  // steps counted (after warm-up, with bytes)
   // Medians over the counted steps, seconds per step.
   double measured_comm = 0, modeled_comm = 0, compute = 0;
   // Means over every step after warm-up, bytes or not (what the crossover compares).

@@ -1,5 +1,7 @@
 #include "results/comm_queries.h"
 
+#include <cstdio>
+
 #include "results/run_columns.h"
 #include "results/statement.h"
 
@@ -14,8 +16,9 @@ const char* const kRunLevelsQuery =
     "SELECT level, MAX(ranks), MAX(profile) FROM step_levels WHERE run_id = ?1 GROUP BY level "
     "ORDER BY level";
 
+// %s: comm_seconds, or NULL in a database written before it was recorded.
 const char* const kStepLevelTermsQuery =
-    "SELECT step, level, profile, ranks, latency_steps, bus_bytes FROM step_levels "
+    "SELECT step, level, profile, ranks, latency_steps, bus_bytes, %s FROM step_levels "
     "WHERE run_id = ?1 ORDER BY step, level";
 
 const char* const kLevelTotalsQuery = R"SQL(
@@ -57,11 +60,15 @@ std::vector<RunLevel> read_run_levels(ResultsReader& db, int64_t run_id) {
 
 std::vector<StepLevelTerms> read_step_level_terms(ResultsReader& db, int64_t run_id) {
   if (!db.has_table("step_levels")) return {};
-  Statement st(db.handle(), db.path(), kStepLevelTermsQuery);
+  const bool timed = db.has_column("step_levels", "comm_seconds");
+  char query[256];
+  std::snprintf(query, sizeof query, kStepLevelTermsQuery, timed ? "comm_seconds" : "NULL");
+  Statement st(db.handle(), db.path(), query);
   st.bind(1, run_id);
   return read_rows(st, [](const Statement& s) {
-    return StepLevelTerms{s.int_column(0), s.text_column(1), s.text_column(2),
-                          s.int_column(3), s.int_column(4),  s.int_column(5)};
+    return StepLevelTerms{s.int_column(0),          s.text_column(1), s.text_column(2),
+                          s.int_column(3),          s.int_column(4),  s.int_column(5),
+                          s.optional_real_column(6)};
   });
 }
 

@@ -3,6 +3,7 @@
 // step_levels (each step's traffic per level of sub-communicators), results/schema.sql.
 // A database written before schema version 3 has no step_levels: its level reads are empty.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct StepLevelTerms {
   std::string level, profile;
   int64_t ranks = 0;
   int64_t latency_steps = 0, bus_bytes = 0;
+  // Seconds inside the level's communicators (nullopt: written before cedar recorded them).
+  std::optional<double> comm_seconds;
 };
 // In step and level order.
 std::vector<StepLevelTerms> read_step_level_terms(ResultsReader& db, int64_t run_id);

@@ -98,6 +98,13 @@ void migrate(sqlite3* db, const std::string& path) {
       }
       if (!eval_columns.count("consensus_distance"))
         exec(db, path, "ALTER TABLE evals ADD COLUMN consensus_distance REAL");
+      std::set<std::string> level_columns;
+      {
+        Statement cols(db, path, "PRAGMA table_info(step_levels)");
+        while (cols.next()) level_columns.insert(cols.text_column(1));
+      }
+      if (!level_columns.count("comm_seconds"))
+        exec(db, path, "ALTER TABLE step_levels ADD COLUMN comm_seconds REAL");
       // A version-4 uuid from SQLite's random bytes for each run that has none.
       exec(db, path,
            "UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' "

@@ -13,7 +13,7 @@ namespace cedar {
 // traffic of each step (step_levels); 4: the consensus distance of each evaluation
 // (evals.consensus_distance); 5: workers and servers of each run (runs.workers, runs.servers; NULL
 // in older rows).
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // WAL: readers and one writer at once, all processes on one host. Rollback: a journal file
 // beside the database, for a database that only one process at a time writes on a shared

@@ -31,4 +31,10 @@ bool ResultsReader::has_table(const std::string& name) {
   return st.next() && st.int_column(0) > 0;
 }
 
+bool ResultsReader::has_column(const std::string& table, const std::string& column) {
+  Statement st(db_, path_, "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2");
+  st.bind(1, table).bind(2, column);
+  return st.next() && st.int_column(0) > 0;
+}
+
 }  // namespace cedar

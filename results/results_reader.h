@@ -22,6 +22,8 @@ class ResultsReader {
   sqlite3* handle() const { return db_; }
   // True when the database has table `name` (step_levels came with schema version 3).
   bool has_table(const std::string& name);
+  // True when table `table` has column `column` (step_levels.comm_seconds came with version 6).
+  bool has_column(const std::string& table, const std::string& column);
 
  private:
   std::string path_;

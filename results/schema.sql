@@ -82,7 +82,9 @@ CREATE TABLE IF NOT EXISTS step_stats (
 -- Per training step and level of sub-communicators (a hierarchical exchange's "intra" and
 -- "inter"): rank 0's traffic of that level, which the step's row includes too. Each level is
 -- modeled on its own network profile (network.intra_profile inside a node, network.profile
--- between nodes); `ranks` is the size of rank 0's communicator of that level.
+-- between nodes); `ranks` is the size of rank 0's communicator of that level; comm_seconds the
+-- seconds rank 0 spent inside that level's communicators (part of the step's comm_seconds; NULL
+-- in rows written before it was recorded).
 CREATE TABLE IF NOT EXISTS step_levels (
   run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   step          INTEGER NOT NULL,
@@ -94,6 +96,7 @@ CREATE TABLE IF NOT EXISTS step_levels (
   bus_bytes     INTEGER NOT NULL,
   latency_steps INTEGER NOT NULL,
   modeled_comm_seconds REAL NOT NULL,
+  comm_seconds  REAL,
   PRIMARY KEY (run_id, step, level)
 );
 

@@ -103,7 +103,7 @@ void ResultStore::write_pending_steps() {
   if (pending_steps_.empty()) return;
   Statement st(db_, path_, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement stat(db_, path_, "INSERT INTO step_stats VALUES (?,?,?,?)");
-  Statement level(db_, path_, "INSERT INTO step_levels VALUES (?,?,?,?,?,?,?,?,?,?)");
+  Statement level(db_, path_, "INSERT INTO step_levels VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   Statement beat(db_, path_, "UPDATE runs SET heartbeat=? WHERE id=?");
   beat.bind(1, unix_now()).bind(2, pending_steps_.front().first);
   beat.run();
@@ -117,7 +117,7 @@ void ResultStore::write_pending_steps() {
       level.reset();
       level.bind(1, run_id).bind(2, s.step).bind(3, l.level).bind(4, l.ranks).bind(5, l.profile);
       level.bind(6, l.calls).bind(7, l.payload_bytes).bind(8, l.bus_bytes);
-      level.bind(9, l.latency_steps).bind(10, l.modeled_comm_seconds);
+      level.bind(9, l.latency_steps).bind(10, l.modeled_comm_seconds).bind(11, l.comm_seconds);
       level.run();
     }
     st.reset();

@@ -48,6 +48,7 @@ struct StepLevelRow {
   std::string level, profile;
   int64_t ranks = 0, calls = 0, payload_bytes = 0, bus_bytes = 0, latency_steps = 0;
   double modeled_comm_seconds = 0;
+  double comm_seconds = 0;  // measured inside the level's communicators, this rank
 };
 
 struct StepRow {

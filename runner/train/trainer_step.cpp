@@ -225,7 +225,7 @@ void Trainer::record_step(int64_t epoch, const StepContext& ctx, const LocalStep
       m.levels.push_back({level, profile.name,
                           ranks == comm_.level_ranks().end() ? 0 : int64_t{ranks->second}, c.calls,
                           c.payload_bytes, c.bus_bytes, c.latency_steps,
-                          profile.seconds(c.latency_steps, c.bus_bytes)});
+                          profile.seconds(c.latency_steps, c.bus_bytes), c.seconds});
     }
   }
   recorder_.record_step(m);

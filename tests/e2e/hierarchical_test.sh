@@ -59,6 +59,14 @@ check "the step's modeled time is the levels' sum" equals "$(q "SELECT COUNT(*) 
   abs(s.modeled_comm_seconds - (SELECT SUM(l.modeled_comm_seconds) FROM step_levels l
   WHERE l.run_id = s.run_id AND l.step = s.step)) > 1e-12")" 0
 
+# Each level's measured seconds (rank 0 inside that level's communicators): recorded on every
+# step, and together within the step's own seconds inside the communicator.
+check "every level row has its measured seconds" equals \
+  "$(q "SELECT COUNT(*) FROM step_levels WHERE comm_seconds IS NULL OR comm_seconds <= 0")" 0
+check "the levels' seconds lie within the step's comm seconds" equals "$(q "SELECT COUNT(*) FROM
+  steps s WHERE (SELECT SUM(l.comm_seconds) FROM step_levels l WHERE l.run_id = s.run_id AND
+  l.step = s.step) > s.comm_seconds + 1e-9")" 0
+
 report=$("$CEDAR" report "$DB" --levels 2>&1)
 check "cedar report --levels: intra row per step" contains "$report" \
   "| hier | hierarchical | 4 | 7 | intra | 2 | shm | $(awk -v b=$((8 * n)) 'BEGIN { printf "%.4f", b / 1e6 }') |"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,11 +91,17 @@ inline std::string profile_file(const std::string& dir, const std::string& name,
   out << buf << "    measured_on: \"virtual cluster: " << plural(hosts, "host") << " x "
       << plural(ranks_per_host, "rank") << ", " << rate
       << " full duplex per host (tbf, burst 256kb), " << np << " ranks\"\n    collectives:\n";
+  // One line per op, its fits at each P in the order given.
+  std::vector<std::string> ops;
+  std::map<std::string, std::string> entries;
   for (const Fit& f : fits) {
-    std::snprintf(buf, sizeof buf, "      %s: {%d: {alpha: %.15g, beta: %.15g}}\n", f.op.c_str(),
-                  f.world, f.fit.alpha, f.fit.beta);
-    out << buf;
+    std::snprintf(buf, sizeof buf, "%d: {alpha: %.15g, beta: %.15g}", f.world, f.fit.alpha,
+                  f.fit.beta);
+    std::string& entry = entries[f.op];
+    if (entry.empty()) ops.push_back(f.op);
+    entry += (entry.empty() ? "" : ", ") + std::string(buf);
   }
+  for (const std::string& op : ops) out << "      " << op << ": {" << entries[op] << "}\n";
   return path;
 }
 

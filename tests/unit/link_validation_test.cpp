@@ -432,6 +432,83 @@ TEST(LinkValidation, LevelsBetweenHostsOnTheProfileOfOneRankPerHost) {
       << r.level_profiles;
 }
 
+// Calibrated on 2 hosts x 2 ranks with --world-sizes 2,4, a profile's fits at P = 2 were timed
+// on one host's two ranks (the hostfile fills a host's slots first): the hierarchical exchange's
+// level inside a host is costed on them, and its level between hosts, without a profile of one
+// rank per host, on the same profile without them. Each level's measured seconds (step_levels)
+// are set against its modeled ones.
+TEST(LinkValidation, LevelInsideAHostOnTheRunsOwnFitsAtItsRanks) {
+  const std::string db = fresh_db("lv_intra_own.db");
+  const int64_t S = 1'000'000, s = 50'000;
+  const double intra_seconds[] = {0.10, 0.12, 0.11}, inter_seconds[] = {0.05, 0.07, 0.06};
+  {
+    ResultStore store(db);
+    RunSpec h = run_spec("hierarchical/np4", "hierarchical", 4, links(2, 2, "100mbit"));
+    for (int i = 0; i < 3; ++i) {
+      h.steps.push_back({0.3, intra_seconds[i] + inter_seconds[i], 2 + 1, S + s});
+      h.levels.push_back({{"intra", "shm", 2, 1, S, S, 2, 0, intra_seconds[i]},
+                          {"inter", "10gbe", 2, 1, s, s, 1, 0, inter_seconds[i]}});
+    }
+    h.ops = {{"intra/allreduce", 1, S, S}, {"inter/allgather", 1, s, s}};
+    h.inter_ranks = {0, 2};
+    write_run(store, h);
+  }
+  const double a_intra = 20e-6, b_intra = 2e-9;  // allreduce on one host's 2 ranks
+  const std::string own = profile_file("vc-100mbit-2x2", 2, 2, "100mbit", 4,
+                                       {{"allreduce", 4, {2e-3, 2e-7}},
+                                        {"allreduce", 2, {a_intra, b_intra}},
+                                        {"allgather", 4, {1e-3, 1e-6}},
+                                        {"allgather", 2, {5e-6, 1e-9}}});
+  const LinkValidation v = validate_links({db}, {own}, "", 0);
+  const LinkValidationRow& r = row(v, "hierarchical/np4");
+  const double intra = 2 * a_intra + double(S) * b_intra;  // ring at P = 2: 2 α, S bus bytes
+  const double inter = 1e-3 + double(s) * 1e-6;            // the allgather fit at P = 4
+  EXPECT_NEAR(r.modeled_comm, intra + inter, 1e-12);
+  EXPECT_NE(
+      r.level_profiles.find("intra: vc-100mbit-2x2 at P = 2 (calibrated on one host's ranks)"),
+      std::string::npos)
+      << r.level_profiles;
+  ASSERT_EQ(r.levels.size(), 2u);
+  EXPECT_EQ(r.levels[0].name, "inter");
+  EXPECT_NEAR(r.levels[0].measured_comm, 0.06, 1e-12);
+  EXPECT_NEAR(r.levels[0].modeled_comm, inter, 1e-12);
+  EXPECT_EQ(r.levels[1].name, "intra");
+  EXPECT_NEAR(r.levels[1].measured_comm, 0.11, 1e-12);
+  EXPECT_NEAR(r.levels[1].modeled_comm, intra, 1e-12);
+  const std::string md = render_link_validation_markdown(v);
+  char expected[256];
+  std::snprintf(expected, sizeof expected,
+                "; per level, measured on shaped links against modeled comm s/step (medians): "
+                "inter 0.06 against %.3g (%+.1f%%), intra 0.11 against %.3g (%+.1f%%)",
+                inter, 100 * (inter - 0.06) / 0.06, intra, 100 * (intra - 0.11) / 0.11);
+  EXPECT_NE(md.find(expected), std::string::npos) << expected << "\n" << md;
+
+  // On links of one rank per host a profile's fits at P = 2 crossed the link: the level inside a
+  // host (had the run one) stays on the nominal profile, and nothing is taken away between hosts.
+  const std::string db1 = fresh_db("lv_intra_own_2x1.db");
+  {
+    ResultStore store(db1);
+    RunSpec h = run_spec("hierarchical/np4", "hierarchical", 4, links(4, 1, "100mbit"));
+    for (int i = 0; i < 3; ++i) {
+      h.steps.push_back({0.3, 0.2, 2 + 1, S + s});
+      h.levels.push_back(
+          {{"intra", "shm", 2, 1, S, S, 2, 0}, {"inter", "10gbe", 2, 1, s, s, 1, 0}});
+    }
+    h.ops = {{"intra/allreduce", 1, S, S}, {"inter/allgather", 1, s, s}};
+    h.inter_ranks = {0, 2};
+    write_run(store, h);
+  }
+  const std::string own1 = profile_file("vc-100mbit-4x1", 4, 1, "100mbit", 4,
+                                        {{"allreduce", 4, {2e-3, 2e-7}},
+                                         {"allreduce", 2, {a_intra, b_intra}},
+                                         {"allgather", 4, {1e-3, 1e-6}},
+                                         {"allgather", 2, {5e-6, 1e-9}}});
+  const LinkValidationRow& r1 = row(validate_links({db1}, {own1}, "", 0), "hierarchical/np4");
+  const NetworkProfile& shm = find_network_profile("shm");
+  EXPECT_NEAR(r1.modeled_comm, 2 * shm.alpha + double(S) * shm.beta + 5e-6 + double(s) * 1e-9,
+              1e-12);
+}
+
 TEST(LinkValidation, ParameterServerRoundOnTheServersLink) {
   const std::string db = fresh_db("lv_ps.db");
   const int64_t push = 1'000'016, pull = 1'000'008;

@@ -292,8 +292,8 @@ TEST(CommQueries, OpTotalsLevelsAndLevelTotals) {
     run = store.begin_run(record("h", "hier", 1, 4));
     for (int64_t i = 0; i < 2; ++i) {
       StepRow s = step_row(i, 0, 1.0 + double(i));
-      s.levels = {{"intra", "shm", 2, 1, 100, 100, 1, 0.25},
-                  {"inter", "10gbe", 2, 1, 20, 20, 2, 1.0}};
+      s.levels = {{"intra", "shm", 2, 1, 100, 100, 1, 0.25, 0.125 + double(i)},
+                  {"inter", "10gbe", 2, 1, 20, 20, 2, 1.0, 0.5}};
       store.add_step(run, s);
     }
     // Ranks 0 and 2 lead the nodes (inter); the split that formed the groups is left out.
@@ -337,7 +337,10 @@ TEST(CommQueries, OpTotalsLevelsAndLevelTotals) {
     EXPECT_EQ(terms[1].level, "intra");
     EXPECT_EQ(terms[1].latency_steps, 1);
     EXPECT_EQ(terms[1].bus_bytes, 100);
+    EXPECT_EQ(terms[0].comm_seconds, std::optional<double>(0.5));
+    EXPECT_EQ(terms[1].comm_seconds, std::optional<double>(0.125));
     EXPECT_EQ(terms[3].step, 1);
+    EXPECT_EQ(terms[3].comm_seconds, std::optional<double>(1.125));
     EXPECT_TRUE(read_step_level_terms(db, flat).empty());
 
     const auto levels = read_run_levels(db, run);
@@ -372,6 +375,17 @@ TEST(CommQueries, OpTotalsLevelsAndLevelTotals) {
     EXPECT_DOUBLE_EQ(intra.modeled_comm_seconds, 0.5);
     EXPECT_EQ(intra.all_ranks_payload_bytes, 600) << "the split left out";
     EXPECT_EQ(intra.all_ranks_bus_bytes, 600);
+  }
+  {
+    // A database from before schema version 6 recorded no seconds per level: none read.
+    exec_sql(path, "ALTER TABLE step_levels DROP COLUMN comm_seconds");
+    ResultsReader db(path);
+    EXPECT_FALSE(db.has_column("step_levels", "comm_seconds"));
+    EXPECT_TRUE(db.has_column("step_levels", "bus_bytes"));
+    const auto terms = read_step_level_terms(db, run);
+    ASSERT_EQ(terms.size(), 4u);
+    for (const auto& t : terms) EXPECT_FALSE(t.comm_seconds) << t.step << " " << t.level;
+    EXPECT_EQ(terms[1].bus_bytes, 100);
   }
   // A database from before schema version 3 has no step_levels: no levels, no error.
   exec_sql(path, "DROP TABLE step_levels");

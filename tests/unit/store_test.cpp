@@ -134,6 +134,33 @@ TEST(Store, AnOlderDatabaseGainsWorkersAndServers) {
   EXPECT_EQ(query(path, "SELECT servers FROM runs WHERE name='dense'"), 0);
 }
 
+// Each step's levels record their measured seconds; a database of schema version 5, without
+// the column, gains it when opened (NULL in its earlier rows).
+TEST(Store, AnOlderDatabaseGainsTheSecondsOfEachLevel) {
+  auto path = fresh_db("v5.db");
+  auto step = [](int64_t n, double seconds) {
+    StepRow r;
+    r.step = n;
+    r.levels = {{"intra", "shm", 2, 1, 100, 100, 1, 0.25, seconds}};
+    return r;
+  };
+  {
+    ResultStore s(path);
+    s.add_step(s.begin_run(record("h")), step(0, 0.75));
+  }
+  EXPECT_EQ(query(path, "SELECT comm_seconds FROM step_levels"), 0.75);
+  query(path, "ALTER TABLE step_levels DROP COLUMN comm_seconds");
+  query(path, "PRAGMA user_version = 5");
+  {
+    ResultStore s(path);
+    s.add_step(1, step(1, 1.5));
+  }
+  EXPECT_EQ(query(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(query(path, "SELECT COUNT(*) FROM step_levels WHERE step=0 AND comm_seconds IS NULL"),
+            1);
+  EXPECT_EQ(query(path, "SELECT comm_seconds FROM step_levels WHERE step=1"), 1.5);
+}
+
 // A row the database refuses (a NaN into a NOT NULL column) is an error that leaves no
 // transaction open: the rows before it stay, and the run's record is then marked failed.
 TEST(Store, RefusedRowLeavesTheRunMarkable) {
