@@ -15,11 +15,12 @@
 #      docs/network_validation_findings.md when that file exists.
 # It prints its estimate of the time first and each phase's time as it ends.
 #
-# Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover | --crossover-costly]
-#                                      [--estimate] [OUT_DIR]
+# Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover | --crossover-costly |
+#                                       --hierarchical] [--estimate] [OUT_DIR]
 #   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke,
 #            --repeated: results/network_validation_repeated, --crossover:
-#            results/network_crossover, --crossover-costly: results/network_crossover_costly)
+#            results/network_crossover, --crossover-costly: results/network_crossover_costly,
+#            --hierarchical: results/network_hierarchical)
 #   --smoke: proves the pipeline in a few minutes: one rate, dense and top-k at P = 2 only, 3 steps
 #            (1 of warm-up), a short calibration, no links benchmark; the document goes to
 #            OUT_DIR/network_validation.md, not docs/.
@@ -44,19 +45,27 @@
 #            seeds 1-4, and each rate's runs in rounds (every setting's seed 1, then every
 #            setting's seed 2, ...) so that a drift of the machine falls on every setting alike;
 #            the document is docs/network_crossover_costly.md.
+#   --hierarchical: the hierarchical exchange's two levels each set against its own model, and the
+#            exchange against dense SGD on the same links: P = 4 on 2 hosts x 2 ranks at 100 Mbit/s,
+#            300 Mbit/s and 1 Gbit/s, dense SGD and the hierarchical exchange with seeds 1-3 in
+#            rounds; the --repeated calibration on those links at P = 2 and 4 (the fits at P = 2
+#            timed on one host's two ranks: the level inside a host) and on 2 hosts x 1 rank at
+#            P = 2 (the level between hosts), no runs there; the document is
+#            docs/network_hierarchical.md.
 #   --estimate: print the estimate of the time and stop (no root needed).
 #   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
 #   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
 # Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 ESTIMATE_ONLY=0
+SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 HIERARCHICAL=0 ESTIMATE_ONLY=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --repeated) REPEATED=1 ;;
     --crossover) CROSSOVER=1 ;;
     --crossover-costly) COSTLY=1 ;;
+    --hierarchical) HIERARCHICAL=1 ;;
     --estimate) ESTIMATE_ONLY=1 ;;
     *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
   esac
@@ -66,13 +75,15 @@ CEDAR=build/cedar
 SUITE=experiments/network_validation.yaml SUITE_NAME=network_validation
 BURST="${CEDAR_BURST:-256kb}"
 read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 300mbit 1gbit}"
-((SMOKE + REPEATED + CROSSOVER + COSTLY > 1)) && {
-  echo "network_validation: one of --smoke, --repeated, --crossover and --crossover-costly" >&2
+((SMOKE + REPEATED + CROSSOVER + COSTLY + HIERARCHICAL > 1)) && {
+  echo "network_validation: one of --smoke, --repeated, --crossover, --crossover-costly and" \
+    "--hierarchical" >&2
   exit 2
 }
 ((CROSSOVER)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 3gbit 10gbit}"
 ((COSTLY)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 2gbit 3gbit 5gbit 7gbit 10gbit}"
 INTERLEAVE=0                       # 1: a rate's runs in rounds of seeds, not in blocks by setting
+CAL_WORLDS_AT_4=4                  # the P values calibrated on links of P = 4
 REPEAT='^$' SEEDS=(1)              # the runs taken again, with these seeds
 CALIBRATE_MORE=() BANDS=''         # a second calibration, fitted with the first in size bands
 LINKS_BENCH=$((!SMOKE))
@@ -86,7 +97,7 @@ if ((SMOKE)); then
   SET_STEPS=(--set train.max_steps=3)
   CALIBRATE=(--sizes '65536,1048576' --reps 2 --warmup 1)
   DOCUMENT="$OUT/network_validation.md"
-elif ((REPEATED || CROSSOVER || COSTLY)); then
+elif ((REPEATED || CROSSOVER || COSTLY || HIERARCHICAL)); then
   SEEDS=(1 2 3)
   if ((REPEATED)); then
     OUT="${1:-results/network_validation_repeated}"
@@ -100,6 +111,15 @@ elif ((REPEATED || CROSSOVER || COSTLY)); then
     SKIP_AT_2='^(ps-|hierarchical/)' SKIP_AT_4='.'
     REPEAT='.'
     DOCUMENT=docs/network_crossover.md
+  elif ((HIERARCHICAL)); then
+    OUT="${1:-results/network_hierarchical}"
+    LAYOUTS=("2 1 2" "2 2 4")
+    ONLY='^(dense|hierarchical)/'
+    SKIP_AT_2='.' SKIP_AT_4='^$'     # 2 hosts x 1 rank: calibrated only (the level between hosts)
+    REPEAT='.'
+    INTERLEAVE=1
+    CAL_WORLDS_AT_4=2,4
+    DOCUMENT=docs/network_hierarchical.md
   else
     OUT="${1:-results/network_crossover_costly}"
     SUITE=experiments/network_crossover_costly.yaml SUITE_NAME=network_crossover_costly
@@ -110,7 +130,7 @@ elif ((REPEATED || CROSSOVER || COSTLY)); then
     INTERLEAVE=1
     DOCUMENT=docs/network_crossover_costly.md
   fi
-  ONLY='.'
+  ((HIERARCHICAL)) || ONLY='.'
   STEPS=12 WARMUP=2
   SET_STEPS=()
   CALIBRATE=(--ops 'allreduce,broadcast,sendrecv' --min-calls 3 --reps 3 --warmup 1
@@ -200,18 +220,20 @@ for rate in "${RATES[@]}"; do
     read -r H R P <<< "$layout"
     profile="$OUT/$rate-${H}x$R.yaml"
     $CEDAR cluster up --hosts "$H" --ranks-per-host "$R" --bandwidth "$rate" --burst "$BURST" > /dev/null
+    worlds=$P
+    ((P == 4)) && worlds=$CAL_WORLDS_AT_4
     log="$OUT/$rate-${H}x$R-calibrate.log"
     echo "calibration started $(date -u +%FT%TZ)" > "$log"  # the claim's timing, checkable
     if [[ -z $BANDS ]]; then
-      $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" --out "$profile" \
+      $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$worlds" --out "$profile" \
         --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
     else  # two calibrations' timings, fitted together in size bands
       timings=("$OUT/timings/$rate-${H}x$R-a.yaml" "$OUT/timings/$rate-${H}x$R-b.yaml")
       mkdir -p "$OUT/timings"
-      { $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" \
+      { $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$worlds" \
           --out "$OUT/timings/$rate-${H}x$R-a-profile.yaml" --name a --timings "${timings[0]}" \
           "${CALIBRATE[@]}" &&
-        $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$P" \
+        $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$worlds" \
           --out "$OUT/timings/$rate-${H}x$R-b-profile.yaml" --name b --timings "${timings[1]}" \
           "${CALIBRATE_MORE[@]}" &&
         $CEDAR network fit "${timings[@]}" --out "$profile" --name "vc-$rate-${H}x$R" \
