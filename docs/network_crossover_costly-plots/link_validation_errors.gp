@@ -11,7 +11,7 @@ set ylabel '(modeled - measured) / measured (%)'
 set title 'alpha-beta model error per run, the median of its repeated runs (measured on shaped links)'
 set terminal svg size 900,560 dynamic noenhanced
 set output 'link_validation_errors.svg'
-plot 'data/link_validation_errors.tsv' using 2:xtic(1) title '1gbit', 'data/link_validation_errors.tsv' using 3 title '2gbit', 'data/link_validation_errors.tsv' using 4 title '3gbit', 'data/link_validation_errors.tsv' using 5 title '5gbit', 'data/link_validation_errors.tsv' using 6 title '7gbit', 'data/link_validation_errors.tsv' using 7 title '10gbit'
+plot 'data/link_validation_errors.tsv' using 2:xtic(1) title '1gbit', 'data/link_validation_errors.tsv' using 3 title '2gbit', 'data/link_validation_errors.tsv' using 4 title '3gbit', 'data/link_validation_errors.tsv' using 5 title '5gbit', 'data/link_validation_errors.tsv' using 6 title '7gbit', 'data/link_validation_errors.tsv' using 7 title '10gbit', 'data/link_validation_errors.tsv' using 8 title '20gbit', 'data/link_validation_errors.tsv' using 9 title '30gbit'
 set terminal pngcairo size 900,560 noenhanced
 set output 'link_validation_errors.png'
 replot

@@ -6,12 +6,12 @@ set logscale xy
 set xlabel 'measured on shaped links: comm s/step (median)'
 set ylabel 'modeled (calibrated profile): comm s/step (median)'
 set title 'alpha-beta model against shaped links (y = x: exact)'
-set xrange [0.00488731:1.72746]
-set yrange [0.00488731:1.72746]
+set xrange [0.00353071:1.72746]
+set yrange [0.00353071:1.72746]
 set size square
 set terminal svg size 900,560 dynamic noenhanced
 set output 'link_validation_scatter.svg'
-plot 'data/link_validation_scatter.tsv' index 0 using 1:2 with points pt 7 ps 0.8 lc 1 title '1gbit', 'data/link_validation_scatter.tsv' index 1 using 1:2 with points pt 7 ps 0.8 lc 2 title '2gbit', 'data/link_validation_scatter.tsv' index 2 using 1:2 with points pt 7 ps 0.8 lc 3 title '3gbit', 'data/link_validation_scatter.tsv' index 3 using 1:2 with points pt 7 ps 0.8 lc 4 title '5gbit', 'data/link_validation_scatter.tsv' index 4 using 1:2 with points pt 7 ps 0.8 lc 5 title '7gbit', 'data/link_validation_scatter.tsv' index 5 using 1:2 with points pt 7 ps 0.8 lc 6 title '10gbit', x with lines dt 2 lc rgb 'gray40' title 'y = x'
+plot 'data/link_validation_scatter.tsv' index 0 using 1:2 with points pt 7 ps 0.8 lc 1 title '1gbit', 'data/link_validation_scatter.tsv' index 1 using 1:2 with points pt 7 ps 0.8 lc 2 title '2gbit', 'data/link_validation_scatter.tsv' index 2 using 1:2 with points pt 7 ps 0.8 lc 3 title '3gbit', 'data/link_validation_scatter.tsv' index 3 using 1:2 with points pt 7 ps 0.8 lc 4 title '5gbit', 'data/link_validation_scatter.tsv' index 4 using 1:2 with points pt 7 ps 0.8 lc 5 title '7gbit', 'data/link_validation_scatter.tsv' index 5 using 1:2 with points pt 7 ps 0.8 lc 6 title '10gbit', 'data/link_validation_scatter.tsv' index 6 using 1:2 with points pt 7 ps 0.8 lc 7 title '20gbit', 'data/link_validation_scatter.tsv' index 7 using 1:2 with points pt 7 ps 0.8 lc 8 title '30gbit', x with lines dt 2 lc rgb 'gray40' title 'y = x'
 set terminal pngcairo size 900,560 noenhanced
 set output 'link_validation_scatter.png'
 replot
