@@ -95,6 +95,8 @@ AlphaBeta weighted_fit(const std::vector<CollectiveMix>& mixes, int ranks, Allre
 struct LevelModel {
   AlphaBeta fit;
   std::string label;
+  int profile = -1;  // the index of the profile given whose fits at `world` it took (-1: none)
+  int world = 0;
 };
 // Erases the entries at P up to `ranks` of every op's map by P.
 template <typename ByOp>
@@ -124,7 +126,8 @@ std::map<std::string, LevelModel> level_models(const LinkValidation& v, const Ru
       if (row.links.ranks_per_host >= level.ranks && has_fits_at(own, int(level.ranks))) {
         out[level.name] = {weighted_fit(level.collectives, level.ranks, scheme, own),
                            "intra: " + own.name + " at P = " + std::to_string(level.ranks) +
-                               " (calibrated on one host's ranks)"};
+                               " (calibrated on one host's ranks)",
+                           row.profile, int(level.ranks)};
         continue;
       }
       const NetworkProfile& p = find_network_profile(level.profile.empty() ? "shm" : level.profile);
@@ -138,7 +141,8 @@ std::map<std::string, LevelModel> level_models(const LinkValidation& v, const Ru
     const NetworkProfile p = index >= 0 ? v.profiles[static_cast<size_t>(index)].profile
                                         : between_hosts(own, row.links.ranks_per_host);
     out[level.name] = {weighted_fit(level.collectives, level.ranks, scheme, p),
-                       level.name + ": " + p.name + " at P = " + std::to_string(level.ranks)};
+                       level.name + ": " + p.name + " at P = " + std::to_string(level.ranks), index,
+                       int(level.ranks)};
   }
   return out;
 }
@@ -155,8 +159,10 @@ void measure(const LinkValidation& v, ResultsReader& db, const RunMeasurement& m
   }
   const AlphaBeta fit = weighted_fit(m.collectives, row.world_size, m.allreduce, own);
   const std::map<std::string, LevelModel> levels = level_models(v, m, row);
-  for (const auto& [name, model] : levels)
+  for (const auto& [name, model] : levels) {
     row.level_profiles += (row.level_profiles.empty() ? "" : "; ") + model.label;
+    if (model.profile >= 0) row.level_fits.push_back({model.profile, model.world});
+  }
   std::map<int64_t, std::vector<StepLevelTerms>> level_terms;
   for (StepLevelTerms& t : read_step_level_terms(db, m.id)) level_terms[t.step].push_back(t);
 

@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/network_model.h"
@@ -99,6 +100,8 @@ struct LinkValidationRow {
     double measured_comm = 0, modeled_comm = 0;
   };
   std::vector<Level> levels;
+  // The profiles (index in LinkValidation::profiles) and P whose fits costed its levels.
+  std::vector<std::pair<int, int>> level_fits;
   int steps = 0;  // steps counted (after warm-up, with bytes)
   // Medians over the counted steps, seconds per step.
   double measured_comm = 0, modeled_comm = 0, compute = 0;

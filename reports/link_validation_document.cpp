@@ -18,13 +18,17 @@ namespace cedar {
 namespace {
 
 // The profiles the runs were modeled with: where each was calibrated, then each fit at the P of
-// its runs.
+// its runs and of the levels of a hierarchical exchange costed on it.
 std::string profiles_table(const LinkValidation& v) {
   std::set<std::pair<int, int>> used;  // profile, P
   std::set<int> profiles;
   for (const auto& r : v.rows) {
     used.insert({r.profile, r.world_size});
     profiles.insert(r.profile);
+    for (const auto& [index, world] : r.level_fits) {
+      used.insert({index, world});
+      profiles.insert(index);
+    }
   }
   std::ostringstream s;
   for (int index : profiles) {

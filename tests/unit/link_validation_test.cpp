@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "results/store.h"
@@ -482,6 +484,26 @@ TEST(LinkValidation, LevelInsideAHostOnTheRunsOwnFitsAtItsRanks) {
                 "inter 0.06 against %.3g (%+.1f%%), intra 0.11 against %.3g (%+.1f%%)",
                 inter, 100 * (inter - 0.06) / 0.06, intra, 100 * (intra - 0.11) / 0.11);
   EXPECT_NE(md.find(expected), std::string::npos) << expected << "\n" << md;
+  // The document's profiles table shows the fits the levels took: the own profile's at P = 2
+  // (intra) beside its P = 4 ones (the run's, and inter's without a profile of one rank per host).
+  ASSERT_EQ(r.level_fits.size(), 1u);
+  EXPECT_EQ(r.level_fits[0], std::make_pair(0, 2));
+  LinkValidationDocument d;
+  d.path = ::testing::TempDir() + "lv_intra_own_doc/validation.md";
+  d.shown.databases = {db};
+  d.shown.profiles = {own};
+  d.shown.document = "docs/validation.md";
+  d.render = false;
+  std::filesystem::create_directories(::testing::TempDir() + "lv_intra_own_doc");
+  write_link_validation_document(v, d);
+  std::ifstream in(d.path);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(doc.find("| vc-100mbit-2x2 | 2 | allreduce | 20.0 | 2.000 | 4.000 |"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("| vc-100mbit-2x2 | 4 | allreduce | 2000.0 | 200.000 | 0.040 |"),
+            std::string::npos)
+      << doc;
 
   // On links of one rank per host a profile's fits at P = 2 crossed the link: the level inside a
   // host (had the run one) stays on the nominal profile, and nothing is taken away between hosts.
