@@ -36,8 +36,9 @@ std::string amount(double v) { return v >= 1 || v == 0 ? fmt("%.1f", v) : fmt("%
 struct EpochTerms {
   double a = 0, b = 0, steps = 0;
 };
-EpochTerms terms(const RunMeasurement& m, int workers, double alpha, const HostLayout& hosts) {
-  const ProjectionPoint pt = project_point(m, workers, NetworkProfile{"", 0, 0}, nullptr, hosts);
+EpochTerms terms(const RunMeasurement& m, int workers, double alpha, const HostLayout& hosts,
+                 const NetworkProfile* intra) {
+  const ProjectionPoint pt = project_point(m, workers, NetworkProfile{"", 0, 0}, intra, hosts);
   return {pt.compute_seconds + pt.host_link_seconds + alpha * pt.net_latency_steps,
           pt.net_bus_bytes, pt.steps_per_epoch};
 }
@@ -73,20 +74,21 @@ std::string compute_note(const std::vector<CrossoverPoint>& points) {
 
 std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
                                       const std::vector<int>& workers, double alpha,
-                                      const std::vector<NetworkProfile>& profiles) {
+                                      const std::vector<NetworkProfile>& profiles,
+                                      const NetworkProfile* intra) {
   const std::vector<RunMeasurement> measured = average_seeds(runs);
   std::vector<CrossoverPoint> out;
   for (const auto& m : measured) {
     if (!m.unusable.empty()) continue;
     const RunMeasurement* dense = dense_baseline(measured, m);
     // Dense SGD is costed on the hosts this run was measured on (hierarchical: nodes of R).
-    const HostLayout hosts = host_layout_of(m);
+    const HostLayout hosts = host_layout_of(m, intra);
     const int own_workers = measured_workers(m);
     std::vector<int> sizes = {own_workers};
     for (int w : workers)
       if (std::find(sizes.begin(), sizes.end(), w) == sizes.end()) sizes.push_back(w);
     for (int w : sizes) {
-      const EpochTerms run = terms(m, w, alpha, {});
+      const EpochTerms run = terms(m, w, alpha, {}, intra);
       CrossoverPoint pt;
       pt.name = m.name;
       pt.algorithm = m.algorithm;
@@ -105,7 +107,7 @@ std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
         pt.profile_seconds.push_back(project_point(m, w, p).total_seconds);
       if (dense && dense != &m) {
         pt.has_dense = true;
-        const EpochTerms base = terms(*dense, w, alpha, hosts);
+        const EpochTerms base = terms(*dense, w, alpha, hosts, intra);
         compare(a, b, base.a, base.b, pt);
         const double spread = std::hypot(run.steps * m.compute_seconds_seed_std,
                                          base.steps * dense->compute_seconds_seed_std);

@@ -44,10 +44,12 @@ struct CrossoverPoint {
 };
 
 // Every usable measurement (seeds averaged) at its own workers (a parameter server's exclude its
-// servers) and at each of `workers`.
+// servers) and at each of `workers`. `intra`: the links inside a host, for the levels of a
+// hierarchical exchange and dense SGD on its hosts (nullptr: each run's recorded intra_profile).
 std::vector<CrossoverPoint> crossover(const std::vector<RunMeasurement>& runs,
                                       const std::vector<int>& workers, double alpha,
-                                      const std::vector<NetworkProfile>& profiles);
+                                      const std::vector<NetworkProfile>& profiles,
+                                      const NetworkProfile* intra = nullptr);
 
 std::string render_crossover_markdown(const std::vector<CrossoverPoint>& points, double alpha,
                                       const std::vector<NetworkProfile>& profiles);

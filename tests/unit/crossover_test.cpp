@@ -164,6 +164,35 @@ TEST(Crossover, HierarchicalAndDenseAreCostedOnTheSameHosts) {
   EXPECT_FALSE(h2.beats_dense_on.at(0));
 }
 
+// The links inside a host given (a calibration of one host's ranks): the hierarchical run's level
+// inside a node is costed on them, not on the shm profile the run recorded, and so is the part of
+// dense SGD's traffic that stays on a host.
+TEST(Crossover, TheLinksInsideAHostCanBeGiven) {
+  const double S = 4e6, q = 1e5;
+  RunMeasurement hier = measurement("hier", "hierarchical", 0.1, {"allreduce", 0, 0, 0});
+  hier.collectives.clear();
+  LevelMix intra{"intra", "shm", 2, {{"allreduce", 1, S, S, 1}, {"broadcast", 1, S / 2, S, 1}}};
+  LevelMix inter{"inter", "1gbe", 2, {{"allgather", 1, q, q, 0.5}}};
+  hier.levels = {inter, intra};
+  const NetworkProfile host{"host", 40e-6, 2e-9};  // far slower than shm's constants
+  auto points = crossover({kDense, hier}, {2}, kAlpha, {}, &host);
+  ASSERT_EQ(points.size(), 4u);
+  const CrossoverPoint &h4 = points[2], &h2 = points[3];
+  // P = 4, 100 steps: per step 2 α + S β and 1 α + S β on the given links.
+  const double host4 = 100 * (3 * host.alpha + 2 * S * host.beta);
+  const double a4 = 100 * 0.1 + host4 + 100 * kAlpha, b4 = 100 * q;
+  EXPECT_NEAR(h4.fixed_seconds, a4, 1e-12);
+  const double ad4 = 100 * (0.1 + 6 * kAlpha), bd4 = 100 * 1.5 * 4e6;
+  EXPECT_EQ(h4.wins, "below");
+  EXPECT_NEAR(h4.crossover_gbps, (bd4 - b4) / (a4 - ad4) * 8 / 1e9, 1e-9);
+  // P = 2, one node: 200 steps of the level on the given links.
+  EXPECT_NEAR(h2.fixed_seconds, 200 * (0.1 + 3 * host.alpha + 2 * S * host.beta), 1e-12);
+  // Without them, the recorded shm as before.
+  const NetworkProfile& shm = find_network_profile("shm");
+  EXPECT_NEAR(crossover({kDense, hier}, {}, kAlpha, {})[1].fixed_seconds,
+              100 * 0.1 + 100 * (3 * shm.alpha + 2 * S * shm.beta) + 100 * kAlpha, 1e-12);
+}
+
 // A fixed-time difference smaller than the seeds' spread of compute time is flagged: the verdict
 // then rests on noise. Two seeds each; compute per step 0.10 / 0.12 s for dense (sd 0.0141 s).
 TEST(Crossover, DifferencesWithinTheSeedSpreadAreFlagged) {
