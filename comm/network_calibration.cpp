@@ -139,13 +139,23 @@ std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int 
     for (int p = 2; p < world; p *= 2) ps.push_back(p);
     ps.push_back(world);
   }
-  for (int p : ps)
+  for (int p : ps) {
     if (p < 2 || p > world)
       throw std::invalid_argument("calibration: P = " + std::to_string(p) + " is outside 2.." +
                                   std::to_string(world) + " (the ranks running)");
+    if (options.every_group && world % p != 0)
+      throw std::invalid_argument("--every-group: P = " + std::to_string(p) +
+                                  " does not divide the " + std::to_string(world) +
+                                  " ranks running into groups");
+  }
   std::sort(ps.begin(), ps.end());
   ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
   return ps;
+}
+
+int calibration_group(const CalibrationOptions& options, int rank, int p) {
+  if (options.every_group) return rank / p;
+  return rank < p ? 0 : -1;
 }
 
 void check_calibration_options(const CalibrationOptions& options) {
@@ -184,7 +194,8 @@ std::vector<CollectiveTiming> time_collectives(const CalibrationOptions& options
   std::vector<CollectiveTiming> all;
   for (int p : calibration_world_sizes(options, world)) {
     MPI_Comm sub = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, rank < p ? 0 : MPI_UNDEFINED, rank, &sub);
+    const int group = calibration_group(options, rank, p);
+    MPI_Comm_split(MPI_COMM_WORLD, group >= 0 ? group : MPI_UNDEFINED, rank, &sub);
     if (sub != MPI_COMM_NULL) {
       for (auto& t : time_on(options, sub)) all.push_back(t);
       MPI_Comm_free(&sub);

@@ -36,14 +36,23 @@ struct CalibrationOptions {
   // The collectives timed, among those of calibration_ops(); allreduce is required (it sets the
   // profile's default α and β). Empty: every one.
   std::vector<std::string> ops;
+  // A P below the world is timed on every group of P consecutive ranks at once (each in its own
+  // communicator; the world a multiple of P), rank 0's group's timings kept, not on the first P
+  // ranks with the others waiting: with a host's ranks consecutive (the hostfile filled a host's
+  // slots first), each host's level of a hierarchical exchange runs so, all hosts at once.
+  bool every_group = false;
 };
 
 // allreduce, allgather, allgatherv, broadcast, sendrecv.
 const std::vector<std::string>& calibration_ops();
 
 // The P values `options` asks for on `world` ranks, ascending, without repeats. Throws
-// std::invalid_argument for a P outside 2..world.
+// std::invalid_argument for a P outside 2..world, or with every_group one that does not divide
+// world.
 std::vector<int> calibration_world_sizes(const CalibrationOptions& options, int world);
+// The group (MPI_Comm_split color) of `rank` when timing P = `p`: 0 for the first P ranks, -1
+// (none) for the others; with every_group, rank / p.
+int calibration_group(const CalibrationOptions& options, int rank, int p);
 
 // Throws std::invalid_argument naming the command-line option at fault ("--ops: ...") when
 // `options` cannot be timed: fewer than two sizes, a size not a positive multiple of 4 up to

@@ -136,6 +136,7 @@ struct NetworkCalibrateArgs {
   int warmup = 3;                // untimed calls per size
   double idle_ms = 0;            // > 0: each timed call alone after this long with the link quiet
   int min_calls = 1;             // calls back to back per timed loop, at least
+  bool every_group = false;      // P below the world: every group of P ranks timed at once
   std::string timings_out;       // also write the measured medians here (`cedar network fit`)
   std::vector<std::string> ops;  // the collectives timed (empty: all five)
   std::string cluster;           // "virtual": start on the virtual cluster (empty: under mpirun)

@@ -69,6 +69,7 @@ CalibrationOptions calibration_options(const NetworkCalibrateArgs& args) {
   o.idle_seconds = args.idle_ms / 1000;
   o.min_calls = args.min_calls;
   o.ops = args.ops;
+  o.every_group = args.every_group;
   return o;
 }
 
@@ -92,6 +93,9 @@ int calibrate_here(const NetworkCalibrateArgs& args) {
   // A profile fitted on calls after an idle link is not one of calls back to back: it says so.
   if (args.idle_ms > 0)
     where += "; each timed call alone after " + number_text(args.idle_ms) + " ms idle";
+  // Which ranks a P below the world was timed on.
+  if (args.every_group)
+    where += "; each P below " + std::to_string(world) + " timed in every group of P ranks at once";
   const std::vector<CollectiveTiming> timings = time_collectives(o);
   if (rank == 0 && !args.timings_out.empty())
     write_collective_timings(args.timings_out, {where, timings});
@@ -133,6 +137,7 @@ int calibrate_on_cluster(const NetworkCalibrateArgs& args) {
     argv.push_back("--ops");
     argv.push_back(ops);
   }
+  if (args.every_group) argv.push_back("--every-group");
   if (!args.world_sizes.empty()) {
     std::vector<int64_t> ps(args.world_sizes.begin(), args.world_sizes.end());
     argv.push_back("--world-sizes");
@@ -186,7 +191,7 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
   calibrate
       ->add_option("--world-sizes", calibrate_args->world_sizes,
                    "rank counts P to fit at, each timed on the first P ranks (default: 2, 4, 8, "
-                   "... and all)")
+                   "... and all; see --every-group)")
       ->delimiter(',')
       ->check(CLI::Range(2, 1 << 24));
   calibrate->add_option("--reps", calibrate_args->reps, "timed loops per size (median kept)")
@@ -208,6 +213,11 @@ void add_network_commands(CLI::App& app, Subcommands& out) {
                    "each other")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  calibrate->add_flag("--every-group", calibrate_args->every_group,
+                      "time each P below the ranks running on every group of P consecutive ranks "
+                      "at once (each host's ranks, where the hostfile fills a host first), not on "
+                      "the first P with the others waiting: the regime of a hierarchical "
+                      "exchange's level inside a host");
   calibrate
       ->add_option("--ops", calibrate_args->ops,
                    "the collectives to time, among allreduce, allgather, allgatherv, broadcast, "

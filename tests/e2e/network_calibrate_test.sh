@@ -63,6 +63,22 @@ check "... allreduce fitted at P = 2" equals \
   "$(echo "$shown" | awk -F'|' '$2 == " allreduce " && $3 + 0 == 2' | wc -l)" 1
 check "... and no other collective" equals \
   "$(echo "$shown" | awk -F'|' '$2 ~ /allgather|broadcast|sendrecv/' | wc -l)" 0
+# --every-group: P = 2 of 4 ranks timed on ranks 0-1 and 2-3 at once (each in its own
+# communicator, each checking its own sums), and the profile says so.
+out=$(timeout 50 "${MPIRUN[@]}" -np 4 "$CEDAR" network calibrate --out "$WORK/groups.yaml" \
+  --name groups --sizes 64KiB,1MiB --reps 1 --warmup 0 --ops allreduce --world-sizes 2,4 \
+  --every-group 2>&1)
+check "calibrate --every-group on 4 ranks succeeds" equals "$?" 0
+shown=$("$CEDAR" network show "$WORK/groups.yaml")
+check "... fitted at P = 2 and 4" equals \
+  "$(echo "$shown" | awk -F'|' '$2 == " allreduce " { print $3 + 0 }' | sort -n | tr '\n' ' ')" "2 4 "
+check "... labelled with its groups" contains "$shown" \
+  "each P below 4 timed in every group of P ranks at once"
+out=$(timeout 50 "${MPIRUN[@]}" -np 4 "$CEDAR" network calibrate --out "$WORK/groups3.yaml" \
+  --name groups --sizes 64KiB,1MiB --reps 1 --warmup 0 --ops allreduce --world-sizes 3 \
+  --every-group 2>&1)
+check "--every-group with P = 3 of 4 ranks fails" greater "$?" 0
+check "... naming the option and P" contains "$out" "--every-group: P = 3 does not divide the 4 ranks"
 # --min-calls: every timed loop makes at least that many calls back to back (the 32 MiB call that
 # otherwise fills a 20 ms loop alone), as a step's exchanges follow each other.
 out=$(timeout 50 "${MPIRUN[@]}" -np 2 "$CEDAR" network calibrate --out "$WORK/loops.yaml" \

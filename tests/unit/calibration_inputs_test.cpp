@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 #include "comm/collective_timings_file.h"
 #include "comm/network_calibration.h"
@@ -66,6 +67,35 @@ TEST(CalibrationOptions, EachRefusalNamesItsOption) {
   expect_refused(o, "--ops: include allreduce");
   o.ops = {"broadcast", "allreduce"};
   EXPECT_NO_THROW(check_calibration_options(o));
+}
+
+// Which ranks time each P: the first P alone, or with every_group each group of P consecutive
+// ranks at once (a host's ranks where the hostfile fills a host first); a P that does not divide
+// the ranks into groups is refused naming the option.
+TEST(CalibrationOptions, EveryGroupTimesEachGroupOfConsecutiveRanks) {
+  CalibrationOptions o = good();
+  o.world_sizes = {2, 4};
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(calibration_group(o, rank, 2), rank < 2 ? 0 : -1) << rank;
+    EXPECT_EQ(calibration_group(o, rank, 4), 0) << rank;
+  }
+  o.every_group = true;
+  const int expected_groups[] = {0, 0, 1, 1};
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(calibration_group(o, rank, 2), expected_groups[rank]) << rank;
+    EXPECT_EQ(calibration_group(o, rank, 4), 0) << rank;
+  }
+  EXPECT_EQ(calibration_world_sizes(o, 4), (std::vector<int>{2, 4}));
+  o.world_sizes = {2, 3};
+  try {
+    calibration_world_sizes(o, 4);
+    FAIL() << "P = 3 of 4 ranks accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--every-group: P = 3 does not divide the 4 ranks running into groups");
+  }
+  o.every_group = false;
+  EXPECT_EQ(calibration_world_sizes(o, 4), (std::vector<int>{2, 3}));
 }
 
 std::string temp_path(const std::string& name) {
