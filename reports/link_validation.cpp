@@ -126,7 +126,7 @@ std::map<std::string, LevelModel> level_models(const LinkValidation& v, const Ru
       if (row.links.ranks_per_host >= level.ranks && has_fits_at(own, int(level.ranks))) {
         out[level.name] = {weighted_fit(level.collectives, level.ranks, scheme, own),
                            "intra: " + own.name + " at P = " + std::to_string(level.ranks) +
-                               " (calibrated on one host's ranks)",
+                               " (fits timed within a host)",
                            row.profile, int(level.ranks)};
         continue;
       }

@@ -466,9 +466,8 @@ TEST(LinkValidation, LevelInsideAHostOnTheRunsOwnFitsAtItsRanks) {
   const double intra = 2 * a_intra + double(S) * b_intra;  // ring at P = 2: 2 α, S bus bytes
   const double inter = 1e-3 + double(s) * 1e-6;            // the allgather fit at P = 4
   EXPECT_NEAR(r.modeled_comm, intra + inter, 1e-12);
-  EXPECT_NE(
-      r.level_profiles.find("intra: vc-100mbit-2x2 at P = 2 (calibrated on one host's ranks)"),
-      std::string::npos)
+  EXPECT_NE(r.level_profiles.find("intra: vc-100mbit-2x2 at P = 2 (fits timed within a host)"),
+            std::string::npos)
       << r.level_profiles;
   ASSERT_EQ(r.levels.size(), 2u);
   EXPECT_EQ(r.levels[0].name, "inter");
