@@ -121,17 +121,24 @@ TEST(Crossover, ParameterServerPointsCountWorkers) {
   EXPECT_NEAR(points[1].bytes_per_epoch, 300 * 2e6, 1e-3);
 }
 
+// A hierarchical run on nodes of 2 ranks: inside a node (recorded on shm) an allreduce and a
+// broadcast of S per step, between the 2 leaders an allgather of q; 0.1 s of compute per step.
+RunMeasurement hierarchical_run(double S, double q) {
+  RunMeasurement hier = measurement("hier", "hierarchical", 0.1, {"allreduce", 0, 0, 0});
+  hier.collectives.clear();
+  LevelMix intra{"intra", "shm", 2, {{"allreduce", 1, S, S, 1}, {"broadcast", 1, S / 2, S, 1}}};
+  LevelMix inter{"inter", "1gbe", 2, {{"allgather", 1, q, q, 0.5}}};
+  hier.levels = {inter, intra};
+  return hier;
+}
+
 // Hierarchical (2 nodes of 2 ranks: dense allreduce and broadcast of S inside a node on shm, an
 // allgather of q between the 2 leaders) against dense SGD on the same hosts. Only the bytes that
 // cross the network are swept; the shm traffic is a fixed cost. At P = 2 both runs fit in one
 // node, so dense runs on shm too, with nothing on the network.
 TEST(Crossover, HierarchicalAndDenseAreCostedOnTheSameHosts) {
   const double S = 4e6, q = 1e5;
-  RunMeasurement hier = measurement("hier", "hierarchical", 0.1, {"allreduce", 0, 0, 0});
-  hier.collectives.clear();
-  LevelMix intra{"intra", "shm", 2, {{"allreduce", 1, S, S, 1}, {"broadcast", 1, S / 2, S, 1}}};
-  LevelMix inter{"inter", "1gbe", 2, {{"allgather", 1, q, q, 0.5}}};
-  hier.levels = {inter, intra};
+  const RunMeasurement hier = hierarchical_run(S, q);
   const NetworkProfile& shm = find_network_profile("shm");
   auto points = crossover({kDense, hier}, {2}, kAlpha, {find_network_profile("1gbe")});
   ASSERT_EQ(points.size(), 4u);
@@ -169,11 +176,7 @@ TEST(Crossover, HierarchicalAndDenseAreCostedOnTheSameHosts) {
 // dense SGD's traffic that stays on a host.
 TEST(Crossover, TheLinksInsideAHostCanBeGiven) {
   const double S = 4e6, q = 1e5;
-  RunMeasurement hier = measurement("hier", "hierarchical", 0.1, {"allreduce", 0, 0, 0});
-  hier.collectives.clear();
-  LevelMix intra{"intra", "shm", 2, {{"allreduce", 1, S, S, 1}, {"broadcast", 1, S / 2, S, 1}}};
-  LevelMix inter{"inter", "1gbe", 2, {{"allgather", 1, q, q, 0.5}}};
-  hier.levels = {inter, intra};
+  const RunMeasurement hier = hierarchical_run(S, q);
   const NetworkProfile host{"host", 40e-6, 2e-9};  // far slower than shm's constants
   auto points = crossover({kDense, hier}, {2}, kAlpha, {}, &host);
   ASSERT_EQ(points.size(), 4u);

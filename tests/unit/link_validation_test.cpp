@@ -302,8 +302,34 @@ TEST(LinkValidation, CrossoverMeasuredOverRatesAndPredictedFromEach) {
       << md;
 }
 
-TEST(LinkValidation, ACrossingWithinTheRunsSpreadIsUnresolved) {
+// Runs of dense SGD and of a method "m" at P = 2 on 2 x 1 links at each rate, each run's four
+// steps lasting the seconds given per name, rate and seed (0.5 s of it compute), one database per
+// rate named `prefix` + rate; m's measured crossing and the markdown of the validation.
+std::pair<LinkCrossover::Verdict, std::string> measured_crossing_of_m(
+    const std::string& prefix, const std::vector<std::string>& rates,
+    const std::map<std::string, std::vector<std::vector<double>>>& step) {
   const int64_t S = 4'000'000;
+  std::vector<std::string> dbs, profiles;
+  for (size_t k = 0; k < rates.size(); ++k) {
+    dbs.push_back(fresh_db(prefix + rates[k] + ".db"));
+    ResultStore store(dbs.back());
+    for (const auto& [name, seconds] : step)
+      for (size_t seed = 0; seed < seconds[k].size(); ++seed) {
+        RunSpec r = run_spec(name + "/np2", name, 2, links(2, 1, rates[k]));
+        r.seed = int(seed) + 1;
+        for (int i = 0; i < 4; ++i) r.steps.push_back({0.5, seconds[k][seed] - 0.5, 2, S});
+        r.ops = {{"allreduce", 1, S, S}};
+        write_run(store, r);
+      }
+    profiles.push_back(profile_2x1(rates[k]));
+  }
+  const LinkValidation v = validate_links(dbs, profiles, "", 1);
+  for (const auto& c : v.crossovers)
+    if (c.name == "m/np2") return {c.measured, render_link_validation_markdown(v)};
+  throw std::runtime_error("no crossover of m/np2");
+}
+
+TEST(LinkValidation, ACrossingWithinTheRunsSpreadIsUnresolved) {
   // Two runs of each name at each rate, their mean steps: at 100mbit the method's (2.0, 2.2) lie
   // below dense SGD's (9.0, 11.0); at 1gbit the method's mean 1.3 (1.1, 1.5) is above dense SGD's
   // 1.2 (1.0, 1.4), but their runs overlap. With `apart`, dense SGD's 1gbit runs are 0.9 and 1.0
@@ -314,25 +340,7 @@ TEST(LinkValidation, ACrossingWithinTheRunsSpreadIsUnresolved) {
         {"dense",
          {{9.0, 11.0}, apart ? std::vector<double>{0.9, 1.0} : std::vector<double>{1.0, 1.4}}},
         {"m", {{2.0, 2.2}, {1.1, 1.5}}}};
-    std::vector<std::string> dbs, profiles;
-    for (size_t k = 0; k < rates.size(); ++k) {
-      dbs.push_back(
-          fresh_db(std::string("lv_spread_") + (apart ? "apart_" : "") + rates[k] + ".db"));
-      ResultStore store(dbs.back());
-      for (const auto& [name, seconds] : step)
-        for (size_t seed = 0; seed < seconds[k].size(); ++seed) {
-          RunSpec r = run_spec(name + "/np2", name, 2, links(2, 1, rates[k]));
-          r.seed = int(seed) + 1;
-          for (int i = 0; i < 4; ++i) r.steps.push_back({0.5, seconds[k][seed] - 0.5, 2, S});
-          r.ops = {{"allreduce", 1, S, S}};
-          write_run(store, r);
-        }
-      profiles.push_back(profile_2x1(rates[k]));
-    }
-    const LinkValidation v = validate_links(dbs, profiles, "", 1);
-    for (const auto& c : v.crossovers)
-      if (c.name == "m/np2") return std::make_pair(c.measured, render_link_validation_markdown(v));
-    throw std::runtime_error("no crossover of m/np2");
+    return measured_crossing_of_m(std::string("lv_spread_") + (apart ? "apart_" : ""), rates, step);
   };
   const auto [overlap, md] = crossing(false);
   EXPECT_EQ(overlap.wins, "below");
@@ -351,7 +359,6 @@ TEST(LinkValidation, ACrossingWithinTheRunsSpreadIsUnresolved) {
 }
 
 TEST(LinkValidation, AnUnresolvedCrossingIsBracketedByTheNearestRatesWhereTheRunsAreApart) {
-  const int64_t S = 4'000'000;
   // Two runs of each name at four rates, the method's mean step minus dense SGD's: -7.9 at
   // 100mbit (apart), -0.1 at 300mbit and +0.1 at 1gbit (both overlapping), and at 3gbit +0.3 with
   // the runs apart (`far_apart`) or +0.1 overlapping. The sign changes between 300mbit and 1gbit;
@@ -365,25 +372,8 @@ TEST(LinkValidation, AnUnresolvedCrossingIsBracketedByTheNearestRatesWhereTheRun
           {1.9, 2.3},
           {1.1, 1.5},
           far_apart ? std::vector<double>{1.2, 1.35} : std::vector<double>{0.95, 1.15}}}};
-    std::vector<std::string> dbs, profiles;
-    for (size_t k = 0; k < rates.size(); ++k) {
-      dbs.push_back(
-          fresh_db(std::string("lv_bracket_") + (far_apart ? "apart_" : "") + rates[k] + ".db"));
-      ResultStore store(dbs.back());
-      for (const auto& [name, seconds] : step)
-        for (size_t seed = 0; seed < seconds[k].size(); ++seed) {
-          RunSpec r = run_spec(name + "/np2", name, 2, links(2, 1, rates[k]));
-          r.seed = int(seed) + 1;
-          for (int i = 0; i < 4; ++i) r.steps.push_back({0.5, seconds[k][seed] - 0.5, 2, S});
-          r.ops = {{"allreduce", 1, S, S}};
-          write_run(store, r);
-        }
-      profiles.push_back(profile_2x1(rates[k]));
-    }
-    const LinkValidation v = validate_links(dbs, profiles, "", 1);
-    for (const auto& c : v.crossovers)
-      if (c.name == "m/np2") return std::make_pair(c.measured, render_link_validation_markdown(v));
-    throw std::runtime_error("no crossover of m/np2");
+    return measured_crossing_of_m(std::string("lv_bracket_") + (far_apart ? "apart_" : ""), rates,
+                                  step);
   };
   const auto [bracketed, md] = crossing(true);
   EXPECT_EQ(bracketed.wins, "below");
