@@ -98,6 +98,14 @@ struct LevelModel {
   int profile = -1;  // the index of the profile given whose fits at `world` it took (-1: none)
   int world = 0;
 };
+}  // namespace
+
+bool fitted_within_a_host(const NetworkProfile& p, const ShapedLinks& links, int ranks) {
+  return ranks >= 2 && links.ranks_per_host >= ranks && has_fits_at(p, ranks);
+}
+
+namespace {
+
 // Erases the entries at P up to `ranks` of every op's map by P.
 template <typename ByOp>
 void erase_up_to(ByOp& by_op, int ranks) {
@@ -123,7 +131,7 @@ std::map<std::string, LevelModel> level_models(const LinkValidation& v, const Ru
     const AllreduceScheme scheme = allreduce_scheme_for_level(m.allreduce, level.name);
     if (level.name == "intra") {
       // Inside a host: the run's own profile where it was calibrated there at the level's ranks.
-      if (row.links.ranks_per_host >= level.ranks && has_fits_at(own, int(level.ranks))) {
+      if (fitted_within_a_host(own, row.links, int(level.ranks))) {
         out[level.name] = {weighted_fit(level.collectives, level.ranks, scheme, own),
                            "intra: " + own.name + " at P = " + std::to_string(level.ranks) +
                                " (fits timed within a host)",

@@ -76,6 +76,10 @@ std::optional<ShapedLinks> shaped_links_of(const std::string& provenance_json);
 // describes its links, and so what `cedar network calibrate --cluster virtual` writes after
 // "virtual cluster: " into a profile's measured_on.
 std::string describe_links(const ShapedLinks& links);
+// True when `p`, calibrated on `links`, has fits at P = `ranks` timed within one host: `ranks` of
+// 2 or more and no more than the links' ranks per host (calibrate's first P ranks, or every group
+// of P, share a host: the hostfile fills a host's slots first).
+bool fitted_within_a_host(const NetworkProfile& p, const ShapedLinks& links, int ranks);
 // Bits per second of a tc rate: "100mbit", "1gbit", "1.5gbit", "800kbit", "9600bit". Throws
 // std::invalid_argument naming the rate otherwise.
 double link_rate_bits(const std::string& rate);

@@ -132,13 +132,12 @@ std::map<std::string, LinkCrossover::Verdict> predicted_verdicts(const LinkValid
   }
   const ProfileSource& profile = v.profiles[static_cast<size_t>(dense->profile)];
   const AlphaBeta allreduce = profile.profile.fit_for("allreduce", world);
-  // Inside a host: the profile's fits at P = ranks per host where it was calibrated there
-  // (calibrate's first ranks share a host), as the rows' levels are costed.
-  const int per_host = dense->links.ranks_per_host;
-  const auto allreduce_fits = profile.profile.collectives.find("allreduce");
-  const bool host_fits = per_host > 1 && allreduce_fits != profile.profile.collectives.end() &&
-                         allreduce_fits->second.count(per_host) > 0;
-  const NetworkProfile* intra = host_fits ? &profile.profile : nullptr;
+  // Inside a host: the profile's fits at P = ranks per host where it has them, as the rows'
+  // levels are costed.
+  const NetworkProfile* intra =
+      fitted_within_a_host(profile.profile, dense->links, dense->links.ranks_per_host)
+          ? &profile.profile
+          : nullptr;
   // The share of the rate the calibrated allreduce reached on this link.
   const double reached = 8 / (allreduce.beta * dense->links.bits_per_second);
   for (const CrossoverPoint& p : crossover(runs, {}, allreduce.alpha, {}, intra)) {
