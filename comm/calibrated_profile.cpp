@@ -44,7 +44,52 @@ std::vector<SizeBand> fit_bands(const std::vector<TimedSample>& samples,
   return bands;
 }
 
+// The segments of one (op, P) (calibrated_profile.h): its sizes' mean times, in increasing size.
+std::vector<SizeBand> fit_segments(const std::string& op, int world,
+                                   const std::vector<CollectiveTiming>& timings) {
+  std::map<double, std::pair<double, int>> sum_count;  // size -> sum of seconds, count
+  for (const CollectiveTiming& t : timings) {
+    auto& [sum, count] = sum_count[t.bytes];
+    sum += t.seconds;
+    ++count;
+  }
+  std::vector<TimedSample> points;
+  std::vector<double> sizes;
+  for (const auto& [bytes, sc] : sum_count) {
+    TimedSample s = collective_terms(op, world, bytes);
+    s.seconds = sc.first / sc.second;
+    points.push_back(s);
+    sizes.push_back(bytes);
+  }
+  std::vector<SizeBand> bands;
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    const TimedSample& a = points[i];
+    const TimedSample& b = points[i + 1];
+    // L is the same at every size of one (op, P): the line's slope is β, its intercept L·α.
+    const double beta = (b.seconds - a.seconds) / (b.bus_bytes - a.bus_bytes);
+    const double alpha = (a.seconds - beta * a.bus_bytes) / a.latency_steps;
+    AlphaBeta fit{alpha, beta};
+    if (a.latency_steps <= 0 || beta < 0 || (i == 0 && alpha < 0)) {
+      const AlphaBetaFit bounded = fit_alpha_beta({a, b});
+      fit = {bounded.alpha, bounded.beta};
+    }
+    bands.push_back({i == 0 ? 0 : sizes[i], fit});
+  }
+  return bands;
+}
+
 }  // namespace
+
+NetworkProfile fit_network_profile_segments(const std::vector<CollectiveTiming>& timings,
+                                            const std::string& name,
+                                            const std::string& measured_on) {
+  NetworkProfile profile = fit_network_profile(timings, name, measured_on);
+  std::map<std::pair<std::string, int>, std::vector<CollectiveTiming>> groups;
+  for (const CollectiveTiming& t : timings) groups[{t.op, t.world}].push_back(t);
+  for (const auto& [key, group] : groups)
+    profile.size_bands[key.first][key.second] = fit_segments(key.first, key.second, group);
+  return profile;
+}
 
 NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
                                    const std::string& name, const std::string& measured_on,

@@ -31,4 +31,18 @@ NetworkProfile fit_network_profile(const std::vector<CollectiveTiming>& timings,
                                    const std::string& name, const std::string& measured_on,
                                    const std::vector<double>& band_edges = {});
 
+// The profile above without bands, and as each (op, P)'s bands its segments: with s_1 < ... < s_n
+// the sizes timed and t_i the mean of their medians (the calibrations' timings of one size), the
+// band from s_i (the first from 0) holds the α and β of the line through (s_i, t_i) and
+// (s_i+1, t_i+1), the last band the line through the last two sizes: the model prices every size
+// timed at its time, a size between two at the straight line between them, a size beyond the
+// largest on the last segment. The line's α may be negative (time grows faster than the bytes
+// between two sizes), except in the first band, which reaches down to 0 bytes; there, and where
+// the time falls between two sizes (β < 0), the segment is fitted with α, β >= 0
+// (comm/alpha_beta_least_squares.h) and passes near, not through, its two times. Throws as the
+// profile above does.
+NetworkProfile fit_network_profile_segments(const std::vector<CollectiveTiming>& timings,
+                                            const std::string& name,
+                                            const std::string& measured_on);
+
 }  // namespace cedar

@@ -43,14 +43,17 @@ struct BandParams {
   template <class V>
   void visit(V& v) {
     v("from_bytes", from_bytes, "the smallest message of the band, bytes", at_least(0));
-    v("alpha", alpha, "seconds per latency step", at_least(0));
+    // Negative only in a segment's line above the first band (load_bands checks it).
+    v("alpha", alpha, "seconds per latency step");
     v("beta", beta, "seconds per bus byte", at_least(0));
   }
 };
 
-// One fit's `bands:` list: [{from_bytes, alpha, beta}, ...], the first from 0, increasing.
-std::vector<SizeBand> load_bands(const YAML::Node& node, const Source& src,
-                                 const std::string& path) {
+// One fit's `bands:` list: [{from_bytes, alpha, beta}, ...], the first from 0, increasing; an α
+// below 0 (a segment's line, comm/calibrated_profile.h) only above the first band, and only where
+// the band's time at its smallest message, for `op` on `world` ranks, is above 0.
+std::vector<SizeBand> load_bands(const YAML::Node& node, const Source& src, const std::string& path,
+                                 const std::string& op, int world) {
   if (!node.IsSequence() || node.size() == 0)
     throw ConfigError(where(src, path, node) + ": " + path +
                       ": expected a list of {from_bytes, alpha, beta}, not " +
@@ -72,6 +75,16 @@ std::vector<SizeBand> load_bands(const YAML::Node& node, const Source& src,
       throw ConfigError(where(src, item_path + ".from_bytes", item["from_bytes"]) + ": " +
                         item_path + ".from_bytes: " + item["from_bytes"].Scalar() +
                         " is not above the band before it");
+    if (b.alpha < 0) {
+      const TimedSample at = collective_terms(op, world, b.from_bytes);
+      if (out.empty() || !(at.latency_steps * b.alpha + at.bus_bytes * b.beta > 0))
+        throw ConfigError(where(src, item_path + ".alpha", item["alpha"]) + ": " + item_path +
+                          ".alpha: " + item["alpha"].Scalar() +
+                          (out.empty()
+                               ? " is below 0 in the first band, which reaches 0 bytes"
+                               : " prices the band's smallest message (" +
+                                     byte_size_text(b.from_bytes) + ") at no time or less"));
+    }
     out.push_back({b.from_bytes, {b.alpha, b.beta}});
   }
   return out;
@@ -108,7 +121,8 @@ void load_collectives(NetworkProfile& out, const YAML::Node& node, const Source&
       if (!out.collectives[op.key].emplace(world, AlphaBeta{f.alpha, f.beta}).second)
         throw ConfigError(where(src, p_path, key) + ": " + p_path + ": P given twice");
       if (p.second["bands"])
-        out.size_bands[op.key][world] = load_bands(p.second["bands"], src, p_path + ".bands");
+        out.size_bands[op.key][world] =
+            load_bands(p.second["bands"], src, p_path + ".bands", op.key, world);
     }
   }
 }

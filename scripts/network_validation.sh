@@ -16,11 +16,12 @@
 # It prints its estimate of the time first and each phase's time as it ends.
 #
 # Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover | --crossover-costly |
-#                                       --hierarchical] [--estimate] [OUT_DIR]
+#                                       --hierarchical | --segments] [--estimate] [OUT_DIR]
 #   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke,
 #            --repeated: results/network_validation_repeated, --crossover:
 #            results/network_crossover, --crossover-costly: results/network_crossover_costly,
-#            --hierarchical: results/network_hierarchical)
+#            --hierarchical: results/network_hierarchical, --segments:
+#            results/network_validation_segments)
 #   --smoke: proves the pipeline in a few minutes: one rate, dense and top-k at P = 2 only, 3 steps
 #            (1 of warm-up), a short calibration, no links benchmark; the document goes to
 #            OUT_DIR/network_validation.md, not docs/.
@@ -52,13 +53,25 @@
 #            timed on one host's two ranks: the level inside a host) and on 2 hosts x 1 rank at
 #            P = 2 (the level between hosts), no runs there; the document is
 #            docs/network_hierarchical.md.
+#   --segments: the model's headline at P = 4 on every method but the parameter server (P = 2
+#            only): 2 hosts x 2 ranks at 100 Mbit/s, 200 Mbit/s, 400 Mbit/s and 1 Gbit/s, each
+#            method once (seed 1); calibrated there at P = 2 and 4, every host's two ranks at once
+#            (--every-group: the hierarchical exchange's level inside a host), and on 2 hosts x 1
+#            rank at P = 2 (its level between hosts), no runs there; each calibrated on two
+#            interleaved grids of sizes
+#            (4 KiB x 4^k and 8 KiB x 4^k, allreduce, broadcast and sendrecv to 16 and 32 MiB,
+#            allgather[v] per rank to 4 and 2 MiB, --min-calls 3), fitted together by
+#            `cedar network fit --segments` (every size timed priced at its time, the sizes between
+#            on straight lines); each grid's own segments also price the other grid's sizes
+#            (`--held-out`, into <out>/<rate>-2x2-held-out.log): the form checked on sizes it was
+#            not fitted on; the document is docs/network_validation_segments.md.
 #   --estimate: print the estimate of the time and stop (no root needed).
 #   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
 #   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
 # Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 HIERARCHICAL=0 ESTIMATE_ONLY=0
+SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 HIERARCHICAL=0 SEGMENTS=0 ESTIMATE_ONLY=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
@@ -66,6 +79,7 @@ while [[ "${1:-}" == --* ]]; do
     --crossover) CROSSOVER=1 ;;
     --crossover-costly) COSTLY=1 ;;
     --hierarchical) HIERARCHICAL=1 ;;
+    --segments) SEGMENTS=1 ;;
     --estimate) ESTIMATE_ONLY=1 ;;
     *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
   esac
@@ -75,17 +89,22 @@ CEDAR=build/cedar
 SUITE=experiments/network_validation.yaml SUITE_NAME=network_validation
 BURST="${CEDAR_BURST:-256kb}"
 read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 300mbit 1gbit}"
-((SMOKE + REPEATED + CROSSOVER + COSTLY + HIERARCHICAL > 1)) && {
-  echo "network_validation: one of --smoke, --repeated, --crossover, --crossover-costly and" \
-    "--hierarchical" >&2
+((SMOKE + REPEATED + CROSSOVER + COSTLY + HIERARCHICAL + SEGMENTS > 1)) && {
+  echo "network_validation: one of --smoke, --repeated, --crossover, --crossover-costly," \
+    "--hierarchical and --segments" >&2
   exit 2
 }
 ((CROSSOVER)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 3gbit 10gbit}"
 ((COSTLY)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-1gbit 2gbit 3gbit 5gbit 7gbit 10gbit}"
+((SEGMENTS)) && read -r -a RATES <<< "${CEDAR_VALIDATION_RATES:-100mbit 200mbit 400mbit 1gbit}"
 INTERLEAVE=0                       # 1: a rate's runs in rounds of seeds, not in blocks by setting
 CAL_WORLDS_AT_4=4                  # the P values calibrated on links of P = 4
+EVERY_GROUP=()                     # --every-group: a P below 4 timed on every host's ranks at once
 REPEAT='^$' SEEDS=(1)              # the runs taken again, with these seeds
-CALIBRATE_MORE=() BANDS=''         # a second calibration, fitted with the first in size bands
+# More than one calibration, fitted together (FIT: --bands EDGES or --segments); each entry the
+# options of one `cedar network calibrate`, its timings <out>/timings/<rate>-<H>x<R>-<a, b, ...>.yaml.
+CALIBRATIONS=() FIT=()
+HELD_OUT=0  # 1: the first half of CALIBRATIONS fitted alone prices the second half, and back
 LINKS_BENCH=$((!SMOKE))
 if ((SMOKE)); then
   OUT="${1:-results/network_validation_smoke}"
@@ -97,9 +116,16 @@ if ((SMOKE)); then
   SET_STEPS=(--set train.max_steps=3)
   CALIBRATE=(--sizes '65536,1048576' --reps 2 --warmup 1)
   DOCUMENT="$OUT/network_validation.md"
-elif ((REPEATED || CROSSOVER || COSTLY || HIERARCHICAL)); then
+elif ((REPEATED || CROSSOVER || COSTLY || HIERARCHICAL || SEGMENTS)); then
   SEEDS=(1 2 3)
-  if ((REPEATED)); then
+  if ((SEGMENTS)); then
+    OUT="${1:-results/network_validation_segments}"
+    LAYOUTS=("2 1 2" "2 2 4")
+    SKIP_AT_2='.' SKIP_AT_4='^ps-'   # 2 hosts x 1 rank: calibrated only (the level between hosts)
+    SEEDS=(1)
+    CAL_WORLDS_AT_4=2,4 EVERY_GROUP=(--every-group)
+    DOCUMENT=docs/network_validation_segments.md
+  elif ((REPEATED)); then
     OUT="${1:-results/network_validation_repeated}"
     LAYOUTS=("2 2 4")
     SKIP_AT_2='.' SKIP_AT_4='^(ps-|hierarchical/)'
@@ -133,11 +159,21 @@ elif ((REPEATED || CROSSOVER || COSTLY || HIERARCHICAL)); then
   ((HIERARCHICAL)) || ONLY='.'
   STEPS=12 WARMUP=2
   SET_STEPS=()
-  CALIBRATE=(--ops 'allreduce,broadcast,sendrecv' --min-calls 3 --reps 3 --warmup 1
-    --sizes '4096,65536,262144,1048576,4194304,16777216,33554432')
-  CALIBRATE_MORE=(--ops 'allreduce,allgather,allgatherv' --min-calls 3 --reps 3 --warmup 1
-    --sizes '4096,65536,262144,1048576,4194304')
-  BANDS=1MiB,8MiB
+  loops='--min-calls 3 --reps 3 --warmup 1'
+  if ((SEGMENTS)); then  # two interleaved grids: a and b, then c and d
+    CALIBRATIONS=(
+      "--ops allreduce,broadcast,sendrecv $loops --sizes 4096,16384,65536,262144,1048576,4194304,16777216"
+      "--ops allgather,allgatherv $loops --sizes 4096,16384,65536,262144,1048576,4194304"
+      "--ops allreduce,broadcast,sendrecv $loops --sizes 8192,32768,131072,524288,2097152,8388608,33554432"
+      "--ops allgather,allgatherv $loops --sizes 8192,32768,131072,524288,2097152")
+    FIT=(--segments)
+    HELD_OUT=1
+  else
+    CALIBRATIONS=(
+      "--ops allreduce,broadcast,sendrecv $loops --sizes 4096,65536,262144,1048576,4194304,16777216,33554432"
+      "--ops allreduce,allgather,allgatherv $loops --sizes 4096,65536,262144,1048576,4194304")
+    FIT=(--bands '1MiB,8MiB')
+  fi
   LINKS_BENCH=0
 else
   OUT="${1:-results/network_validation}"
@@ -224,20 +260,35 @@ for rate in "${RATES[@]}"; do
     ((P == 4)) && worlds=$CAL_WORLDS_AT_4
     log="$OUT/$rate-${H}x$R-calibrate.log"
     echo "calibration started $(date -u +%FT%TZ)" > "$log"  # the claim's timing, checkable
-    if [[ -z $BANDS ]]; then
+    if ((${#CALIBRATIONS[@]} == 0)); then
       $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$worlds" --out "$profile" \
         --name "vc-$rate-${H}x$R" "${CALIBRATE[@]}" >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
-    else  # two calibrations' timings, fitted together in size bands
-      timings=("$OUT/timings/$rate-${H}x$R-a.yaml" "$OUT/timings/$rate-${H}x$R-b.yaml")
+    else  # several calibrations' timings, fitted together
       mkdir -p "$OUT/timings"
-      { $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$worlds" \
-          --out "$OUT/timings/$rate-${H}x$R-a-profile.yaml" --name a --timings "${timings[0]}" \
-          "${CALIBRATE[@]}" &&
+      timings=()
+      letters=(a b c d e f)
+      for i in "${!CALIBRATIONS[@]}"; do
+        stem="$OUT/timings/$rate-${H}x$R-${letters[$i]}"
+        timings+=("$stem.yaml")
+        read -r -a options <<< "${CALIBRATIONS[$i]}"
+        groups=()
+        [[ $worlds == *,* ]] && groups=("${EVERY_GROUP[@]}")
         $CEDAR network calibrate --cluster virtual -np "$P" --world-sizes "$worlds" \
-          --out "$OUT/timings/$rate-${H}x$R-b-profile.yaml" --name b --timings "${timings[1]}" \
-          "${CALIBRATE_MORE[@]}" &&
-        $CEDAR network fit "${timings[@]}" --out "$profile" --name "vc-$rate-${H}x$R" \
-          --bands "$BANDS"; } >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+          --out "$stem-profile.yaml" --name "${letters[$i]}" --timings "$stem.yaml" \
+          "${options[@]}" "${groups[@]}" >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+      done
+      $CEDAR network fit "${timings[@]}" --out "$profile" --name "vc-$rate-${H}x$R" \
+        "${FIT[@]}" >> "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+      if ((HELD_OUT)); then  # each half's fit prices the other half's sizes
+        half=$((${#timings[@]} / 2))
+        first=("${timings[@]:0:half}") second=("${timings[@]:half}")
+        { $CEDAR network fit "${first[@]}" --out "$OUT/timings/$rate-${H}x$R-first.yaml" \
+            --name "vc-$rate-${H}x$R-first" "${FIT[@]}" --held-out "${second[@]}" &&
+          $CEDAR network fit "${second[@]}" --out "$OUT/timings/$rate-${H}x$R-second.yaml" \
+            --name "vc-$rate-${H}x$R-second" "${FIT[@]}" --held-out "${first[@]}"; } \
+          > "$OUT/$rate-${H}x$R-held-out.log" 2>&1 ||
+          { cat "$OUT/$rate-${H}x$R-held-out.log" >&2; exit 1; }
+      fi
     fi
     mapfile -t RUNS < <(runs_at "$P")
     order=()  # "index name seed", in the order they run

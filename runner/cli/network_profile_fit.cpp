@@ -68,7 +68,12 @@ void print_fits(const NetworkProfile& p) {
 void fit_and_write_profile(const std::vector<CollectiveTiming>& timings, const std::string& name,
                            const std::string& measured_on, const std::string& out,
                            const char* command, const std::vector<double>& band_edges) {
-  const NetworkProfile p = fit_network_profile(timings, name, measured_on, band_edges);
+  write_fitted_profile(fit_network_profile(timings, name, measured_on, band_edges), timings, out,
+                       command);
+}
+
+void write_fitted_profile(const NetworkProfile& p, const std::vector<CollectiveTiming>& timings,
+                          const std::string& out, const char* command) {
   if (!(p.beta > 0))
     throw std::runtime_error(
         "the allreduce fit has no bandwidth term (beta = 0): its times hardly grow with size; "

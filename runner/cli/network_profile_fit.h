@@ -16,6 +16,9 @@ namespace cedar {
 void fit_and_write_profile(const std::vector<CollectiveTiming>& timings, const std::string& name,
                            const std::string& measured_on, const std::string& out,
                            const char* command, const std::vector<double>& band_edges = {});
+// The same for a profile already fitted on `timings` (e.g. in segments).
+void write_fitted_profile(const NetworkProfile& p, const std::vector<CollectiveTiming>& timings,
+                          const std::string& out, const char* command);
 
 // The profile's fits as a markdown table (a calibrated one; a fit's size bands in the rows after
 // it), then its defaults.

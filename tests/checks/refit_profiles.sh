@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every banded network profile a validation document was modeled with is what `cedar network fit`
-# writes from the calibrations' timings kept beside it: for docs/X-data/calibration/R-a.yaml and
-# R-b.yaml (the two calibrations of one set of links), `cedar network fit` with the profile's own
-# name and the band edges its measured_on names writes docs/X-data/R.yaml byte for byte. Any
-# difference fails, with its diff.
+# writes from the calibrations' timings kept beside it: for docs/X-data/calibration/R-a.yaml,
+# R-b.yaml, ... (the calibrations of one set of links), `cedar network fit` with the profile's own
+# name and the band edges its measured_on names (or --segments where it says it was fitted in
+# segments) writes docs/X-data/R.yaml byte for byte. Any difference fails, with its diff.
 #   tests/checks/refit_profiles.sh ROOT CEDAR
 # Exit 0: all equal; 1: a difference or a failed fit; 77: no document keeps such timings.
 set -uo pipefail
@@ -17,20 +17,23 @@ failed=0 checked=0
 for first in docs/*-data/calibration/*-a.yaml; do
   data="${first%/calibration/*}"
   links="$(basename "${first%-a.yaml}")"
-  second="${first%-a.yaml}-b.yaml"
+  timings=("${first%-a.yaml}"-[a-z].yaml)
   profile="$data/$links.yaml"
-  [[ -f $second && -f $profile ]] || continue
+  [[ ${#timings[@]} -ge 2 && -f $profile ]] || continue
   name="$(sed -n 's/^  - name: "\(.*\)"$/\1/p' "$profile")"
-  # "...; size bands from 1 MiB, 8 MiB" -> 1MiB,8MiB
+  # "...; size bands from 1 MiB, 8 MiB" -> --bands 1MiB,8MiB
   edges="$(sed -n 's/^    measured_on: ".*; size bands from \(.*\)"$/\1/p' "$profile" | sed 's/ //g')"
-  if [[ -z $name || -z $edges ]]; then
-    echo "FAIL: $profile: no name or no size bands in its measured_on"
+  shape=(--bands "$edges")
+  grep -q '^    measured_on: ".*; size bands in segments between the sizes timed"$' "$profile" &&
+    shape=(--segments)
+  if [[ -z $name || (-z $edges && ${shape[0]} == --bands) ]]; then
+    echo "FAIL: $profile: no name, or neither size bands nor segments in its measured_on"
     failed=1
     continue
   fi
-  if ! "$CEDAR" network fit "$first" "$second" --out "$out/$links.yaml" --name "$name" \
-    --bands "$edges" > "$out/$links.log" 2>&1; then
-    echo "FAIL: cedar network fit $first $second failed:"
+  if ! "$CEDAR" network fit "${timings[@]}" --out "$out/$links.yaml" --name "$name" \
+    "${shape[@]}" > "$out/$links.log" 2>&1; then
+    echo "FAIL: cedar network fit ${timings[*]} failed:"
     cat "$out/$links.log"
     failed=1
     continue

@@ -157,6 +157,35 @@ check "timings of other links are refused naming the file" contains "$bad" \
   "other.yaml: measured on \"synthetic: other links\""
 bad=$("$CEDAR" network fit "$WORK/synthetic.yaml" --out "$WORK/x.yaml" --name x --min-bytes 64MiB 2>&1)
 check "a range without timings is refused naming the file" contains "$bad" "synthetic.yaml: no timing lies within"
+# --segments with --held-out: fitted on 64 KiB, 1 MiB and 16 MiB, the other sizes priced on the
+# straight lines between them: 256 KiB lies on the small regime's own line (error 0); 8 MiB, on the
+# line from 1 MiB (small regime) to 16 MiB (large), and 32 MiB, on that line carried on, are
+# priced as worked out here from the two regimes' terms.
+{ head -2 "$WORK/synthetic.yaml"; grep -E 'bytes: (65536|1048576|16777216),' "$WORK/synthetic.yaml"; } > "$WORK/fitted.yaml"
+{ head -2 "$WORK/synthetic.yaml"; grep -E 'bytes: (262144|8388608|33554432),' "$WORK/synthetic.yaml"; } > "$WORK/held.yaml"
+out=$("$CEDAR" network fit "$WORK/fitted.yaml" --out "$WORK/segments.yaml" --name seg --segments \
+  --held-out "$WORK/held.yaml" 2>&1)
+check "network fit --segments --held-out succeeds" equals "$?" 0
+check "... labelled as segments" contains "$("$CEDAR" network show "$WORK/segments.yaml")" \
+  "size bands in segments between the sizes timed"
+held_error() {  # P bytes -> the printed error of that held-out row
+  echo "$out" | awk -F'|' -v p="$1" -v s="$2" 'NF == 8 && $2 == " allreduce " && $3 + 0 == p && $4 + 0 == s { gsub(/ /, "", $7); print $7 }'
+}
+expected_error() {  # P bytes -> (line through 1 MiB and 16 MiB at bytes - timed) / timed
+  awk -v p="$1" -v s="$2" 'function t(x) { return 2 * (p - 1) * 50e-6 + 2 * (p - 1) / p * x * (x >= 8388608 ? 2e-8 : 1e-8) }
+    BEGIN { a = 1048576; b = 16777216; m = t(a) + (t(b) - t(a)) * (s - a) / (b - a);
+      printf "%+.1f%%", 100 * (m - t(s)) / t(s) }'
+}
+for p in 2 4; do
+  check "... 256 KiB at P = $p lies on its segment" equals "$(held_error $p 262144)" "+0.0%"
+  for s in 8388608 33554432; do
+    check "... $s bytes at P = $p priced on the segment from 1 MiB" equals \
+      "$(held_error $p $s)" "$(expected_error $p $s)"
+  done
+done
+check "... and the median over the 6 held-out sizes printed" contains "$out" "| every one | | 6 |"
+bad=$("$CEDAR" network fit "$WORK/fitted.yaml" --out "$WORK/x.yaml" --name x --segments --bands 1MiB 2>&1)
+check "--segments with --bands is refused" contains "$bad" "excludes"
 
 bad=$("$CEDAR" network calibrate --out "$WORK/x.yaml" --name x --idle-ms 100 --min-calls 2 2>&1)
 check "--idle-ms with --min-calls is refused naming --min-calls" contains "$bad" "--min-calls: --idle-ms"
