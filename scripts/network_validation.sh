@@ -60,7 +60,7 @@
 #            rank at P = 2 (its level between hosts), no runs there; each calibrated on two
 #            interleaved grids of sizes
 #            (4 KiB x 4^k and 8 KiB x 4^k, allreduce, broadcast and sendrecv to 16 and 32 MiB,
-#            allgather[v] per rank to 4 and 2 MiB, --min-calls 3), fitted together by
+#            allreduce and allgather[v] per rank to 4 and 2 MiB, --min-calls 3), fitted together by
 #            `cedar network fit --segments` (every size timed priced at its time, the sizes between
 #            on straight lines); each grid's own segments also price the other grid's sizes
 #            (`--held-out`, into <out>/<rate>-2x2-held-out.log): the form checked on sizes it was
@@ -163,9 +163,9 @@ elif ((REPEATED || CROSSOVER || COSTLY || HIERARCHICAL || SEGMENTS)); then
   if ((SEGMENTS)); then  # two interleaved grids: a and b, then c and d
     CALIBRATIONS=(
       "--ops allreduce,broadcast,sendrecv $loops --sizes 4096,16384,65536,262144,1048576,4194304,16777216"
-      "--ops allgather,allgatherv $loops --sizes 4096,16384,65536,262144,1048576,4194304"
+      "--ops allreduce,allgather,allgatherv $loops --sizes 4096,16384,65536,262144,1048576,4194304"
       "--ops allreduce,broadcast,sendrecv $loops --sizes 8192,32768,131072,524288,2097152,8388608,33554432"
-      "--ops allgather,allgatherv $loops --sizes 8192,32768,131072,524288,2097152")
+      "--ops allreduce,allgather,allgatherv $loops --sizes 8192,32768,131072,524288,2097152")
     FIT=(--segments)
     HELD_OUT=1
   else
