@@ -396,22 +396,31 @@ TEST(LinkValidation, AnUnresolvedCrossingIsBracketedByTheNearestRatesWhereTheRun
   EXPECT_NE(md_open.find("; unresolved: at one of those rates"), std::string::npos) << md_open;
 }
 
+// A hierarchical exchange's run of 3 steps at P = 4: rank 0's step an allreduce of S among its
+// node's 2 ranks and an allgather of s among the 2 leaders, nothing on the run's own
+// communicator; each level's seconds per step from `intra_seconds` and `inter_seconds` (none
+// recorded when empty), the step's comm seconds their sum (0.25 s when none).
+RunSpec hierarchical_run(const std::string& on, int64_t S, int64_t s,
+                         const std::vector<double>& intra_seconds = {},
+                         const std::vector<double>& inter_seconds = {}) {
+  RunSpec h = run_spec("hierarchical/np4", "hierarchical", 4, on);
+  for (size_t i = 0; i < 3; ++i) {
+    const bool timed = !intra_seconds.empty();
+    h.steps.push_back({0.3, timed ? intra_seconds[i] + inter_seconds[i] : 0.25, 2 + 1, S + s});
+    h.levels.push_back({{"intra", "shm", 2, 1, S, S, 2, 0, timed ? intra_seconds[i] : 0},
+                        {"inter", "10gbe", 2, 1, s, s, 1, 0, timed ? inter_seconds[i] : 0}});
+  }
+  h.ops = {{"intra/allreduce", 1, S, S}, {"inter/allgather", 1, s, s}};
+  h.inter_ranks = {0, 2};
+  return h;
+}
+
 TEST(LinkValidation, LevelsBetweenHostsOnTheProfileOfOneRankPerHost) {
   const std::string db = fresh_db("lv_levels.db");
   const int64_t S = 1'000'000, s = 50'000;
   {
     ResultStore store(db);
-    RunSpec h = run_spec("hierarchical/np4", "hierarchical", 4, links(2, 2, "100mbit"));
-    for (int i = 0; i < 3; ++i) {
-      // Rank 0's step: an allreduce of S among its node's 2 ranks, an allgather of s among the
-      // 2 leaders; nothing on the run's own communicator.
-      h.steps.push_back({0.3, 0.25, 2 + 1, S + s});
-      h.levels.push_back(
-          {{"intra", "shm", 2, 1, S, S, 2, 0}, {"inter", "10gbe", 2, 1, s, s, 1, 0}});
-    }
-    h.ops = {{"intra/allreduce", 1, S, S}, {"inter/allgather", 1, s, s}};
-    h.inter_ranks = {0, 2};
-    write_run(store, h);
+    write_run(store, hierarchical_run(links(2, 2, "100mbit"), S, s));
   }
   const std::string own =
       profile_file("vc-100mbit-2x2", 2, 2, "100mbit", 4, {{"allgather", 4, {1e-3, 1e-6}}});
@@ -432,18 +441,10 @@ TEST(LinkValidation, LevelsBetweenHostsOnTheProfileOfOneRankPerHost) {
 TEST(LinkValidation, LevelInsideAHostOnTheRunsOwnFitsAtItsRanks) {
   const std::string db = fresh_db("lv_intra_own.db");
   const int64_t S = 1'000'000, s = 50'000;
-  const double intra_seconds[] = {0.10, 0.12, 0.11}, inter_seconds[] = {0.05, 0.07, 0.06};
   {
     ResultStore store(db);
-    RunSpec h = run_spec("hierarchical/np4", "hierarchical", 4, links(2, 2, "100mbit"));
-    for (int i = 0; i < 3; ++i) {
-      h.steps.push_back({0.3, intra_seconds[i] + inter_seconds[i], 2 + 1, S + s});
-      h.levels.push_back({{"intra", "shm", 2, 1, S, S, 2, 0, intra_seconds[i]},
-                          {"inter", "10gbe", 2, 1, s, s, 1, 0, inter_seconds[i]}});
-    }
-    h.ops = {{"intra/allreduce", 1, S, S}, {"inter/allgather", 1, s, s}};
-    h.inter_ranks = {0, 2};
-    write_run(store, h);
+    write_run(store, hierarchical_run(links(2, 2, "100mbit"), S, s, {0.10, 0.12, 0.11},
+                                      {0.05, 0.07, 0.06}));
   }
   const double a_intra = 20e-6, b_intra = 2e-9;  // allreduce on one host's 2 ranks
   const std::string own = profile_file("vc-100mbit-2x2", 2, 2, "100mbit", 4,
@@ -499,15 +500,7 @@ TEST(LinkValidation, LevelInsideAHostOnTheRunsOwnFitsAtItsRanks) {
   const std::string db1 = fresh_db("lv_intra_own_2x1.db");
   {
     ResultStore store(db1);
-    RunSpec h = run_spec("hierarchical/np4", "hierarchical", 4, links(4, 1, "100mbit"));
-    for (int i = 0; i < 3; ++i) {
-      h.steps.push_back({0.3, 0.2, 2 + 1, S + s});
-      h.levels.push_back(
-          {{"intra", "shm", 2, 1, S, S, 2, 0}, {"inter", "10gbe", 2, 1, s, s, 1, 0}});
-    }
-    h.ops = {{"intra/allreduce", 1, S, S}, {"inter/allgather", 1, s, s}};
-    h.inter_ranks = {0, 2};
-    write_run(store, h);
+    write_run(store, hierarchical_run(links(4, 1, "100mbit"), S, s));
   }
   const std::string own1 = profile_file("vc-100mbit-4x1", 4, 1, "100mbit", 4,
                                         {{"allreduce", 4, {2e-3, 2e-7}},
