@@ -9,6 +9,8 @@
 set -uo pipefail
 ROOT="$1"
 CEDAR="$2"
+# shellcheck source=tests/checks/check_steps.sh
+source "$(dirname "$0")/check_steps.sh"
 cd "$ROOT" || exit 1
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
@@ -31,18 +33,12 @@ for first in docs/*-data/calibration/*-a.yaml; do
     failed=1
     continue
   fi
-  if ! "$CEDAR" network fit "${timings[@]}" --out "$out/$links.yaml" --name "$name" \
-    "${shape[@]}" > "$out/$links.log" 2>&1; then
-    echo "FAIL: cedar network fit ${timings[*]} failed:"
-    cat "$out/$links.log"
-    failed=1
-    continue
-  fi
+  run_or_report "$out/$links.log" "cedar network fit ${timings[*]}" \
+    "$CEDAR" network fit "${timings[@]}" --out "$out/$links.yaml" --name "$name" "${shape[@]}" ||
+    { failed=1; continue; }
   checked=$((checked + 1))
-  if ! diff -u "$profile" "$out/$links.yaml"; then
-    echo "FAIL: $profile is not what its calibrations' timings fit to (diff above)"
-    failed=1
-  fi
+  same_or_report "$profile" "$out/$links.yaml" \
+    "$profile is not what its calibrations' timings fit to (diff above)" || failed=1
 done
 if ((checked == 0 && failed == 0)); then
   echo "skip: no document keeps the timings of its banded profiles"

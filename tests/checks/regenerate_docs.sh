@@ -12,6 +12,8 @@
 set -uo pipefail
 ROOT="$1"
 CEDAR="$2"
+# shellcheck source=tests/checks/check_steps.sh
+source "$(dirname "$0")/check_steps.sh"
 cd "$ROOT" || exit 1
 if ! git rev-parse --show-toplevel > /dev/null 2>&1 ||
    [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
@@ -45,29 +47,19 @@ for doc in docs/*.md; do
     echo "skip: $doc has no $missing beside it ($data): not checked"
     continue
   fi
-  if ! "$CEDAR" "${regenerate[@]}" > "$out/$stem.log" 2>&1; then
-    echo "FAIL: $doc: cedar ${regenerate[*]} failed:"
-    cat "$out/$stem.log"
-    failed=1
-    continue
-  fi
+  run_or_report "$out/$stem.log" "$doc: cedar ${regenerate[*]}" "$CEDAR" "${regenerate[@]}" ||
+    { failed=1; continue; }
   checked=$((checked + 1))
-  if ! diff -u "$doc" "$dir/$stem.md"; then
-    echo "FAIL: $doc is not what its dump regenerates (diff above: committed, then regenerated)"
-    failed=1
-  fi
+  same_or_report "$doc" "$dir/$stem.md" \
+    "$doc is not what its dump regenerates (diff above: committed, then regenerated)" || failed=1
   plot_files "docs/$stem-plots" > "$out/$stem.committed"
   plot_files "$dir/$stem-plots" > "$out/$stem.regenerated"
-  if ! diff -u "$out/$stem.committed" "$out/$stem.regenerated"; then
-    echo "FAIL: docs/$stem-plots/ does not hold the data files and scripts regenerated (above)"
-    failed=1
-  fi
+  same_or_report "$out/$stem.committed" "$out/$stem.regenerated" \
+    "docs/$stem-plots/ does not hold the data files and scripts regenerated (above)" || failed=1
   while read -r f; do
     [ -f "docs/$stem-plots/$f" ] || continue
-    if ! diff -u "docs/$stem-plots/$f" "$dir/$stem-plots/$f"; then
-      echo "FAIL: docs/$stem-plots/$f is not what the dump regenerates (diff above)"
-      failed=1
-    fi
+    same_or_report "docs/$stem-plots/$f" "$dir/$stem-plots/$f" \
+      "docs/$stem-plots/$f is not what the dump regenerates (diff above)" || failed=1
   done < "$out/$stem.regenerated"
 done
 echo "regenerate: $checked document(s) regenerated from their dumps and compared"
