@@ -16,7 +16,8 @@
 # It prints its estimate of the time first and each phase's time as it ends.
 #
 # Usage: scripts/network_validation.sh [--smoke | --repeated | --crossover | --crossover-costly |
-#                                       --hierarchical | --segments] [--estimate] [OUT_DIR]
+#                                       --hierarchical | --segments] [--calibrate-only] [--estimate]
+#                                       [OUT_DIR]
 #   OUT_DIR: default results/network_validation (--smoke: results/network_validation_smoke,
 #            --repeated: results/network_validation_repeated, --crossover:
 #            results/network_crossover, --crossover-costly: results/network_crossover_costly,
@@ -65,13 +66,15 @@
 #            on straight lines); each grid's own segments also price the other grid's sizes
 #            (`--held-out`, into <out>/<rate>-2x2-held-out.log): the form checked on sizes it was
 #            not fitted on; the document is docs/network_validation_segments.md.
+#   --calibrate-only: the calibrations alone, no runs and no document (a mode's links calibrated
+#            again, in another session, to price the same runs on).
 #   --estimate: print the estimate of the time and stop (no root needed).
 #   CEDAR_VALIDATION_RATES: the rates (default "100mbit 300mbit 1gbit"; --smoke: the last one)
 #   CEDAR_BURST: tbf burst (default 256kb, as bench/cluster_links.sh)
 # Expects build/cedar (scripts/build.sh). Refused while a virtual cluster is up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 HIERARCHICAL=0 SEGMENTS=0 ESTIMATE_ONLY=0
+SMOKE=0 REPEATED=0 CROSSOVER=0 COSTLY=0 HIERARCHICAL=0 SEGMENTS=0 ESTIMATE_ONLY=0 CALIBRATE_ONLY=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
@@ -80,6 +83,7 @@ while [[ "${1:-}" == --* ]]; do
     --crossover-costly) COSTLY=1 ;;
     --hierarchical) HIERARCHICAL=1 ;;
     --segments) SEGMENTS=1 ;;
+    --calibrate-only) CALIBRATE_ONLY=1 ;;
     --estimate) ESTIMATE_ONLY=1 ;;
     *) echo "network_validation: unknown option $1" >&2; exit 2 ;;
   esac
@@ -291,6 +295,7 @@ for rate in "${RATES[@]}"; do
       fi
     fi
     mapfile -t RUNS < <(runs_at "$P")
+    ((CALIBRATE_ONLY)) && RUNS=()
     order=()  # "index name seed", in the order they run
     if ((INTERLEAVE)); then
       for seed in "${SEEDS[@]}"; do
@@ -314,6 +319,10 @@ for rate in "${RATES[@]}"; do
     phase "$rate on $H x $R measured"
   done
 done
+if ((CALIBRATE_ONLY)); then
+  phase "calibrated (no runs, no document)"
+  exit 0
+fi
 ((${#failed[@]} == 0)) || printf 'network_validation: failed (see %s/<rate>-runs.log): %s\n' \
   "$OUT" "${failed[*]}" >&2
 dbs=()
